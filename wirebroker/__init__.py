@@ -1,0 +1,3 @@
+"""wirebroker: a broker that speaks Apache Kafka's wire protocol."""
+
+__version__ = "0.1.0"
