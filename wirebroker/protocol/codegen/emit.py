@@ -1,0 +1,410 @@
+"""Writes one Python module per API: the message classes and straight-line readers/writers for every version.
+
+For each struct and version the emitter writes a reader `_r_<Struct>_<n>(b, p) -> (obj, p)` and a writer
+`_w_<Struct>_<n>(o, w)`; versions whose code comes out identical share one function. Runs of fixed-width fields
+become a single `struct` call. Every length and count read from the wire is checked against the bytes left before
+anything is allocated from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dc_field
+
+from wirebroker.protocol.codegen.schema import Field, Message, Struct
+
+_FIXED = {
+    "bool": ("?", 1),
+    "int8": ("b", 1),
+    "int16": ("h", 2),
+    "uint16": ("H", 2),
+    "int32": ("i", 4),
+    "uint32": ("I", 4),
+    "int64": ("q", 8),
+    "float64": ("d", 8),
+    "uuid": ("16s", 16),
+}
+_NULL_MARKERS = {"int16": "b'\\xff\\xff'", "int32": "b'\\xff\\xff\\xff\\xff'"}
+
+
+def _indent(lines: list[str], depth: int = 1) -> list[str]:
+    pad = "    " * depth
+    return [pad + line if line else line for line in lines]
+
+
+@dataclass
+class ModuleState:
+    """What the functions of one module share: struct formats and the functions already written."""
+
+    formats: dict[str, str] = dc_field(default_factory=dict)  # format -> constant name
+    functions: dict[str, str] = dc_field(default_factory=dict)  # body text -> function name
+    definitions: list[str] = dc_field(default_factory=list)
+    counters: dict[str, int] = dc_field(default_factory=dict)  # function prefix -> functions written so far
+
+    def fmt(self, fmt: str) -> str:
+        if fmt not in self.formats:
+            self.formats[fmt] = f"_S{len(self.formats)}"
+        return self.formats[fmt]
+
+    codecs: dict[tuple[str, str, int], tuple[str, str]] = dc_field(default_factory=dict)
+
+    def codec(self, message: Message, struct: Struct, version: int) -> tuple[str, str]:
+        """The (reader, writer) function names of a struct at a version, writing them (and their children) once."""
+        key = (message.name, struct.name, version)
+        if key not in self.codecs:
+            codec = StructCodec(self, message, struct, version)
+            stem = class_path(message, struct).lstrip("_")
+            reader = self.function(f"_r_{stem}", "b, p", codec.reader_body())
+            writer = self.function(f"_w_{stem}", "o, w", codec.writer_body())
+            self.codecs[key] = (reader, writer)
+        return self.codecs[key]
+
+    def function(self, prefix: str, signature: str, body: list[str]) -> str:
+        """The name of a function with this body, defining it once."""
+        text = "\n".join(body)
+        name = self.functions.get(text)
+        if name is None:
+            name = f"{prefix}_{self.counters.get(prefix, 0)}"
+            self.counters[prefix] = self.counters.get(prefix, 0) + 1
+            self.functions[text] = name
+            self.definitions.append(f"def {name}({signature}):\n" + "\n".join(_indent(body)) + "\n")
+        return name
+
+
+class Temps:
+    """Fresh local names, so nested array code never clobbers an outer loop's variables."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, stem: str) -> str:
+        self.count += 1
+        return f"{stem}{self.count}"
+
+
+def class_path(message: Message, struct: Struct) -> str:
+    """The module-level alias of a struct's class: the message class itself, or `_<Message>_<Struct>`."""
+    return message.name if struct is message.struct else f"_{message.name}_{struct.name}"
+
+
+class StructCodec:
+    """Writes the reader and writer of one struct at one version."""
+
+    def __init__(self, module: ModuleState, message: Message, struct: Struct, version: int) -> None:
+        self.module = module
+        self.message = message
+        self.struct = struct
+        self.version = version
+        self.flexible = version in message.flexible_versions
+        present = [f for f in struct.fields if version in f.versions]
+        self.tagged = sorted((f for f in present if self._is_tagged(f)), key=lambda f: f.tag)
+        self.regular = [f for f in present if not self._is_tagged(f)]
+        self.absent = [f for f in struct.fields if version not in f.versions]
+
+    def _is_tagged(self, f: Field) -> bool:
+        return self.flexible and self.version in f.tagged_versions
+
+    def _compact(self, f: Field) -> bool:
+        if f.flexible_versions is not None:
+            return self.version in f.flexible_versions
+        return self.flexible
+
+    def _nullable(self, f: Field) -> bool:
+        return self.version in f.nullable_versions
+
+    # ---- names of the element functions this struct calls -------------------------------------------------
+
+    def reader_of(self, struct: Struct) -> str:
+        return self.module.codec(self.message, struct, self.version)[0]
+
+    def writer_of(self, struct: Struct) -> str:
+        return self.module.codec(self.message, struct, self.version)[1]
+
+    # ---- readers -------------------------------------------------------------------------------------------
+
+    def reader_body(self) -> list[str]:
+        temps = Temps()
+        lines = [f"o = _new({class_path(self.message, self.struct)})"]
+        run: list[Field] = []
+
+        def flush_run() -> None:
+            if run:
+                fmt = ">" + "".join(_FIXED[f.type][0] for f in run)
+                size = sum(_FIXED[f.type][1] for f in run)
+                targets = ", ".join(f"o.{f.attr}" for f in run)
+                lines.append(f"{targets}, = {self.module.fmt(fmt)}.unpack_from(b, p)")
+                lines.append(f"p += {size}")
+                run.clear()
+
+        for f in self.regular:
+            if f.type in _FIXED:
+                run.append(f)
+                continue
+            flush_run()
+            lines += self.read_value(f, f"o.{f.attr}", temps)
+        flush_run()
+        for f in self.absent:
+            lines.append(f"o.{f.attr} = {default_expr(self.message, f)}")
+        if self.flexible:
+            lines += self.read_tagged_section(temps)
+        else:
+            lines.append("o.unknown_tagged_fields = None")
+        lines.append("return o, p")
+        return lines
+
+    def read_length(self, f: Field, var: str, size_type: str) -> list[str]:
+        """Reads a length or count into `var`; compact forms store N+1, so the result is N (-1 for null)."""
+        if self._compact(f):
+            return [f"{var} = b[p]", "p += 1", f"if {var} > 127:", f"    {var}, p = _uvt(b, p, {var})", f"{var} -= 1"]
+        struct_name = self.module.fmt(">" + _FIXED[size_type][0])
+        return [f"{var}, = {struct_name}.unpack_from(b, p)", f"p += {_FIXED[size_type][1]}"]
+
+    def null_branch(self, f: Field, target: str, var: str) -> list[str]:
+        if self._nullable(f):
+            return [f"if {var} < 0:", f"    {target} = None", "else:"]
+        return [f"if {var} < 0:", f"    raise DecodeError('{self.struct.name}.{f.name}: null where not nullable')", "else:"]
+
+    def read_value(self, f: Field, target: str, temps: Temps, element: bool = False) -> list[str]:
+        kind = f.element_type if element else f.type
+        if kind in _FIXED:
+            fmt = self.module.fmt(">" + _FIXED[kind][0])
+            return [f"{target}, = {fmt}.unpack_from(b, p)", f"p += {_FIXED[kind][1]}"]
+        if f.is_array and not element:
+            return self.read_array(f, target, temps)
+        if f.is_struct:
+            return self.read_struct(f, target)
+        n = temps("n")
+        q = temps("q")
+        if kind == "string":
+            size_type, value = "int16", f"str(b[p:{q}], 'utf-8')"
+        elif kind == "records" or f.zero_copy:
+            size_type, value = "int32", f"b[p:{q}]"
+        else:
+            size_type, value = "int32", f"bytes(b[p:{q}])"
+        lines = self.read_length(f, n, size_type)
+        if element:
+            lines += [f"if {n} < 0:", f"    raise DecodeError('{self.struct.name}.{f.name}: null element')", "else:"]
+        else:
+            lines += self.null_branch(f, target, n)
+        lines += _indent([
+            f"{q} = p + {n}",
+            f"if {q} > len(b):",
+            f"    raise DecodeError('{self.struct.name}.{f.name}: length ' + str({n}) + ' past the end')",
+            f"{target} = {value}",
+            f"p = {q}",
+        ])
+        return lines
+
+    def read_array(self, f: Field, target: str, temps: Temps) -> list[str]:
+        n = temps("n")
+        lines = self.read_length(f, n, "int32")
+        lines += self.null_branch(f, target, n)
+        body = [
+            f"if {n} > len(b) - p:",
+            f"    raise DecodeError('{self.struct.name}.{f.name}: count ' + str({n}) + ' past the end')",
+        ]
+        element = f.element_type
+        if element in _FIXED and element != "uuid":
+            code, size = _FIXED[element]
+            body += [f"{target} = list(_unpack_from('>' + str({n}) + '{code}', b, p))", f"p += {size} * {n}"]
+        else:
+            items = temps("xs")
+            item = temps("e")
+            body += [f"{items} = []", f"for _ in range({n}):"]
+            if f.is_struct:
+                body.append(f"    {item}, p = {self.reader_of(f.struct)}(b, p)")
+            else:
+                body += _indent(self.read_value(f, item, temps, element=True))
+            body += [f"    {items}.append({item})", f"{target} = {items}"]
+        return lines + _indent(body)
+
+    def read_struct(self, f: Field, target: str) -> list[str]:
+        call = f"{target}, p = {self.reader_of(f.struct)}(b, p)"
+        if not self._nullable(f):
+            return [call]
+        # Kafka writes a nullable struct behind an int8 marker: -1 for null, 1 for present.
+        return ["if b[p] > 127:", f"    {target} = None", "    p += 1", "else:", "    p += 1", f"    {call}"]
+
+    def read_tagged_section(self, temps: Temps) -> list[str]:
+        lines = [f"o.{f.attr} = {default_expr(self.message, f)}" for f in self.tagged]
+        lines += [
+            "nt = b[p]",
+            "p += 1",
+            "if nt > 127:",
+            "    nt, p = _uvt(b, p, nt)",
+            "if nt > len(b) - p:",
+            f"    raise DecodeError('{self.struct.name}: tagged field count past the end')",
+            "unknown = None",
+            "for _ in range(nt):",
+            "    tag, p = _ruv(b, p)",
+            "    size, p = _ruv(b, p)",
+            "    end = p + size",
+            "    if end > len(b):",
+            f"        raise DecodeError('{self.struct.name}: tagged field past the end')",
+        ]
+        branch = "if"
+        for f in self.tagged:
+            lines.append(f"    {branch} tag == {f.tag}:")
+            lines += _indent(self.read_value(f, f"o.{f.attr}", temps), 2)
+            branch = "elif"
+        unknown = ["if unknown is None:", "    unknown = []", "unknown.append((tag, bytes(b[p:end])))"]
+        if self.tagged:
+            lines.append("    else:")
+            lines += _indent(unknown, 2)
+        else:
+            lines += _indent(unknown)
+        lines += ["    p = end", "o.unknown_tagged_fields = unknown"]
+        return lines
+
+    # ---- writers -------------------------------------------------------------------------------------------
+
+    def writer_body(self) -> list[str]:
+        temps = Temps()
+        lines: list[str] = []
+        for f in self.absent:
+            if not f.ignorable and not self._is_tagged_somewhere(f):
+                lines += [
+                    f"if {non_default_test(self.message, f, 'o.' + f.attr, self.version)}:",
+                    f"    raise UnsupportedFieldError('{self.struct.name}.{f.name} exists only in versions {_range(f)}')",
+                ]
+        run: list[Field] = []
+
+        def flush_run() -> None:
+            if run:
+                fmt = ">" + "".join(_FIXED[f.type][0] for f in run)
+                values = ", ".join(f"o.{f.attr}" for f in run)
+                lines.append(f"w += {self.module.fmt(fmt)}.pack({values})")
+                run.clear()
+
+        for f in self.regular:
+            if f.type in _FIXED:
+                run.append(f)
+                continue
+            flush_run()
+            lines += self.write_value(f, f"o.{f.attr}", "w", temps)
+        flush_run()
+        if self.flexible:
+            lines += self.write_tagged_section(temps)
+        return lines or ["pass"]
+
+    def _is_tagged_somewhere(self, f: Field) -> bool:
+        return bool(f.tagged_versions)
+
+    def write_length(self, f: Field, out: str, length: str, size_type: str) -> list[str]:
+        if self._compact(f):
+            return [f"_wuv({out}, {length} + 1)"]
+        return [f"{out} += {self.module.fmt('>' + _FIXED[size_type][0])}.pack({length})"]
+
+    def write_null(self, f: Field, out: str, size_type: str) -> str:
+        return f"{out}.append(0)" if self._compact(f) else f"{out} += {_NULL_MARKERS[size_type]}"
+
+    def write_value(self, f: Field, value: str, out: str, temps: Temps, element: bool = False) -> list[str]:
+        kind = f.element_type if element else f.type
+        if kind in _FIXED:
+            return [f"{out} += {self.module.fmt('>' + _FIXED[kind][0])}.pack({value})"]
+        if f.is_array and not element:
+            return self.write_array(f, value, out, temps)
+        if f.is_struct:
+            return self.write_struct(f, value, out)
+        v = temps("v")
+        size_type = "int16" if kind == "string" else "int32"
+        if kind == "string":
+            body = [f"{v} = {v}.encode()"]
+            body += self.write_length(f, out, f"len({v})", size_type)
+            body.append(f"{out} += {v}")
+        elif kind == "records":
+            body = self.write_length(f, out, f"len({v})", size_type) + [f"_wrec({out}, {v})"]
+        else:
+            body = self.write_length(f, out, f"len({v})", size_type) + [f"{out} += {v}"]
+        lines = [f"{v} = {value}"]
+        if self._nullable(f) and not element:
+            lines += [f"if {v} is None:", f"    {self.write_null(f, out, size_type)}", "else:"]
+            lines += _indent(body)
+        else:
+            lines += body
+        return lines
+
+    def write_array(self, f: Field, value: str, out: str, temps: Temps) -> list[str]:
+        items = temps("xs")
+        body = self.write_length(f, out, f"len({items})", "int32")
+        element = f.element_type
+        if element in _FIXED and element != "uuid":
+            body.append(f"{out} += _pack('>' + str(len({items})) + '{_FIXED[element][0]}', *{items})")
+        else:
+            item = temps("e")
+            body.append(f"for {item} in {items}:")
+            if f.is_struct:
+                body.append(f"    {self.writer_of(f.struct)}({item}, {out})")
+            else:
+                body += _indent(self.write_value(f, item, out, temps, element=True))
+        lines = [f"{items} = {value}"]
+        if self._nullable(f):
+            lines += [f"if {items} is None:", f"    {self.write_null(f, out, 'int32')}", "else:"]
+            return lines + _indent(body)
+        return lines + body
+
+    def write_struct(self, f: Field, value: str, out: str) -> list[str]:
+        call = f"{self.writer_of(f.struct)}({value}, {out})"
+        if not self._nullable(f):
+            return [call]
+        return [f"if {value} is None:", f"    {out}.append(255)", "else:", f"    {out}.append(1)", f"    {call}"]
+
+    def write_tagged_section(self, temps: Temps) -> list[str]:
+        if not self.tagged:
+            return [
+                "if o.unknown_tagged_fields:",
+                "    _wtags(w, o.unknown_tagged_fields)",
+                "else:",
+                "    w.append(0)",
+            ]
+        lines = ["tags = []"]
+        for f in self.tagged:
+            t = temps("t")
+            lines.append(f"if {non_default_test(self.message, f, 'o.' + f.attr, self.version)}:")
+            lines += _indent([f"{t} = bytearray()"] + self.write_value(f, f"o.{f.attr}", t, temps))
+            lines.append(f"    tags.append(({f.tag}, {t}))")
+        lines += [
+            "if o.unknown_tagged_fields:",
+            "    tags = sorted(tags + o.unknown_tagged_fields, key=_first)",
+            "_wtags(w, tags)",
+        ]
+        return lines
+
+
+def _range(f: Field) -> str:
+    high = f.versions.high
+    return f"{f.versions.low}+" if high >= 1 << 15 else f"{f.versions.low}-{high}"
+
+
+def default_expr(message: Message, f: Field) -> str:
+    """A Python expression for the field's default, a fresh object each time for lists and structs."""
+    default = f.default
+    if f.is_array:
+        return "None" if default == "null" else "[]"
+    if f.is_struct:
+        return "None" if default == "null" else f"{class_path(message, f.struct)}()"
+    kind = f.type
+    if kind in ("int8", "int16", "uint16", "int32", "uint32", "int64"):
+        return str(int(default, 0)) if default else "0"
+    if kind == "float64":
+        return repr(float(default)) if default else "0.0"
+    if kind == "bool":
+        return "True" if (default or "false").lower() == "true" else "False"
+    if kind == "uuid":
+        return "UUID_ZERO"
+    if kind == "string":
+        return "None" if default == "null" else repr(default or "")
+    if kind == "records":
+        return "None"
+    return "None" if default == "null" else "b''"
+
+
+def non_default_test(message: Message, f: Field, value: str, version: int) -> str:
+    """A test that is true when the value differs from the field's default (what Kafka writes or refuses)."""
+    expr = default_expr(message, f)
+    if expr == "None":
+        return f"{value} is not None"
+    if expr in ("[]", "b''", "''"):
+        return f"{value}"
+    if version in f.nullable_versions and (f.is_array or f.type in ("string", "bytes")):
+        return f"{value} is None or {value}"
+    return f"{value} != {expr}"

@@ -1,0 +1,77 @@
+"""Base classes of the generated message classes: equality, repr, and version-checked encode/decode.
+
+A generated class lists its fields in `__slots__` and carries `_READERS`/`_WRITERS`, tuples indexed by version
+of the straight-line functions the generator wrote (None below the first valid version).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable, ClassVar, TypeVar
+
+from wirebroker.protocol.primitives import DecodeError, Output
+
+M = TypeVar("M", bound="Message")
+
+
+class Struct:
+    """A generated struct: fields in `__slots__`, compared by value."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like Kafka's generated data classes
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{s}={getattr(self, s)!r}" for s in self.__slots__ if s != "unknown_tagged_fields")
+        return f"{type(self).__qualname__}({fields})"
+
+
+class UnsupportedVersion(ValueError):
+    """A message asked for at a version its schema does not define."""
+
+
+class Message(Struct):
+    """A top-level generated message (request, response, header or data record) covering all its versions."""
+
+    __slots__ = ()
+    API_KEY: ClassVar[int | None] = None
+    MIN_VERSION: ClassVar[int]
+    MAX_VERSION: ClassVar[int]
+    _READERS: ClassVar[tuple[Callable[[Any, int], tuple[Any, int]] | None, ...]]
+    _WRITERS: ClassVar[tuple[Callable[[Any, Output], None] | None, ...]]
+
+    @classmethod
+    def check_version(cls, version: int) -> None:
+        if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:
+            raise UnsupportedVersion(
+                f"{cls.__name__} has versions {cls.MIN_VERSION}-{cls.MAX_VERSION}, not {version}"
+            )
+
+    @classmethod
+    def read(cls: type[M], buf: memoryview, pos: int, version: int) -> tuple[M, int]:
+        """Decode from `buf` at `pos`; any malformed input raises DecodeError, never anything else."""
+        cls.check_version(version)
+        try:
+            return cls._READERS[version](buf, pos)  # type: ignore[misc]
+        except DecodeError:
+            raise
+        except (struct.error, IndexError, UnicodeDecodeError, ValueError, OverflowError) as exc:
+            raise DecodeError(f"{cls.__name__} v{version}: {exc}") from None
+
+    @classmethod
+    def decode(cls: type[M], data: bytes | bytearray | memoryview, version: int) -> M:
+        buf = data if isinstance(data, memoryview) else memoryview(data)
+        return cls.read(buf, 0, version)[0]
+
+    def write(self, out: Output, version: int) -> None:
+        self.check_version(version)
+        self._WRITERS[version](self, out)  # type: ignore[misc]
+
+    def encode(self, version: int) -> bytes:
+        out = Output()
+        self.write(out, version)
+        parts = out.parts()
+        return parts[0] if len(parts) == 1 else b"".join(bytes(p) for p in parts)

@@ -1,0 +1,156 @@
+"""The wire primitives that generated codecs share: varints, the output buffer, and the decode error.
+
+Generated modules (`protocol/messages/`) inline fixed-width fields as `struct` calls; what cannot be inlined in a
+line or two lives here. Every reader takes a buffer and a position and returns `(value, next_position)`; every
+writer appends to an `Output`. Nothing here allocates from a length it has not checked against the bytes left: a
+declared count or length larger than what remains is `DecodeError`, raised before any allocation (CVE-2022-34917).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+UUID_ZERO = bytes(16)
+
+# A uint32 needs at most 5 varint bytes, a uint64 at most 10 (7 payload bits per byte).
+_MAX_VARINT_BYTES = 5
+_MAX_VARLONG_BYTES = 10
+
+
+class DecodeError(ValueError):
+    """Bytes that do not form a valid message: the connection that sent them is closed."""
+
+
+class Output(bytearray):
+    """Encoder output: a bytearray, plus the file ranges a records field may stand for.
+
+    A fetch response's records are often a range of a log file sent with `os.sendfile`; such a value is not
+    bytes-like, so it cannot be appended. `parts()` returns the chunks in wire order: bytes, file range, bytes, ...
+    """
+
+    __slots__ = ("_parts",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts: list[Any] | None = None
+
+    def append_external(self, part: Any) -> None:
+        """Append a non-bytes part (anything with `len()`), keeping wire order."""
+        if self._parts is None:
+            self._parts = []
+        self._parts.append(bytes(self))
+        self._parts.append(part)
+        del self[:]
+
+    def parts(self) -> list[Any]:
+        if self._parts is None:
+            return [bytes(self)]
+        return [*self._parts, bytes(self)]
+
+    def size(self) -> int:
+        external = sum(len(part) for part in self._parts) if self._parts else 0
+        return external + len(self)
+
+
+def read_uvarint_tail(buf: Any, pos: int, first: int) -> tuple[int, int]:
+    """Finish an unsigned varint whose first byte (with the continuation bit set) was already read."""
+    value = first & 0x7F
+    shift = 7
+    for _ in range(_MAX_VARINT_BYTES - 1):
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    raise DecodeError("unsigned varint longer than 5 bytes")
+
+
+def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
+    byte = buf[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    return read_uvarint_tail(buf, pos + 1, byte)
+
+
+def read_varint(buf: Any, pos: int) -> tuple[int, int]:
+    """A zig-zag encoded signed varint (int32)."""
+    raw, pos = read_uvarint(buf, pos)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def read_varlong(buf: Any, pos: int) -> tuple[int, int]:
+    """A zig-zag encoded signed varlong (int64)."""
+    raw = 0
+    shift = 0
+    for _ in range(_MAX_VARLONG_BYTES):
+        byte = buf[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+    raise DecodeError("varlong longer than 10 bytes")
+
+
+def write_uvarint(out: bytearray, value: int) -> None:
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def write_varint(out: bytearray, value: int) -> None:
+    write_uvarint(out, ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+
+
+def write_varlong(out: bytearray, value: int) -> None:
+    write_uvarint(out, ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
+
+
+def uvarint_size(value: int) -> int:
+    size = 1
+    while value >= 0x80:
+        value >>= 7
+        size += 1
+    return size
+
+
+def check_length(length: int, pos: int, end: int, what: str) -> int:
+    """The end position of `length` bytes at `pos`, or DecodeError if they are not all there."""
+    stop = pos + length
+    if stop > end:
+        raise DecodeError(f"{what}: length {length} exceeds the {end - pos} bytes left")
+    return stop
+
+
+def check_count(count: int, pos: int, end: int, what: str) -> None:
+    """Every element costs at least one byte, so a count above the bytes left cannot be valid."""
+    if count > end - pos:
+        raise DecodeError(f"{what}: count {count} exceeds the {end - pos} bytes left")
+
+
+def write_records(out: Output, value: Any) -> None:
+    """Append a records value: bytes-like are copied in, a file range is kept as an external part."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        out += value
+    else:
+        out.append_external(value)
+
+
+INT16 = struct.Struct(">h")
+INT32 = struct.Struct(">i")
+
+
+class UnsupportedFieldError(ValueError):
+    """A non-default value in a field the chosen version cannot carry (Kafka's UnsupportedVersionException)."""
+
+
+def write_tagged_fields(out: bytearray, tags: list[tuple[int, bytes | bytearray]]) -> None:
+    """The tagged-field section of a flexible struct: count, then (tag, size, bytes) in ascending tag order."""
+    write_uvarint(out, len(tags))
+    for tag, data in tags:
+        write_uvarint(out, tag)
+        write_uvarint(out, len(data))
+        out += data
