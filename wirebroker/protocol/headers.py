@@ -1,0 +1,86 @@
+"""Request and response headers, with the header version chosen from the API's flexible versions as Kafka does.
+
+Request header v0: api_key int16, api_version int16, correlation_id int32; v1 adds client_id (a nullable int16
+string, never compact); v2 (flexible APIs) adds a tagged-field section. Response header v0 is the correlation id;
+v1 adds a tagged-field section. ApiVersions answers always use response header v0: a client reads that answer before
+it knows which versions the broker speaks. ControlledShutdown v0 alone used request header v0.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from wirebroker.protocol.messages import API_SPECS
+from wirebroker.protocol.primitives import DecodeError, read_uvarint
+
+API_VERSIONS_KEY = 18
+CONTROLLED_SHUTDOWN_KEY = 7
+
+_KEY_VERSION_CORRELATION = struct.Struct(">hhi")
+_INT16 = struct.Struct(">h")
+_CORRELATION = struct.Struct(">i")
+
+
+class RequestHeader(NamedTuple):
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    header_version: int
+
+
+def is_flexible(api_key: int, api_version: int) -> bool:
+    spec = API_SPECS.get(api_key)
+    return bool(spec and spec.first_flexible_version is not None and api_version >= spec.first_flexible_version)
+
+
+def request_header_version(api_key: int, api_version: int) -> int:
+    if is_flexible(api_key, api_version):
+        return 2
+    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
+        return 0
+    return 1
+
+
+def response_header_version(api_key: int, api_version: int) -> int:
+    if api_key == API_VERSIONS_KEY:
+        return 0
+    return 1 if is_flexible(api_key, api_version) else 0
+
+
+def read_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
+    """The header of a request frame and the position where its body starts.
+
+    Tagged header fields (none are defined for requests yet) are skipped.
+    """
+    try:
+        api_key, api_version, correlation_id = _KEY_VERSION_CORRELATION.unpack_from(frame, 0)
+        version = request_header_version(api_key, api_version)
+        pos = 8
+        client_id = None
+        if version >= 1:
+            (length,) = _INT16.unpack_from(frame, pos)
+            pos += 2
+            if length >= 0:
+                if pos + length > len(frame):
+                    raise DecodeError(f"request header: client id length {length} past the end")
+                client_id = str(frame[pos : pos + length], "utf-8")
+                pos += length
+        if version >= 2:
+            count, pos = read_uvarint(frame, pos)
+            for _ in range(count):
+                _tag, pos = read_uvarint(frame, pos)
+                size, pos = read_uvarint(frame, pos)
+                pos += size
+            if pos > len(frame):
+                raise DecodeError("request header: tagged fields past the end")
+    except (struct.error, IndexError, UnicodeDecodeError) as exc:
+        raise DecodeError(f"request header: {exc}") from None
+    return RequestHeader(api_key, api_version, correlation_id, client_id, version), pos
+
+
+def response_header_bytes(correlation_id: int, header_version: int) -> bytes:
+    """The encoded response header: the correlation id, plus an empty tagged-field section in v1."""
+    encoded = _CORRELATION.pack(correlation_id)
+    return encoded + b"\x00" if header_version >= 1 else encoded
