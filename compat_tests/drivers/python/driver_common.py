@@ -1,0 +1,183 @@
+"""What every Python driver shares: the command line, the JSON result lines, and the scenarios' data.
+
+A driver is run as `python DRIVER.py SCENARIOS BOOTSTRAP TOPIC_PREFIX` where SCENARIOS is a comma-separated list
+of scenario names (compat_tests/scenarios.py). For each it prints one line of JSON to stdout and flushes it:
+    {"scenario": "roundtrip", "ok": true, "detail": "10 records ...", "seconds": 0.42}
+A scenario the driver does not know prints ok=false with detail "not implemented". Logging goes to stderr.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from typing import Callable
+
+RECORD_COUNT = 10
+COMPRESSED_COUNT = 200
+LARGE_RECORD_BYTES = 1_000_000
+LARGE_RECORD_COUNT = 3
+IDEMPOTENT_COUNT = 500
+GROUP_PARTITIONS = 4
+GROUP_RECORDS_PER_PARTITION = 10
+SEEK_STEP_MS = 1000
+SEEK_TARGET_INDEX = 5
+RETENTION_MS = "3600000"
+# Long enough for a group rebalance with default session timeouts on a loaded 2-core machine.
+SCENARIO_DEADLINE_S = 60.0
+
+
+class ScenarioFailed(AssertionError):
+    """A scenario's check did not hold; the message is what the report shows on hover."""
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise ScenarioFailed(message)
+
+
+def roundtrip_records() -> list[tuple[bytes, bytes | None, list[tuple[str, bytes]]]]:
+    """(key, value, headers) for the roundtrip scenario: every third value is null, one header is empty."""
+    return [(f"key-{i}".encode(), None if i % 3 == 2 else f"value-{i}".encode(),
+             [("trace", f"t-{i}".encode()), ("empty", b"")]) for i in range(RECORD_COUNT)]
+
+
+def compressible_value(i: int) -> bytes:
+    return (f"compressible-{i:05d}-" * 20).encode()
+
+
+def topic_name(prefix: str, scenario: str, suffix: str = "") -> str:
+    return f"{prefix}.{scenario}{'.' + suffix if suffix else ''}"
+
+
+def deadline(seconds: float = SCENARIO_DEADLINE_S) -> float:
+    return time.monotonic() + seconds
+
+
+def past(when: float) -> bool:
+    return time.monotonic() > when
+
+
+def check_roundtrip(consumed: list[tuple[int, bytes | None, bytes | None, list[tuple[str, bytes]]]]) -> str:
+    """Compare (offset, key, value, headers) tuples with roundtrip_records(); header values as bytes (None=b'')."""
+    expected = roundtrip_records()
+    expect(len(consumed) == len(expected), f"consumed {len(consumed)} records, expected {len(expected)}")
+    for i, ((offset, key, value, headers), (ekey, evalue, eheaders)) in enumerate(zip(consumed, expected)):
+        expect(offset == i, f"record {i} has offset {offset}")
+        expect(key == ekey, f"record {i}: key {key!r} != {ekey!r}")
+        expect(value == evalue, f"record {i}: value {value!r} != {evalue!r}")
+        got = [(k, v if v is not None else b"") for k, v in headers]
+        expect(got == eheaders, f"record {i}: headers {got!r} != {eheaders!r}")
+    return f"{len(consumed)} records: keys, {sum(v is None for _, v, _ in expected)} null values, headers intact"
+
+
+def check_values(values: list[bytes | None], expected: list[bytes], what: str) -> str:
+    expect(len(values) == len(expected), f"{what}: consumed {len(values)} records, expected {len(expected)}")
+    for i, (got, want) in enumerate(zip(values, expected)):
+        expect(got == want, f"{what}: record {i} differs ({(got or b'')[:40]!r}... != {want[:40]!r}...)")
+    return f"{what}: {len(values)} records intact and in order"
+
+
+def wait_until(condition: Callable[[], object], what: str) -> None:
+    until = deadline()
+    while not condition():
+        if past(until):
+            raise ScenarioFailed(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def group_records() -> list[tuple[int, bytes]]:
+    """(partition, value) for the consumer_group scenario: the same count on each partition."""
+    return [(p, f"{p}-{i}".encode()) for p in range(GROUP_PARTITIONS) for i in range(GROUP_RECORDS_PER_PARTITION)]
+
+
+class GroupMember(threading.Thread):
+    """One consumer of the group, polling and committing in its own thread until stopped.
+
+    A client's subclass opens the consumer in __init__ and implements poll_once() (poll, record (partition,
+    offset) pairs in self.seen, commit), assigned_partitions() and close().
+    """
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.seen: set[tuple[int, int]] = set()
+        self.assignment: set[int] = set()
+        self.stopping = threading.Event()
+        self.error: Exception | None = None
+
+    def poll_once(self) -> None:
+        raise NotImplementedError
+
+    def assigned_partitions(self) -> set[int]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                self.poll_once()
+                self.assignment = self.assigned_partitions()
+            self.close()
+        except Exception as exc:  # reported by group_scenario
+            self.error = exc
+
+
+def group_scenario(new_member: Callable[[], GroupMember], committed_offsets: Callable[[], dict[int, int]]) -> str:
+    """A joins and gets every partition; B joins and the group splits 2+2; all records consumed and committed."""
+    a = new_member()
+    a.start()
+    wait_until(lambda: a.assignment == set(range(GROUP_PARTITIONS)) or a.error, "A to get all 4 partitions")
+    b = new_member()
+    b.start()
+    total = GROUP_PARTITIONS * GROUP_RECORDS_PER_PARTITION
+    wait_until(lambda: (len(a.assignment) == 2 and len(b.assignment) == 2 and not a.assignment & b.assignment)
+               or a.error or b.error, "the rebalance to 2+2")
+    split = (sorted(a.assignment), sorted(b.assignment))
+    wait_until(lambda: len(a.seen | b.seen) == total or a.error or b.error, f"all {total} records")
+    time.sleep(0.5)  # one more poll+commit round in each member
+    for member in (a, b):
+        member.stopping.set()
+        member.join(30)
+        expect(member.error is None, f"member failed: {member.error!r}")
+    offsets = committed_offsets()
+    expect(offsets == {p: GROUP_RECORDS_PER_PARTITION for p in range(GROUP_PARTITIONS)},
+           f"committed offsets {offsets}")
+    return f"A: 4 partitions, then A {split[0]} + B {split[1]}; {total} records; committed 10 on each partition"
+
+
+def core_scenarios(compression: Callable[[str], Callable[[str, str], str]],
+                   **named: Callable[[str, str], str]) -> dict[str, Callable[[str, str], str]]:
+    """The scenario table of a driver that expresses the core scenarios: one compression cell per codec."""
+    table = dict(named)
+    admin = table.pop("admin", None)
+    for codec in ("gzip", "snappy", "lz4", "zstd"):
+        table[f"compression_{codec}"] = compression(codec)
+    if admin:
+        table["admin"] = admin
+    return table
+
+
+def run(scenarios: dict[str, Callable[[str, str], str]]) -> None:
+    """Parse argv, run each requested scenario with (bootstrap, prefix), print one JSON line per scenario."""
+    names, bootstrap, prefix = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
+    for name in names:
+        started = time.monotonic()
+        func = scenarios.get(name)
+        if func is None:
+            ok, detail = False, "not implemented"
+        else:
+            try:
+                ok, detail = True, func(bootstrap, prefix)
+            except Exception as exc:  # any failure of the client is this cell's result
+                ok = False
+                detail = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc(file=sys.stderr)
+        print(json.dumps({"scenario": name, "ok": ok, "detail": detail,
+                          "seconds": round(time.monotonic() - started, 2)}), flush=True)
+    sys.stdout.flush()
+    # Some clients leave non-daemon threads behind; the results are out, so leave now.
+    os._exit(0)

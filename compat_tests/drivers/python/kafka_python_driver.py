@@ -1,0 +1,225 @@
+"""The kafka-python driver of the matrix (see driver_common for the command line and output)."""
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import TopicAlreadyExistsError
+
+import driver_common as dc
+from driver_common import expect
+
+logging.basicConfig(level=logging.WARNING)
+
+
+def admin(bootstrap: str) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=bootstrap, client_id="compat-kafka-python")
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
+    client = admin(bootstrap)
+    try:
+        client.create_topics([NewTopic(topic, partitions, 1)])
+    finally:
+        client.close()
+
+
+def consume_assigned(bootstrap: str, topic: str, count: int, **config) -> list:
+    """Records from partition 0 of topic, from offset 0, until count have come."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **config)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    records, until = [], dc.deadline()
+    while len(records) < count and not dc.past(until):
+        for batch in consumer.poll(timeout_ms=500).values():
+            records.extend(batch)
+    consumer.close()
+    return records
+
+
+def metadata(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "metadata")
+    create_topic(bootstrap, topic, 3)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    until = dc.deadline()
+    while not dc.past(until):
+        partitions = consumer.partitions_for_topic(topic)
+        if partitions:
+            break
+        time.sleep(0.2)
+    brokers = consumer._client.cluster.brokers()
+    expect(len(brokers) == 1, f"expected 1 broker, metadata lists {len(brokers)}")
+    broker = next(iter(brokers))
+    host, port = bootstrap.rsplit(":", 1)
+    expect((broker.host, broker.port) == (host, int(port)), f"broker at {broker.host}:{broker.port}, not {bootstrap}")
+    expect(partitions == {0, 1, 2}, f"topic partitions {partitions}")
+    leaders = {consumer._client.cluster.leader_for_partition(TopicPartition(topic, p)) for p in partitions}
+    expect(leaders == {broker.node_id}, f"partition leaders {leaders}")
+    consumer.close()
+    return f"1 broker (node {broker.node_id} at {broker.host}:{broker.port}); {topic}: 3 partitions led by it"
+
+
+def roundtrip(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "roundtrip")
+    create_topic(bootstrap, topic)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    for key, value, headers in dc.roundtrip_records():
+        producer.send(topic, key=key, value=value, headers=headers, partition=0)
+    producer.flush()
+    producer.close()
+    records = consume_assigned(bootstrap, topic, dc.RECORD_COUNT)
+    return dc.check_roundtrip([(r.offset, r.key, r.value, list(r.headers)) for r in records])
+
+
+def compression(codec: str):
+    def scenario(bootstrap: str, prefix: str) -> str:
+        topic = dc.topic_name(prefix, f"compression_{codec}")
+        create_topic(bootstrap, topic)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=codec, linger_ms=20)
+        expected = [dc.compressible_value(i) for i in range(dc.COMPRESSED_COUNT)]
+        for value in expected:
+            producer.send(topic, value=value, partition=0)
+        producer.flush()
+        producer.close()
+        records = consume_assigned(bootstrap, topic, len(expected))
+        return dc.check_values([r.value for r in records], expected, codec)
+    return scenario
+
+
+def large_records(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "large_records")
+    create_topic(bootstrap, topic)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    expected = [os.urandom(dc.LARGE_RECORD_BYTES) for _ in range(dc.LARGE_RECORD_COUNT)]
+    for value in expected:
+        producer.send(topic, value=value, partition=0).get(timeout=30)
+    producer.close()
+    records = consume_assigned(bootstrap, topic, len(expected))
+    return dc.check_values([r.value for r in records], expected, "1 MB records")
+
+
+def seek(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "seek")
+    create_topic(bootstrap, topic)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    base = int(time.time() * 1000) - 60_000
+    for i in range(dc.RECORD_COUNT):
+        producer.send(topic, key=f"key-{i}".encode(), value=b"v", partition=0, timestamp_ms=base + i * dc.SEEK_STEP_MS)
+    producer.flush()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, max_poll_records=1)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+
+    def next_offset() -> int:
+        until = dc.deadline()
+        while not dc.past(until):
+            for batch in consumer.poll(timeout_ms=500).values():
+                return batch[0].offset
+        raise dc.ScenarioFailed("no record came after the seek")
+
+    consumer.seek_to_beginning(tp)
+    first = next_offset()
+    expect(first == 0, f"after seek to beginning read offset {first}")
+    target = base + dc.SEEK_TARGET_INDEX * dc.SEEK_STEP_MS - dc.SEEK_STEP_MS // 2
+    found = consumer.offsets_for_times({tp: target})[tp]
+    expect(found is not None and found.offset == dc.SEEK_TARGET_INDEX, f"offsets_for_times gave {found}")
+    consumer.seek(tp, found.offset)
+    at_time = next_offset()
+    expect(at_time == dc.SEEK_TARGET_INDEX, f"after seek to timestamp read offset {at_time}")
+    consumer.seek_to_end(tp)
+    end = consumer.position(tp)
+    producer.send(topic, value=b"after-end", partition=0)
+    producer.flush()
+    producer.close()
+    after_end = next_offset()
+    consumer.close()
+    expect(after_end == dc.RECORD_COUNT, f"after seek to end (position {end}) read offset {after_end}")
+    return f"beginning -> 0, timestamp -> {at_time}, end -> {after_end}"
+
+
+def idempotent(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "idempotent")
+    create_topic(bootstrap, topic)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, acks="all")
+    expected = [f"idempotent-{i}".encode() for i in range(dc.IDEMPOTENT_COUNT)]
+    for value in expected:
+        producer.send(topic, value=value, partition=0)
+    producer.flush()
+    producer.close()
+    records = consume_assigned(bootstrap, topic, len(expected))
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    end = consumer.end_offsets([TopicPartition(topic, 0)])[TopicPartition(topic, 0)]
+    consumer.close()
+    expect(end == len(expected), f"log end offset {end}, expected {len(expected)} (duplicates?)")
+    return dc.check_values([r.value for r in records], expected, "idempotent")
+
+
+class GroupMember(dc.GroupMember):
+    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
+        super().__init__()
+        self.consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                                      auto_offset_reset="earliest", enable_auto_commit=False)
+
+    def poll_once(self) -> None:
+        for tp, batch in self.consumer.poll(timeout_ms=200).items():
+            self.seen.update((tp.partition, r.offset) for r in batch)
+        self.consumer.commit()
+
+    def assigned_partitions(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def consumer_group(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "consumer_group")
+    group = dc.topic_name(prefix, "consumer_group", "group")
+    create_topic(bootstrap, topic, dc.GROUP_PARTITIONS)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    for partition, value in dc.group_records():
+        producer.send(topic, value=value, partition=partition)
+    producer.flush()
+    producer.close()
+
+    def committed_offsets() -> dict[int, int]:
+        client = admin(bootstrap)
+        committed = client.list_group_offsets(group)[group]
+        client.close()
+        return {tp.partition: meta.offset for tp, meta in committed.items()}
+
+    return dc.group_scenario(lambda: GroupMember(bootstrap, topic, group), committed_offsets)
+
+
+def admin_scenario(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "admin")
+    client = admin(bootstrap)
+    client.create_topics([NewTopic(topic, 3, 1, topic_configs={"retention.ms": dc.RETENTION_MS})])
+    try:
+        client.create_topics([NewTopic(topic, 3, 1)])
+        raise dc.ScenarioFailed("creating the topic again did not fail")
+    except TopicAlreadyExistsError:
+        pass
+    described = client.describe_topics([topic])
+    expect(len(described) == 1 and len(described[0]["partitions"]) == 3, f"describe_topics: {described}")
+    response = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
+    configs = _config_values(response, topic)
+    expect(configs.get("retention.ms") == dc.RETENTION_MS, f"retention.ms = {configs.get('retention.ms')}")
+    expect(configs.get("cleanup.policy") == "delete", f"cleanup.policy = {configs.get('cleanup.policy')}")
+    client.delete_topics([topic])
+    dc.wait_until(lambda: topic not in client.list_topics(), "the deleted topic to leave the topic list")
+    client.close()
+    return f"created, duplicate refused, 3 partitions, retention.ms={dc.RETENTION_MS}, deleted"
+
+
+def _config_values(response: dict, topic: str) -> dict[str, str]:
+    """kafka-python 3 answers {resource_type: {resource_name: {config_key: {"value": ..., ...}}}}."""
+    return {key: data.get("value") for key, data in response["topic"][topic].items()}
+
+
+dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
+                         seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario))

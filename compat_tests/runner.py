@@ -1,0 +1,231 @@
+"""Run the matrix: install the clients, start each broker once, run every client × scenario cell, collect results.
+
+    result = run_matrix(brokers=("wirebroker", "kafka"))          # what `python -m compat_tests` does
+    result = run_wirebroker_matrix()                               # the same, for pytest (both brokers)
+
+Cells run in parallel (a pool of `workers` driver processes, longest first). Each driver process runs all of one
+client's scenarios against one broker; its stderr goes to <runs>/<broker>/<client>.stderr and each broker's log to
+<runs>/<broker>/broker.log, where <runs> is .cache/compat/runs (emptied at the start of each run).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from compat_tests import installers, reference_kafka, suite_kafka_python
+from compat_tests.brokers import BrokerProcess
+from compat_tests.cache import DEFAULT_CACHE_DIR, InstallError
+from compat_tests.clients import CLIENTS, Client, Invocation
+from compat_tests.results import Cell, MatrixResult, SuiteResult
+from compat_tests.scenarios import SCENARIOS
+from compat_tests.wirebroker_broker import Wirebroker
+
+log = logging.getLogger(__name__)
+
+BROKER_KEYS = ("wirebroker", "kafka")
+# Settings both brokers get: what kafka-python's own test fixture configures and its tests assume (node.id=0 is
+# on the command line already), and no initial rebalance delay so group scenarios do not wait 3 s per join.
+COMMON_BROKER_SETTINGS = {
+    "num.partitions": 4,
+    "group.min.session.timeout.ms": 1000,
+    "group.initial.rebalance.delay.ms": 0,
+}
+# kafka-python's ACL test needs an authorizer that allows everything while no ACL matches.
+KAFKA_ONLY_SETTINGS = {
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found": "true",
+}
+DEFAULT_WORKERS = 3
+SUITE_NAME = "kafka-python-suite"
+SUITE_EXPECTED_SECONDS = 60.0
+
+
+def run_matrix(brokers: Sequence[str] = BROKER_KEYS, clients: Iterable[str] | None = None,
+               scenarios: Iterable[str] | None = None, *, fast: bool = False, suite: bool = True,
+               workers: int = DEFAULT_WORKERS, cache_dir: Path = DEFAULT_CACHE_DIR) -> MatrixResult:
+    """Install, start the brokers, run every selected cell and kafka-python's suite; return all results."""
+    started = time.monotonic()
+    result = MatrixResult(started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    chosen = _choose_clients(clients, fast)
+    wanted = list(scenarios) if scenarios else list(SCENARIOS)
+    result.scenarios = [s for s in SCENARIOS if s in wanted and any(s in c.scenarios for c in chosen)]
+    result.clients = [c.name for c in chosen]
+    run_suite = suite and not fast and (clients is None or SUITE_NAME in clients)
+
+    invocations, install_errors = _install(chosen, cache_dir, run_suite)
+    result.timings["install_s"] = round(time.monotonic() - started, 1)
+    runs_dir = cache_dir / "runs"
+    shutil.rmtree(runs_dir, ignore_errors=True)
+    run_id = datetime.now().strftime("%H%M%S")
+
+    started_brokers: dict[str, BrokerProcess] = {}
+    try:
+        for key in brokers:
+            broker_started = time.monotonic()
+            started_brokers[key] = _start_broker(key, runs_dir / key, cache_dir)
+            result.timings[f"start_{key}_s"] = round(time.monotonic() - broker_started, 1)
+            result.brokers[key] = {"name": started_brokers[key].name, "bootstrap": started_brokers[key].bootstrap}
+        tasks = _tasks(started_brokers, chosen, result.scenarios, invocations, install_errors, run_id, runs_dir)
+        if run_suite:
+            tasks += [_suite_task(key, broker, invocations.get(SUITE_NAME), install_errors.get(SUITE_NAME), runs_dir)
+                      for key, broker in started_brokers.items()]
+        cells_started = time.monotonic()
+        for outcome in _run_parallel(tasks, workers):
+            if isinstance(outcome, SuiteResult):
+                result.suites.append(outcome)
+            else:
+                result.cells.extend(outcome)
+        result.timings["cells_s"] = round(time.monotonic() - cells_started, 1)
+    finally:
+        for broker in started_brokers.values():
+            broker.stop()
+    result.cells.sort(key=lambda c: (c.broker, result.clients.index(c.client), result.scenarios.index(c.scenario)))
+    result.timings["total_s"] = round(time.monotonic() - started, 1)
+    return result
+
+
+def run_wirebroker_matrix(**options) -> MatrixResult:
+    """For pytest: the matrix against wirebroker and, as the reference, Apache Kafka."""
+    return run_matrix(brokers=BROKER_KEYS, **options)
+
+
+def _choose_clients(names: Iterable[str] | None, fast: bool) -> list[Client]:
+    if names is None:
+        return [c for c in CLIENTS.values() if not (fast and c.heavy)]
+    names = list(names)
+    unknown = [n for n in names if n not in CLIENTS and n != SUITE_NAME]
+    if unknown:
+        raise ValueError(f"unknown clients {unknown}; known: {', '.join([*CLIENTS, SUITE_NAME])}")
+    return [CLIENTS[n] for n in names if n in CLIENTS]
+
+
+def _install(chosen: list[Client], cache_dir: Path, run_suite: bool
+             ) -> tuple[dict[str, object], dict[str, str]]:
+    """Install each client (two at a time: most of it is waiting on registries); errors become red cells."""
+    installs: dict[str, Callable[[], object]] = {c.name: (lambda c=c: c.install(cache_dir)) for c in chosen}
+    if run_suite:
+        installs[SUITE_NAME] = lambda: _install_suite(cache_dir)
+    # The venv is shared by most installs: make it first so that parallel installs do not race on it.
+    installers.python_env(cache_dir)
+    invocations: dict[str, object] = {}
+    errors: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {pool.submit(fn): name for name, fn in installs.items()}
+        for future in as_completed(futures):
+            name = futures[future]
+            try:
+                invocations[name] = future.result()
+            except (InstallError, OSError, subprocess.SubprocessError) as exc:
+                log.error("could not install %s: %s", name, exc)
+                errors[name] = f"install failed: {exc}"
+    return invocations, errors
+
+
+def _install_suite(cache_dir: Path) -> tuple[Path, Path]:
+    python = installers.python_env(cache_dir)
+    return python, suite_kafka_python.prepare(python, cache_dir)
+
+
+def _start_broker(key: str, work_dir: Path, cache_dir: Path) -> BrokerProcess:
+    if key == "kafka":
+        broker = reference_kafka.ReferenceKafka(work_dir, reference_kafka.install_jars(cache_dir),
+                                                settings={**COMMON_BROKER_SETTINGS, **KAFKA_ONLY_SETTINGS})
+    elif key == "wirebroker":
+        broker = Wirebroker(work_dir, settings=COMMON_BROKER_SETTINGS)
+    else:
+        raise ValueError(f"unknown broker {key!r}; known: {', '.join(BROKER_KEYS)}")
+    return broker.start()
+
+
+Task = tuple[float, Callable[[], object]]
+
+
+def _tasks(brokers: dict[str, BrokerProcess], chosen: list[Client], scenarios: list[str],
+           invocations: dict[str, object], install_errors: dict[str, str], run_id: str, runs_dir: Path
+           ) -> list[Task]:
+    tasks: list[Task] = []
+    for key, broker in brokers.items():
+        for client in chosen:
+            names = [s for s in scenarios if s in client.scenarios]
+            if not names:
+                continue
+            if client.name in install_errors:
+                error = install_errors[client.name]
+                tasks.append((0.0, lambda k=key, c=client, n=names, e=error:
+                              [Cell(k, c.name, s, False, e) for s in n]))
+                continue
+            prefix = f"c{run_id}.{client.name}"
+            stderr_path = runs_dir / key / f"{client.name}.stderr"
+            tasks.append((client.expected_seconds,
+                          lambda k=key, b=broker.bootstrap, c=client, n=names, p=prefix, e=stderr_path:
+                          run_driver(invocations[c.name], c, n, k, b, p, e)))
+    return tasks
+
+
+def _suite_task(key: str, broker: BrokerProcess, installed: object, install_error: str | None,
+                runs_dir: Path) -> Task:
+    if installed is None:
+        return (0.0, lambda: SuiteResult(broker=key, errors=1, note=install_error or "not installed"))
+    python, source = installed
+    return (SUITE_EXPECTED_SECONDS,
+            lambda: suite_kafka_python.run(python, source, key, broker.bootstrap, runs_dir / key))
+
+
+def _run_parallel(tasks: list[Task], workers: int) -> Iterable[object]:
+    tasks = sorted(tasks, key=lambda t: -t[0])  # longest first keeps the pool busy to the end
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(fn) for _, fn in tasks]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def run_driver(invocation: Invocation, client: Client, scenarios: list[str], broker: str, bootstrap: str,
+               prefix: str, stderr_path: Path) -> list[Cell]:
+    """Run one driver process for a list of scenarios; a scenario without a result line is a red cell."""
+    stderr_path.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [*invocation.command, ",".join(scenarios), bootstrap, prefix]
+    timeout = client.timeout(len(scenarios))
+    log.info("%s on %s: %s", client.name, broker, ",".join(scenarios))
+    started = time.monotonic()
+    with open(stderr_path, "w") as stderr:
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=timeout,
+                                  env={**os.environ, **invocation.env}, stdin=subprocess.DEVNULL)
+            stdout, ending = proc.stdout, f"exited {proc.returncode}"
+        except subprocess.TimeoutExpired as exc:
+            stdout = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            ending = f"killed after {timeout:.0f}s"
+    cells = {c.scenario: c for c in _parse_lines(stdout, broker, client.name)}
+    missing_detail = f"no result: driver {ending}; last stderr: {_tail(stderr_path)}"
+    log.info("%s on %s done in %.1fs", client.name, broker, time.monotonic() - started)
+    return [cells.get(s) or Cell(broker, client.name, s, False, missing_detail) for s in scenarios]
+
+
+def _parse_lines(stdout: str, broker: str, client: str) -> list[Cell]:
+    cells = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            data = json.loads(line)
+            cells.append(Cell(broker, client, data["scenario"], bool(data["ok"]), str(data.get("detail", "")),
+                              float(data.get("seconds", 0.0))))
+        except (ValueError, KeyError):
+            log.warning("%s printed a line that is not a result: %s", client, line[:200])
+    return cells
+
+
+def _tail(path: Path, chars: int = 600) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:].strip() or "(empty)"
+    except OSError:
+        return "(none)"

@@ -1,0 +1,37 @@
+"""The scenarios of the matrix: their names, in report order, and what each one checks.
+
+Every driver implements the scenarios its client can express, with the same data and the same checks, so that a
+cell means the same thing in every row. Each scenario creates its own topics named `<prefix>.<scenario>...`, so
+cells never share state. A scenario that fails on Apache Kafka is a wrong scenario.
+"""
+from __future__ import annotations
+
+SCENARIOS: dict[str, str] = {
+    "metadata": "create a 3-partition topic; Metadata lists exactly one broker at the bootstrap address and the "
+                "topic with a leader for each of its 3 partitions",
+    "roundtrip": "10 records with keys, every third value null, two headers (one empty); consumed back from "
+                 "offset 0 with keys, null values, headers and offsets 0..9 intact",
+    "compression_gzip": "200 compressible records produced with gzip, consumed back in order and intact",
+    "compression_snappy": "200 compressible records produced with snappy, consumed back in order and intact",
+    "compression_lz4": "200 compressible records produced with lz4, consumed back in order and intact",
+    "compression_zstd": "200 compressible records produced with zstd, consumed back in order and intact",
+    "large_records": "3 records of 1,000,000 random bytes each, consumed back byte for byte",
+    "seek": "10 records with timestamps 1 s apart; seek to beginning reads offset 0, seek to timestamp t0+4.5 s "
+            "reads offset 5, seek to end then reads only the record produced after it (offset 10)",
+    "idempotent": "an idempotent producer (acks=all) sends 500 records; exactly those 500 come back, in order",
+    "consumer_group": "consumer A joins a group on a 4-partition topic and gets all 4; B joins, the group "
+                      "rebalances to 2+2; all 40 records are consumed and the committed offsets are 10 on each "
+                      "partition",
+    "admin": "create a 3-partition topic with retention.ms=3600000; creating it again fails with "
+             "TOPIC_ALREADY_EXISTS; describe shows 3 partitions; describe configs shows retention.ms=3600000 and "
+             "cleanup.policy=delete; delete it and it disappears from the topic list",
+    "spark_stream": "Spark Structured Streaming reads 100,000 records from a topic, writes upper(value) to another "
+                    "topic (idempotent sink); the output holds each of them exactly once",
+    "spark_batch": "a Spark batch read with startingOffsets/endingOffsets per partition returns exactly that range",
+}
+
+COMPRESSION_CODECS = ("gzip", "snappy", "lz4", "zstd")
+
+
+def names() -> list[str]:
+    return list(SCENARIOS)
