@@ -12,6 +12,8 @@ import struct
 from typing import Any
 
 UUID_ZERO = bytes(16)
+INT16 = struct.Struct(">h")
+INT32 = struct.Struct(">i")
 
 # A uint32 needs at most 5 varint bytes, a uint64 at most 10 (7 payload bits per byte).
 _MAX_VARINT_BYTES = 5
@@ -47,6 +49,16 @@ class Output(bytearray):
         if self._parts is None:
             return [bytes(self)]
         return [*self._parts, bytes(self)]
+
+    def size_prefixed_parts(self) -> list[Any]:
+        """The parts of a frame that began with 4 placeholder bytes, with the frame's size written into them."""
+        size = self.size() - 4
+        if self._parts is None:
+            INT32.pack_into(self, 0, size)
+            return [self]
+        first = bytearray(self._parts[0])
+        INT32.pack_into(first, 0, size)
+        return [first, *self._parts[1:], bytes(self)]
 
     def size(self) -> int:
         external = sum(len(part) for part in self._parts) if self._parts else 0
@@ -138,9 +150,6 @@ def write_records(out: Output, value: Any) -> None:
     else:
         out.append_external(value)
 
-
-INT16 = struct.Struct(">h")
-INT32 = struct.Struct(">i")
 
 
 class UnsupportedFieldError(ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from wirebroker.protocol.codegen.render import module_name, render_module, render_registry
@@ -22,5 +23,6 @@ def generate(schemas: Path) -> dict[str, str]:
     apis.sort(key=lambda pair: pair[0].api_key)
     files = {f"{module_name(req)}.py": render_module([req, resp]) for req, resp in apis}
     files.update({f"{module_name(m)}.py": render_module([m]) for m in others})
-    files["__init__.py"] = render_registry(apis, others)
+    manifest = json.loads((schemas / "manifest.json").read_text())
+    files["__init__.py"] = render_registry(apis, others, manifest)
     return files

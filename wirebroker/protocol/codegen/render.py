@@ -143,7 +143,7 @@ def render_module(messages: list[Message]) -> str:
     return "\n".join(text).rstrip() + "\n"
 
 
-def render_registry(apis: list[tuple[Message, Message]], others: list[Message]) -> str:
+def render_registry(apis: list[tuple[Message, Message]], others: list[Message], manifest: list[dict]) -> str:
     lines = [
         HEADER.format(sources="every schema under schemas/"),
         '"""Every API the schemas define, by key, without importing the (large) message modules until used."""',
@@ -174,6 +174,10 @@ def render_registry(apis: list[tuple[Message, Message]], others: list[Message]) 
             f"{request.name!r}, {response.name!r}, {request.valid_versions.low}, {request.valid_versions.high}, "
             f"{flexible}, {request.latest_version_unstable}, {request.listeners!r}),"
         )
+    lines += ["}", "", "# schemas/manifest.json: the versions a broker may advertise (before it narrows them to what it serves).",
+              "ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {"]
+    for entry in manifest:
+        lines.append(f"    {entry['api_key']}: ({entry['min_version']}, {entry['max_version']}),  # {entry['name']}")
     lines += ["}", "", "OTHER_MESSAGES: dict[str, str] = {"]
     for m in others:
         lines.append(f"    {m.name!r}: {module_name(m)!r},")

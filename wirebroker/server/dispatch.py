@@ -1,0 +1,185 @@
+"""API dispatch: request frame -> header -> API module -> response frame (Kafka's KafkaApis, minus the 60-arm match).
+
+Each module under `wirebroker/apis/` serves one API: `API_KEY`, optionally `MIN_VERSION`/`MAX_VERSION` where it
+serves less than the schemas allow, and `handle(ctx, request)` returning the response message, `NO_RESPONSE`, or
+None when it will answer later through `ctx.respond` (a request parked in purgatory). What the broker advertises in
+ApiVersions is computed here from those modules and schemas/manifest.json; nothing is typed twice.
+
+Errors: bytes that do not decode close the connection with a log line naming the client and the reason (Kafka
+does the same). A request for an API or version the broker does not serve gets UNSUPPORTED_VERSION where the
+response has a top-level error code, and otherwise the connection is closed. A Kafka error escaping a handler
+becomes the response's top-level error code the same way; anything else is logged as a bug and answered with
+UNKNOWN_SERVER_ERROR.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from wirebroker.network.request_channel import Request, RequestChannel, Response
+from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.headers import (
+    API_VERSIONS_KEY,
+    RequestHeader,
+    read_request_header,
+    response_header_bytes,
+    response_header_version,
+)
+from wirebroker.protocol.message import Message
+from wirebroker.protocol.messages import ADVERTISABLE_VERSIONS, API_SPECS
+from wirebroker.protocol.primitives import DecodeError, Output, UnsupportedFieldError
+from wirebroker.server.context import NO_RESPONSE, RequestContext
+
+if TYPE_CHECKING:
+    from wirebroker.server.broker import Broker
+
+log = logging.getLogger(__name__)
+
+# The API modules the broker serves; ApiVersions advertises exactly these.
+API_MODULES = (
+    "api_versions",
+    "metadata",
+    "produce",
+    "fetch",
+    "list_offsets",
+    "offset_for_leader_epoch",
+    "create_topics",
+    "delete_topics",
+    "init_producer_id",
+    "describe_cluster",
+    "describe_configs",
+    "describe_topic_partitions",
+)
+
+
+def _load_apis(names: tuple[str, ...]) -> dict[int, ModuleType]:
+    apis = {}
+    for name in names:
+        module = importlib.import_module(f"wirebroker.apis.{name}")
+        apis[module.API_KEY] = module
+    return apis
+
+
+def supported_versions(apis: dict[int, ModuleType]) -> dict[int, tuple[int, int]]:
+    """API key -> (min, max) the broker advertises: the manifest's range, narrowed where a module serves less."""
+    versions = {}
+    for key, module in sorted(apis.items()):
+        low, high = ADVERTISABLE_VERSIONS[key]
+        versions[key] = (max(low, getattr(module, "MIN_VERSION", low)), min(high, getattr(module, "MAX_VERSION", high)))
+    return versions
+
+
+def request_class(api_key: int) -> type[Message]:
+    spec = API_SPECS[api_key]
+    return getattr(importlib.import_module(f"wirebroker.protocol.messages.{spec.module}"), spec.request)
+
+
+def response_class(api_key: int) -> type[Message]:
+    spec = API_SPECS[api_key]
+    return getattr(importlib.import_module(f"wirebroker.protocol.messages.{spec.module}"), spec.response)
+
+
+def encode_response(header: RequestHeader, body: Message, version: int | None = None) -> list[Any]:
+    """The size-prefixed response frame as parts (bytes-like and file ranges), encoded once, copied never."""
+    version = header.api_version if version is None else version
+    out = Output()
+    out += b"\x00\x00\x00\x00"  # the frame size, written once the body is encoded
+    out += response_header_bytes(header.correlation_id, response_header_version(header.api_key, version))
+    body.write(out, version)
+    return out.size_prefixed_parts()
+
+
+def error_response(api_key: int, code: int) -> Message | None:
+    """A response carrying `code` at the top level, or None when the response has no top-level error code."""
+    response = response_class(api_key)()
+    if not hasattr(response, "error_code"):
+        return None
+    response.error_code = code
+    return response
+
+
+class Dispatcher:
+    def __init__(self, broker: Broker, channel: RequestChannel, listener: str = "PLAINTEXT") -> None:
+        self.broker = broker
+        self.channel = channel
+        self.listener = listener
+        self.apis = _load_apis(API_MODULES)
+        self.versions = supported_versions(self.apis)
+        self._request_classes = {key: request_class(key) for key in self.apis}
+
+    def __call__(self, request: Request) -> Response | None:
+        try:
+            header, body_start = read_request_header(request.frame)
+        except DecodeError as exc:
+            return self._close(request, f"unreadable request header ({exc})")
+        api = self.apis.get(header.api_key)
+        versions = self.versions.get(header.api_key)
+        if api is None or versions is None or not versions[0] <= header.api_version <= versions[1]:
+            if header.api_key == API_VERSIONS_KEY:
+                return self._send(request, header, api.unsupported_version_response(self), version=0)
+            return self._refuse(request, header)
+        ctx = RequestContext(
+            header=header,
+            client_address=request.client_address,
+            connection_id=request.connection_id,
+            listener=self.listener,
+            broker=self.broker,
+            respond=lambda body: self.channel.send_response(self._response(request, header, body)),
+            close=lambda reason: self.channel.send_response(self._close(request, reason)),
+        )
+        try:
+            body, _ = self._request_classes[header.api_key].read(request.frame, body_start, header.api_version)
+        except DecodeError as exc:
+            return self._close(request, f"malformed {API_SPECS[header.api_key].name} v{header.api_version} ({exc})")
+        try:
+            answer = api.handle(ctx, body)
+        except KafkaError as exc:
+            log.info("%s v%d from %s failed: %s", API_SPECS[header.api_key].name, header.api_version,
+                     request.client_address, exc)
+            return self._error(request, header, exc.code)
+        except Exception:
+            log.exception("%s v%d from %s (client id %r) raised; answering UNKNOWN_SERVER_ERROR",
+                          API_SPECS[header.api_key].name, header.api_version, request.client_address, header.client_id)
+            return self._error(request, header, ErrorCode.UNKNOWN_SERVER_ERROR)
+        if answer is None:
+            return None
+        return self._response(request, header, answer)
+
+    def _response(self, request: Request, header: RequestHeader, answer: Any) -> Response:
+        if answer is NO_RESPONSE:
+            return Response(request, None)
+        return self._send(request, header, answer)
+
+    def _send(self, request: Request, header: RequestHeader, body: Message, version: int | None = None) -> Response:
+        try:
+            return Response(request, encode_response(header, body, version))
+        except UnsupportedFieldError as exc:
+            log.error("cannot encode the %s v%d answer to %s: %s", API_SPECS[header.api_key].name,
+                      header.api_version, request.client_address, exc)
+            return self._close(request, "response not encodable at the requested version")
+
+    def _refuse(self, request: Request, header: RequestHeader) -> Response:
+        name = API_SPECS[header.api_key].name if header.api_key in API_SPECS else f"API key {header.api_key}"
+        if header.api_key in API_SPECS:
+            response = error_response(header.api_key, ErrorCode.UNSUPPORTED_VERSION)
+            if response is not None and API_SPECS[header.api_key].min_version <= header.api_version <= API_SPECS[
+                header.api_key
+            ].max_version:
+                log.info("%s v%d from %s is not served: answering UNSUPPORTED_VERSION", name, header.api_version,
+                         request.client_address)
+                return self._send(request, header, response)
+        return self._close(request, f"{name} v{header.api_version} is not served by this broker")
+
+    def _error(self, request: Request, header: RequestHeader, code: int) -> Response:
+        response = error_response(header.api_key, code)
+        if response is None:
+            return self._close(request, f"error {ErrorCode(code).name} and no top-level error code to carry it")
+        return self._send(request, header, response)
+
+    def _close(self, request: Request, reason: str) -> Response:
+        log.warning("closing connection from %s: %s", request.client_address, reason)
+        return Response(request, None, close_connection=True)
+
