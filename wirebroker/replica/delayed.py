@@ -1,0 +1,75 @@
+"""The two delayed operations of the data path: produce waiting for acks=all, fetch waiting for min_bytes.
+
+DelayedProduce completes when every partition it appended to has a high watermark past its last offset (on one
+broker that is at once; with followers it waits for the in-sync replicas), or at the request timeout with
+REQUEST_TIMED_OUT for the partitions still short. DelayedFetch completes when the partitions together hold at least
+min_bytes past their fetch offsets, when one of them fails, or at max_wait_ms with whatever there is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.replica.purgatory import DelayedOperation
+
+
+@dataclass(slots=True)
+class ProducePartitionStatus:
+    partition: Any  # replica.partition.Partition
+    required_offset: int  # the high watermark that acknowledges this append (last offset + 1)
+    result: Any  # what to answer once acknowledged (the append's outcome)
+    error_code: int = ErrorCode.NONE
+
+
+class DelayedProduce(DelayedOperation):
+    def __init__(self, delay_ms: int, statuses: list[ProducePartitionStatus],
+                 respond: Callable[[list[ProducePartitionStatus]], None]) -> None:
+        super().__init__(delay_ms)
+        self.statuses = statuses
+        self.respond = respond
+
+    def try_complete(self) -> bool:
+        if all(s.error_code or s.partition.high_watermark >= s.required_offset for s in self.statuses):
+            return self.force_complete()
+        return False
+
+    def on_expiration(self) -> None:
+        for status in self.statuses:
+            if not status.error_code and status.partition.high_watermark < status.required_offset:
+                status.error_code = ErrorCode.REQUEST_TIMED_OUT
+
+    def on_complete(self) -> None:
+        self.respond(self.statuses)
+
+
+@dataclass(slots=True)
+class FetchPartitionStatus:
+    partition: Any
+    fetch_offset: int
+
+
+class DelayedFetch(DelayedOperation):
+    def __init__(self, max_wait_ms: int, min_bytes: int, isolation_level: int, statuses: list[FetchPartitionStatus],
+                 complete: Callable[[], None]) -> None:
+        super().__init__(max_wait_ms)
+        self.min_bytes = min_bytes
+        self.isolation_level = isolation_level
+        self.statuses = statuses
+        self.complete = complete
+
+    def try_complete(self) -> bool:
+        accumulated = 0
+        for status in self.statuses:
+            try:
+                accumulated += status.partition.bytes_available_after(status.fetch_offset, self.isolation_level)
+            except KafkaError:
+                return self.force_complete()  # the read will answer the error (truncation, deletion, ...)
+        if accumulated >= self.min_bytes:
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        self.complete()

@@ -1,0 +1,117 @@
+"""The broker's lifecycle (Kafka's BrokerServer): start every layer bottom-up, stop them top-down.
+
+Start: log manager (loads and recovers the logs) -> metadata store and controller -> replica manager (hosts every
+partition the metadata names) -> dispatcher, request channel, handler pool -> socket server (listeners last, so no
+request arrives before the broker can answer it). Stop: listeners first, then handlers, purgatories, and the logs
+(flush, checkpoints, clean-shutdown marker).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+
+from wirebroker.cluster.controller import Change, Controller
+from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.log.manager import LogManager
+from wirebroker.network.handler_pool import HandlerPool
+from wirebroker.network.request_channel import RequestChannel
+from wirebroker.network.socket_server import SocketServer
+from wirebroker.replica.manager import ReplicaManager
+from wirebroker.server.config import BrokerConfig, Listener
+from wirebroker.server.dispatch import Dispatcher
+
+log = logging.getLogger(__name__)
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.node_id = config.node_id
+        self._stopped = threading.Event()
+        self.socket_server: SocketServer | None = None
+        self.handler_pool: HandlerPool | None = None
+
+    # ---- lifecycle -----------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        config = self.config
+        self.log_manager = LogManager(config.log_dirs, config.log_config, config.node_id, config["cluster.id"],
+                                      broker_config=config)
+        self.log_manager.startup()
+        self.cluster_id = self.log_manager.cluster_id
+        self.metadata = MetadataStore(config.log_dirs[0], self.cluster_id, self.node_id)
+        self.controller = Controller(self.metadata, config["num.partitions"], config["default.replication.factor"])
+        self.replica_manager = ReplicaManager(self.log_manager, config.log_config)
+        self.controller.subscribe(self._apply_topic_change)
+        for topic in self.metadata.topics():
+            self.replica_manager.make_partitions(topic)
+        self.channel = RequestChannel(max_queued=config["queued.max.requests"])
+        self.dispatcher = Dispatcher(self, self.channel)
+        self.handler_pool = HandlerPool(self.channel, self.dispatcher, num_threads=config["num.io.threads"])
+        self.socket_server = SocketServer(
+            [(listener.host, listener.port) for listener in config.listeners],
+            self.channel,
+            num_network_threads=config["num.network.threads"],
+            socket_request_max_bytes=config["socket.request.max.bytes"],
+            connections_max_idle_ms=config["connections.max.idle.ms"],
+            socket_send_buffer_bytes=config["socket.send.buffer.bytes"],
+            socket_receive_buffer_bytes=config["socket.receive.buffer.bytes"],
+            max_connections=config["max.connections"],
+        )
+        self.handler_pool.start()
+        self.socket_server.start()
+        self._bound_ports = self.socket_server.bound_ports()
+
+    def shutdown(self) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        log.info("shutting down broker %d", self.node_id)
+        if self.socket_server is not None:
+            self.socket_server.shutdown()
+        if self.handler_pool is not None:
+            self.handler_pool.shutdown()
+        if hasattr(self, "replica_manager"):
+            self.replica_manager.shutdown()
+        if hasattr(self, "log_manager"):
+            self.log_manager.shutdown()
+        log.info("broker %d shut down cleanly", self.node_id)
+
+    def wait(self) -> None:
+        self._stopped.wait()
+
+    # ---- what the APIs need --------------------------------------------------------------------------------
+
+    def bound_listeners(self) -> list[Listener]:
+        return [Listener(l.name, l.host, port) for l, port in zip(self.config.listeners, self._bound_ports)]
+
+    def advertised_endpoint(self, listener_name: str) -> tuple[str, int]:
+        """The host and port clients are told to use for `listener_name` (advertised.listeners, else listeners)."""
+        for listener in self.config.advertised_listeners or []:
+            if listener.name == listener_name:
+                return listener.host or socket.getfqdn(), listener.port
+        for listener in self.bound_listeners():
+            if listener.name == listener_name:
+                return listener.host or socket.getfqdn(), listener.port
+        first = self.bound_listeners()[0]
+        return first.host or socket.getfqdn(), first.port
+
+    def auto_create_topic(self, name: str) -> TopicMetadata:
+        """Create a topic a Metadata request asked for (auto.create.topics.enable), with the broker's defaults."""
+        try:
+            return self.controller.create_topic(name)
+        except Exception:
+            existing = self.metadata.topic(name)  # another request created it first
+            if existing is not None:
+                return existing
+            raise
+
+    def _apply_topic_change(self, change: Change, topic: TopicMetadata) -> None:
+        if change in (Change.CREATED, Change.PARTITIONS_ADDED):
+            self.replica_manager.make_partitions(topic)
+        elif change is Change.DELETED:
+            self.replica_manager.remove_topic(topic)
+        elif change is Change.CONFIGS_CHANGED:
+            self.replica_manager.update_topic_config(topic)
