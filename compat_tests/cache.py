@@ -52,7 +52,10 @@ def mark_fresh(out_dir: Path, digest: str, stamp_name: str = STAMP_NAME) -> None
 
 def run_install_step(cmd: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
                      timeout: float = 1800, hint: str = "") -> None:
-    """Run one install command; on failure raise InstallError with the command's own last words."""
+    """Run one install command; on failure raise InstallError with the command's own last words.
+
+    hint: what to install when the command itself is missing.
+    """
     log.info("installing: %s", " ".join(str(c) for c in cmd))
     full_env = {**os.environ, **(env or {})}
     try:
@@ -64,5 +67,4 @@ def run_install_step(cmd: Sequence[str], *, cwd: Path | None = None, env: Mappin
         raise InstallError(f"install step timed out after {timeout:.0f}s: {' '.join(map(str, cmd))}") from exc
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr)[-3000:]
-        raise InstallError(f"install step failed (exit {proc.returncode}): {' '.join(map(str, cmd))}\n{tail}"
-                           + (f"\n{hint}" if hint else ""))
+        raise InstallError(f"install step failed (exit {proc.returncode}): {' '.join(map(str, cmd))}\n{tail}")

@@ -46,7 +46,7 @@ def python_env(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
 
 def _pip_install(cache_dir: Path, requirements: Path) -> None:
     run_install_step([venv_python(cache_dir), "-m", "pip", "install", "-q", "-r", requirements],
-                     env={"PIP_CACHE_DIR": str(cache_dir / "pip")}, hint="PyPI must be reachable")
+                     env={"PIP_CACHE_DIR": str(cache_dir / "pip")}, hint="install python3-venv and pip")
 
 
 def spark_env(cache_dir: Path = DEFAULT_CACHE_DIR) -> tuple[Path, Path]:

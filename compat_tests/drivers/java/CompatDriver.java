@@ -1,0 +1,465 @@
+// The Java kafka-clients driver of the compatibility matrix. One source, compiled against kafka-clients 3.9.x and
+// 4.x (so it uses only API present in both). Run as
+//     java -cp <classes>:<jars>/* CompatDriver SCENARIOS BOOTSTRAP TOPIC_PREFIX
+// where SCENARIOS is comma-separated; for each scenario it prints one JSON line
+//     {"scenario": "...", "ok": true|false, "detail": "...", "seconds": 1.23}
+// The scenarios, their data and checks are those of compat_tests/scenarios.py and drivers/python/driver_common.py.
+// One JVM runs every scenario: a JVM start costs more than most scenarios on 2 cores.
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public final class CompatDriver {
+    static final int RECORD_COUNT = 10;
+    static final int COMPRESSED_COUNT = 200;
+    static final int LARGE_RECORD_BYTES = 1_000_000;
+    static final int LARGE_RECORD_COUNT = 3;
+    static final int IDEMPOTENT_COUNT = 500;
+    static final int GROUP_PARTITIONS = 4;
+    static final int GROUP_RECORDS_PER_PARTITION = 10;
+    static final long SEEK_STEP_MS = 1000;
+    static final int SEEK_TARGET_INDEX = 5;
+    static final String RETENTION_MS = "3600000";
+    static final long DEADLINE_MS = 60_000;
+
+    final String bootstrap;
+    final String prefix;
+
+    CompatDriver(String bootstrap, String prefix) {
+        this.bootstrap = bootstrap;
+        this.prefix = prefix;
+    }
+
+    public static void main(String[] args) {
+        CompatDriver driver = new CompatDriver(args[1], args[2]);
+        for (String scenario : args[0].split(",")) {
+            long started = System.nanoTime();
+            boolean ok;
+            String detail;
+            try {
+                detail = driver.run(scenario);
+                ok = true;
+            } catch (Throwable e) {
+                ok = false;
+                Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+                detail = cause.getClass().getSimpleName() + ": " + cause.getMessage();
+                e.printStackTrace();
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
+            System.out.printf("{\"scenario\": %s, \"ok\": %s, \"detail\": %s, \"seconds\": %.2f}%n",
+                    json(scenario), ok, json(detail), seconds);
+            System.out.flush();
+        }
+        System.exit(0);  // client threads may linger; the results are out
+    }
+
+    String run(String scenario) throws Exception {
+        switch (scenario) {
+            case "metadata": return metadata();
+            case "roundtrip": return roundtrip();
+            case "compression_gzip": return compression("gzip");
+            case "compression_snappy": return compression("snappy");
+            case "compression_lz4": return compression("lz4");
+            case "compression_zstd": return compression("zstd");
+            case "large_records": return largeRecords();
+            case "seek": return seek();
+            case "idempotent": return idempotent();
+            case "consumer_group": return consumerGroup();
+            case "admin": return admin();
+            default: throw new UnsupportedOperationException("not implemented");
+        }
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------------------
+
+    static String json(String s) {
+        StringBuilder out = new StringBuilder("\"");
+        for (char c : String.valueOf(s).toCharArray()) {
+            if (c == '"' || c == '\\') out.append('\\').append(c);
+            else if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
+            else out.append(c);
+        }
+        return out.append('"').toString();
+    }
+
+    static void expect(boolean condition, String message) {
+        if (!condition) throw new AssertionError(message);
+    }
+
+    static void waitUntil(BooleanSupplier condition, String what) throws InterruptedException {
+        long until = System.currentTimeMillis() + DEADLINE_MS;
+        while (!condition.getAsBoolean()) {
+            if (System.currentTimeMillis() > until) throw new AssertionError("timed out waiting for " + what);
+            Thread.sleep(100);
+        }
+    }
+
+    static byte[] bytes(String s) {
+        return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String text(byte[] b) {
+        return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+
+    String topic(String scenario) {
+        return prefix + "." + scenario;
+    }
+
+    Admin adminClient() {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        return Admin.create(props);
+    }
+
+    void createTopic(String topic, int partitions) throws Exception {
+        try (Admin admin = adminClient()) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
+        }
+    }
+
+    KafkaProducer<byte[], byte[]> producer(Map<String, Object> extra) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        config.putAll(extra);
+        return new KafkaProducer<>(config);
+    }
+
+    KafkaConsumer<byte[], byte[]> consumer(Map<String, Object> extra) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        config.putAll(extra);
+        return new KafkaConsumer<>(config);
+    }
+
+    /** Send every record and wait for each acknowledgement. */
+    void produce(List<ProducerRecord<byte[], byte[]>> records, Map<String, Object> extra) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = producer(extra)) {
+            List<Future<RecordMetadata>> acks = new ArrayList<>();
+            for (ProducerRecord<byte[], byte[]> record : records) acks.add(producer.send(record));
+            for (Future<RecordMetadata> ack : acks) ack.get();
+        }
+    }
+
+    /** Records of partition 0 from offset 0 until count have come (or the deadline passes). */
+    List<ConsumerRecord<byte[], byte[]>> consumeAssigned(String topic, int count) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of())) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long until = System.currentTimeMillis() + DEADLINE_MS;
+            while (out.size() < count && System.currentTimeMillis() < until) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) out.add(r);
+            }
+        }
+        return out;
+    }
+
+    static String checkValues(List<ConsumerRecord<byte[], byte[]>> records, List<byte[]> expected, String what) {
+        expect(records.size() == expected.size(),
+                what + ": consumed " + records.size() + " records, expected " + expected.size());
+        for (int i = 0; i < expected.size(); i++) {
+            expect(Arrays.equals(records.get(i).value(), expected.get(i)), what + ": record " + i + " differs");
+        }
+        return what + ": " + records.size() + " records intact and in order";
+    }
+
+    static byte[] compressibleValue(int i) {
+        return bytes(String.format("compressible-%05d-", i).repeat(20));
+    }
+
+    // ---- scenarios -----------------------------------------------------------------------------------------
+
+    String metadata() throws Exception {
+        String topic = topic("metadata");
+        createTopic(topic, 3);
+        try (Admin admin = adminClient()) {
+            DescribeClusterResult cluster = admin.describeCluster();
+            List<Node> nodes = new ArrayList<>(cluster.nodes().get());
+            expect(nodes.size() == 1, "expected 1 broker, metadata lists " + nodes.size());
+            Node broker = nodes.get(0);
+            expect((broker.host() + ":" + broker.port()).equals(bootstrap),
+                    "broker at " + broker.host() + ":" + broker.port() + ", not " + bootstrap);
+            TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            expect(description.partitions().size() == 3, "topic has " + description.partitions().size() + " partitions");
+            description.partitions().forEach(p -> expect(p.leader() != null && p.leader().id() == broker.id(),
+                    "partition " + p.partition() + " leader " + p.leader()));
+            return "1 broker (node " + broker.id() + " at " + broker.host() + ":" + broker.port() + "); " + topic
+                    + ": 3 partitions led by it";
+        }
+    }
+
+    String roundtrip() throws Exception {
+        String topic = topic("roundtrip");
+        createTopic(topic, 1);
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < RECORD_COUNT; i++) {
+            List<Header> headers = List.of(new RecordHeader("trace", bytes("t-" + i)), new RecordHeader("empty", new byte[0]));
+            records.add(new ProducerRecord<>(topic, 0, bytes("key-" + i), i % 3 == 2 ? null : bytes("value-" + i), headers));
+        }
+        produce(records, Map.of());
+        List<ConsumerRecord<byte[], byte[]>> got = consumeAssigned(topic, RECORD_COUNT);
+        expect(got.size() == RECORD_COUNT, "consumed " + got.size() + " records, expected " + RECORD_COUNT);
+        int nulls = 0;
+        for (int i = 0; i < RECORD_COUNT; i++) {
+            ConsumerRecord<byte[], byte[]> r = got.get(i);
+            expect(r.offset() == i, "record " + i + " has offset " + r.offset());
+            expect(("key-" + i).equals(text(r.key())), "record " + i + ": key " + text(r.key()));
+            String want = i % 3 == 2 ? null : "value-" + i;
+            expect(Objects.equals(want, text(r.value())), "record " + i + ": value " + text(r.value()));
+            if (r.value() == null) nulls++;
+            Header[] headers = r.headers().toArray();
+            expect(headers.length == 2 && headers[0].key().equals("trace") && ("t-" + i).equals(text(headers[0].value()))
+                    && headers[1].key().equals("empty") && (headers[1].value() == null || headers[1].value().length == 0),
+                    "record " + i + ": headers " + Arrays.toString(headers));
+        }
+        return RECORD_COUNT + " records: keys, " + nulls + " null values, headers intact";
+    }
+
+    String compression(String codec) throws Exception {
+        String topic = topic("compression_" + codec);
+        createTopic(topic, 1);
+        List<byte[]> expected = new ArrayList<>();
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < COMPRESSED_COUNT; i++) {
+            expected.add(compressibleValue(i));
+            records.add(new ProducerRecord<>(topic, 0, null, compressibleValue(i)));
+        }
+        produce(records, Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, codec, ProducerConfig.LINGER_MS_CONFIG, 20));
+        return checkValues(consumeAssigned(topic, expected.size()), expected, codec);
+    }
+
+    String largeRecords() throws Exception {
+        String topic = topic("large_records");
+        createTopic(topic, 1);
+        Random random = new Random();
+        List<byte[]> expected = new ArrayList<>();
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < LARGE_RECORD_COUNT; i++) {
+            byte[] value = new byte[LARGE_RECORD_BYTES];
+            random.nextBytes(value);
+            expected.add(value);
+            records.add(new ProducerRecord<>(topic, 0, null, value));
+        }
+        produce(records, Map.of());
+        return checkValues(consumeAssigned(topic, expected.size()), expected, "1 MB records");
+    }
+
+    static long nextOffset(KafkaConsumer<byte[], byte[]> consumer) {
+        long until = System.currentTimeMillis() + DEADLINE_MS;
+        while (System.currentTimeMillis() < until) {
+            ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(500));
+            if (!records.isEmpty()) return records.iterator().next().offset();
+        }
+        throw new AssertionError("no record came after the seek");
+    }
+
+    String seek() throws Exception {
+        String topic = topic("seek");
+        createTopic(topic, 1);
+        long base = System.currentTimeMillis() - 60_000;
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < RECORD_COUNT; i++) {
+            records.add(new ProducerRecord<>(topic, 0, base + i * SEEK_STEP_MS, bytes("key-" + i), bytes("v")));
+        }
+        produce(records, Map.of());
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1))) {
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long first = nextOffset(consumer);
+            expect(first == 0, "after seek to beginning read offset " + first);
+            long target = base + SEEK_TARGET_INDEX * SEEK_STEP_MS - SEEK_STEP_MS / 2;
+            OffsetAndTimestamp found = consumer.offsetsForTimes(Map.of(tp, target)).get(tp);
+            expect(found != null && found.offset() == SEEK_TARGET_INDEX, "offsetsForTimes gave " + found);
+            consumer.seek(tp, found.offset());
+            long atTime = nextOffset(consumer);
+            expect(atTime == SEEK_TARGET_INDEX, "after seek to timestamp read offset " + atTime);
+            consumer.seekToEnd(List.of(tp));
+            long end = consumer.position(tp);
+            produce(List.of(new ProducerRecord<>(topic, 0, null, bytes("after-end"))), Map.of());
+            long afterEnd = nextOffset(consumer);
+            expect(afterEnd == RECORD_COUNT, "after seek to end (position " + end + ") read offset " + afterEnd);
+            return "beginning -> 0, timestamp -> " + atTime + ", end -> " + afterEnd;
+        }
+    }
+
+    String idempotent() throws Exception {
+        String topic = topic("idempotent");
+        createTopic(topic, 1);
+        List<byte[]> expected = new ArrayList<>();
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < IDEMPOTENT_COUNT; i++) {
+            expected.add(bytes("idempotent-" + i));
+            records.add(new ProducerRecord<>(topic, 0, null, bytes("idempotent-" + i)));
+        }
+        produce(records, Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all"));
+        List<ConsumerRecord<byte[], byte[]>> got = consumeAssigned(topic, expected.size());
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of())) {
+            long end = consumer.endOffsets(List.of(tp)).get(tp);
+            expect(end == IDEMPOTENT_COUNT, "log end offset " + end + ", expected " + IDEMPOTENT_COUNT + " (duplicates?)");
+        }
+        return checkValues(got, expected, "idempotent");
+    }
+
+    /** One member of the group: polled from the scenario's thread, committing synchronously after each poll. */
+    final class Member {
+        final KafkaConsumer<byte[], byte[]> consumer;
+        final Set<String> seen = new HashSet<>();
+
+        Member(String topic, String group) {
+            consumer = consumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, group,
+                    ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
+            consumer.subscribe(List.of(topic));
+        }
+
+        void pollOnce() {
+            for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                seen.add(r.partition() + "@" + r.offset());
+            }
+            consumer.commitSync();
+        }
+
+        Set<Integer> assignment() {
+            Set<Integer> out = new HashSet<>();
+            for (TopicPartition tp : consumer.assignment()) out.add(tp.partition());
+            return out;
+        }
+    }
+
+    /** Poll every member in turn until the condition holds: a rebalance needs each member to come back to poll. */
+    static void pollUntil(List<Member> members, BooleanSupplier condition, String what) {
+        long until = System.currentTimeMillis() + DEADLINE_MS;
+        while (!condition.getAsBoolean()) {
+            if (System.currentTimeMillis() > until) throw new AssertionError("timed out waiting for " + what);
+            for (Member m : members) m.pollOnce();
+        }
+    }
+
+    String consumerGroup() throws Exception {
+        String topic = topic("consumer_group");
+        String group = topic + ".group";
+        createTopic(topic, GROUP_PARTITIONS);
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int p = 0; p < GROUP_PARTITIONS; p++) {
+            for (int i = 0; i < GROUP_RECORDS_PER_PARTITION; i++) {
+                records.add(new ProducerRecord<>(topic, p, null, bytes(p + "-" + i)));
+            }
+        }
+        produce(records, Map.of());
+        int total = GROUP_PARTITIONS * GROUP_RECORDS_PER_PARTITION;
+        Member a = new Member(topic, group);
+        try {
+            pollUntil(List.of(a), () -> a.assignment().size() == GROUP_PARTITIONS, "A to get all 4 partitions");
+            Member b = new Member(topic, group);
+            try {
+                List<Member> both = List.of(a, b);
+                pollUntil(both, () -> a.assignment().size() == 2 && b.assignment().size() == 2
+                        && Collections.disjoint(a.assignment(), b.assignment()), "the rebalance to 2+2");
+                String split = "A " + new TreeSet<>(a.assignment()) + " + B " + new TreeSet<>(b.assignment());
+                Set<String> union = new HashSet<>();
+                pollUntil(both, () -> {
+                    union.clear();
+                    union.addAll(a.seen);
+                    union.addAll(b.seen);
+                    return union.size() == total;
+                }, "all " + total + " records");
+                a.pollOnce();
+                b.pollOnce();
+                try (Admin admin = adminClient()) {
+                    Map<TopicPartition, OffsetAndMetadata> committed =
+                            admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+                    Map<Integer, Long> offsets = new TreeMap<>();
+                    committed.forEach((tp, om) -> offsets.put(tp.partition(), om.offset()));
+                    Map<Integer, Long> want = new TreeMap<>();
+                    for (int p = 0; p < GROUP_PARTITIONS; p++) want.put(p, (long) GROUP_RECORDS_PER_PARTITION);
+                    expect(offsets.equals(want), "committed offsets " + offsets);
+                }
+                return "A: 4 partitions, then " + split + "; " + total + " records; committed 10 on each partition";
+            } finally {
+                b.consumer.close();
+            }
+        } finally {
+            a.consumer.close();
+        }
+    }
+
+    String admin() throws Exception {
+        String topic = topic("admin");
+        try (Admin admin = adminClient()) {
+            admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1).configs(Map.of("retention.ms", RETENTION_MS))))
+                    .all().get();
+            try {
+                admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get();
+                throw new AssertionError("creating the topic again did not fail");
+            } catch (ExecutionException e) {
+                expect(e.getCause() instanceof TopicExistsException, "second create failed with " + e.getCause());
+            }
+            TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            expect(description.partitions().size() == 3, "topic has " + description.partitions().size() + " partitions");
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            Config config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+            String retention = config.get("retention.ms").value();
+            String cleanup = config.get("cleanup.policy").value();
+            expect(RETENTION_MS.equals(retention), "retention.ms = " + retention);
+            expect("delete".equals(cleanup), "cleanup.policy = " + cleanup);
+            admin.deleteTopics(List.of(topic)).all().get();
+            waitUntil(() -> {
+                try {
+                    return !admin.listTopics().names().get().contains(topic);
+                } catch (Exception e) {
+                    return false;
+                }
+            }, "the deleted topic to leave the topic list");
+        }
+        return "created, duplicate refused, 3 partitions, retention.ms=" + RETENTION_MS + ", deleted";
+    }
+}
