@@ -1,9 +1,9 @@
 """Kafka's error codes as an enum and as typed exceptions, one exception class per code.
 
 The table is Apache Kafka 4.3.1's ``org.apache.kafka.common.protocol.Errors``: every code from -1 to the highest,
-named exactly as Kafka names them. Each exception class carries its ``code`` and whether Kafka's exception for it
-extends ``RetriableException`` (``retriable``); its docstring is Kafka's default message for the code, used when an
-error is raised without a message of its own.
+named exactly as Kafka names them. Each exception class is given, as class keywords, its ``code`` and whether Kafka's
+exception for it extends ``RetriableException`` (``retriable``); its docstring is Kafka's default message for the
+code, used when an error is raised without a message of its own.
 
 Class names are the CamelCase of Kafka's name plus ``Error`` (a trailing ``_ERROR`` or ``_EXCEPTION`` of Kafka's name
 is not doubled: ``UNKNOWN_SERVER_ERROR`` -> ``UnknownServerError``, ``NETWORK_EXCEPTION`` -> ``NetworkError``).
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 from typing import ClassVar
+
 
 class ErrorCode(enum.IntEnum):
     """Every error code Kafka sends on the wire."""
@@ -159,7 +160,12 @@ class KafkaError(Exception):
     """Base of the typed Kafka errors; ``str(err)`` is the message given, else Kafka's default message."""
 
     code: ClassVar[ErrorCode]
-    retriable: ClassVar[bool] = False
+    retriable: ClassVar[bool]
+
+    def __init_subclass__(cls, *, code: ErrorCode, retriable: bool = False, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.code = code
+        cls.retriable = retriable
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message or " ".join((type(self).__doc__ or "").split()))
@@ -178,730 +184,564 @@ def is_retriable(code: int) -> bool:
     return cls is not None and cls.retriable
 
 
-class UnknownServerError(KafkaError):
+class UnknownServerError(KafkaError, code=ErrorCode.UNKNOWN_SERVER_ERROR):
     """The server experienced an unexpected error when processing the request."""
-    code = ErrorCode.UNKNOWN_SERVER_ERROR
 
 
-class OffsetOutOfRangeError(KafkaError):
+class OffsetOutOfRangeError(KafkaError, code=ErrorCode.OFFSET_OUT_OF_RANGE):
     """The requested offset is not within the range of offsets maintained by the server."""
-    code = ErrorCode.OFFSET_OUT_OF_RANGE
 
 
-class CorruptMessageError(KafkaError):
+class CorruptMessageError(KafkaError, code=ErrorCode.CORRUPT_MESSAGE, retriable=True):
     """This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic,
     or is otherwise corrupt."""
-    code = ErrorCode.CORRUPT_MESSAGE
-    retriable = True
 
 
-class UnknownTopicOrPartitionError(KafkaError):
+class UnknownTopicOrPartitionError(KafkaError, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, retriable=True):
     """This server does not host this topic-partition."""
-    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    retriable = True
 
 
-class InvalidFetchSizeError(KafkaError):
+class InvalidFetchSizeError(KafkaError, code=ErrorCode.INVALID_FETCH_SIZE):
     """The requested fetch size is invalid."""
-    code = ErrorCode.INVALID_FETCH_SIZE
 
 
-class LeaderNotAvailableError(KafkaError):
+class LeaderNotAvailableError(KafkaError, code=ErrorCode.LEADER_NOT_AVAILABLE, retriable=True):
     """There is no leader for this topic-partition as we are in the middle of a leadership election."""
-    code = ErrorCode.LEADER_NOT_AVAILABLE
-    retriable = True
 
 
-class NotLeaderOrFollowerError(KafkaError):
+class NotLeaderOrFollowerError(KafkaError, code=ErrorCode.NOT_LEADER_OR_FOLLOWER, retriable=True):
     """For requests intended only for the leader, this error indicates that the broker is not the current
     leader. For requests intended for any replica, this error indicates that the broker is not a replica of the
     topic partition."""
-    code = ErrorCode.NOT_LEADER_OR_FOLLOWER
-    retriable = True
 
 
-class RequestTimedOutError(KafkaError):
+class RequestTimedOutError(KafkaError, code=ErrorCode.REQUEST_TIMED_OUT, retriable=True):
     """The request timed out."""
-    code = ErrorCode.REQUEST_TIMED_OUT
-    retriable = True
 
 
-class BrokerNotAvailableError(KafkaError):
+class BrokerNotAvailableError(KafkaError, code=ErrorCode.BROKER_NOT_AVAILABLE):
     """The broker is not available."""
-    code = ErrorCode.BROKER_NOT_AVAILABLE
 
 
-class ReplicaNotAvailableError(KafkaError):
+class ReplicaNotAvailableError(KafkaError, code=ErrorCode.REPLICA_NOT_AVAILABLE, retriable=True):
     """The replica is not available for the requested topic-partition. Produce/Fetch requests and other requests
     intended only for the leader or follower return NOT_LEADER_OR_FOLLOWER if the broker is not a replica of the
     topic-partition."""
-    code = ErrorCode.REPLICA_NOT_AVAILABLE
-    retriable = True
 
 
-class MessageTooLargeError(KafkaError):
+class MessageTooLargeError(KafkaError, code=ErrorCode.MESSAGE_TOO_LARGE):
     """The request included a message larger than the max message size the server will accept."""
-    code = ErrorCode.MESSAGE_TOO_LARGE
 
 
-class StaleControllerEpochError(KafkaError):
+class StaleControllerEpochError(KafkaError, code=ErrorCode.STALE_CONTROLLER_EPOCH):
     """The controller moved to another broker."""
-    code = ErrorCode.STALE_CONTROLLER_EPOCH
 
 
-class OffsetMetadataTooLargeError(KafkaError):
+class OffsetMetadataTooLargeError(KafkaError, code=ErrorCode.OFFSET_METADATA_TOO_LARGE):
     """The metadata field of the offset request was too large."""
-    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
 
 
-class NetworkError(KafkaError):
+class NetworkError(KafkaError, code=ErrorCode.NETWORK_EXCEPTION, retriable=True):
     """The server disconnected before a response was received."""
-    code = ErrorCode.NETWORK_EXCEPTION
-    retriable = True
 
 
-class CoordinatorLoadInProgressError(KafkaError):
+class CoordinatorLoadInProgressError(KafkaError, code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, retriable=True):
     """The coordinator is loading and hence can't process requests."""
-    code = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-    retriable = True
 
 
-class CoordinatorNotAvailableError(KafkaError):
+class CoordinatorNotAvailableError(KafkaError, code=ErrorCode.COORDINATOR_NOT_AVAILABLE, retriable=True):
     """The coordinator is not available."""
-    code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-    retriable = True
 
 
-class NotCoordinatorError(KafkaError):
+class NotCoordinatorError(KafkaError, code=ErrorCode.NOT_COORDINATOR, retriable=True):
     """This is not the correct coordinator."""
-    code = ErrorCode.NOT_COORDINATOR
-    retriable = True
 
 
-class InvalidTopicError(KafkaError):
+class InvalidTopicError(KafkaError, code=ErrorCode.INVALID_TOPIC_EXCEPTION):
     """The request attempted to perform an operation on an invalid topic."""
-    code = ErrorCode.INVALID_TOPIC_EXCEPTION
 
 
-class RecordListTooLargeError(KafkaError):
+class RecordListTooLargeError(KafkaError, code=ErrorCode.RECORD_LIST_TOO_LARGE):
     """The request included message batch larger than the configured segment size on the server."""
-    code = ErrorCode.RECORD_LIST_TOO_LARGE
 
 
-class NotEnoughReplicasError(KafkaError):
+class NotEnoughReplicasError(KafkaError, code=ErrorCode.NOT_ENOUGH_REPLICAS, retriable=True):
     """Messages are rejected since there are fewer in-sync replicas than required."""
-    code = ErrorCode.NOT_ENOUGH_REPLICAS
-    retriable = True
 
 
-class NotEnoughReplicasAfterAppendError(KafkaError):
+class NotEnoughReplicasAfterAppendError(KafkaError, code=ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, retriable=True):
     """Messages are written to the log, but to fewer in-sync replicas than required."""
-    code = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-    retriable = True
 
 
-class InvalidRequiredAcksError(KafkaError):
+class InvalidRequiredAcksError(KafkaError, code=ErrorCode.INVALID_REQUIRED_ACKS):
     """Produce request specified an invalid value for required acks."""
-    code = ErrorCode.INVALID_REQUIRED_ACKS
 
 
-class IllegalGenerationError(KafkaError):
+class IllegalGenerationError(KafkaError, code=ErrorCode.ILLEGAL_GENERATION):
     """Specified group generation id is not valid."""
-    code = ErrorCode.ILLEGAL_GENERATION
 
 
-class InconsistentGroupProtocolError(KafkaError):
+class InconsistentGroupProtocolError(KafkaError, code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL):
     """The group member's supported protocols are incompatible with those of existing members or first group
     member tried to join with empty protocol type or empty protocol list."""
-    code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
-class InvalidGroupIdError(KafkaError):
+class InvalidGroupIdError(KafkaError, code=ErrorCode.INVALID_GROUP_ID):
     """The group id is invalid."""
-    code = ErrorCode.INVALID_GROUP_ID
 
 
-class UnknownMemberIdError(KafkaError):
+class UnknownMemberIdError(KafkaError, code=ErrorCode.UNKNOWN_MEMBER_ID):
     """The coordinator is not aware of this member."""
-    code = ErrorCode.UNKNOWN_MEMBER_ID
 
 
-class InvalidSessionTimeoutError(KafkaError):
+class InvalidSessionTimeoutError(KafkaError, code=ErrorCode.INVALID_SESSION_TIMEOUT):
     """The session timeout is not within the range allowed by the broker (as configured by
     group.min.session.timeout.ms and group.max.session.timeout.ms)."""
-    code = ErrorCode.INVALID_SESSION_TIMEOUT
 
 
-class RebalanceInProgressError(KafkaError):
+class RebalanceInProgressError(KafkaError, code=ErrorCode.REBALANCE_IN_PROGRESS):
     """The group is rebalancing, so a rejoin is needed."""
-    code = ErrorCode.REBALANCE_IN_PROGRESS
 
 
-class InvalidCommitOffsetSizeError(KafkaError):
+class InvalidCommitOffsetSizeError(KafkaError, code=ErrorCode.INVALID_COMMIT_OFFSET_SIZE):
     """The committing offset data size is not valid."""
-    code = ErrorCode.INVALID_COMMIT_OFFSET_SIZE
 
 
-class TopicAuthorizationFailedError(KafkaError):
+class TopicAuthorizationFailedError(KafkaError, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED):
     """Topic authorization failed."""
-    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
-class GroupAuthorizationFailedError(KafkaError):
+class GroupAuthorizationFailedError(KafkaError, code=ErrorCode.GROUP_AUTHORIZATION_FAILED):
     """Group authorization failed."""
-    code = ErrorCode.GROUP_AUTHORIZATION_FAILED
 
 
-class ClusterAuthorizationFailedError(KafkaError):
+class ClusterAuthorizationFailedError(KafkaError, code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED):
     """Cluster authorization failed."""
-    code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
-class InvalidTimestampError(KafkaError):
+class InvalidTimestampError(KafkaError, code=ErrorCode.INVALID_TIMESTAMP):
     """The timestamp of the message is out of acceptable range."""
-    code = ErrorCode.INVALID_TIMESTAMP
 
 
-class UnsupportedSaslMechanismError(KafkaError):
+class UnsupportedSaslMechanismError(KafkaError, code=ErrorCode.UNSUPPORTED_SASL_MECHANISM):
     """The broker does not support the requested SASL mechanism."""
-    code = ErrorCode.UNSUPPORTED_SASL_MECHANISM
 
 
-class IllegalSaslStateError(KafkaError):
+class IllegalSaslStateError(KafkaError, code=ErrorCode.ILLEGAL_SASL_STATE):
     """Request is not valid given the current SASL state."""
-    code = ErrorCode.ILLEGAL_SASL_STATE
 
 
-class UnsupportedVersionError(KafkaError):
+class UnsupportedVersionError(KafkaError, code=ErrorCode.UNSUPPORTED_VERSION):
     """The version of API is not supported."""
-    code = ErrorCode.UNSUPPORTED_VERSION
 
 
-class TopicAlreadyExistsError(KafkaError):
+class TopicAlreadyExistsError(KafkaError, code=ErrorCode.TOPIC_ALREADY_EXISTS):
     """Topic with this name already exists."""
-    code = ErrorCode.TOPIC_ALREADY_EXISTS
 
 
-class InvalidPartitionsError(KafkaError):
+class InvalidPartitionsError(KafkaError, code=ErrorCode.INVALID_PARTITIONS):
     """Number of partitions is below 1."""
-    code = ErrorCode.INVALID_PARTITIONS
 
 
-class InvalidReplicationFactorError(KafkaError):
+class InvalidReplicationFactorError(KafkaError, code=ErrorCode.INVALID_REPLICATION_FACTOR):
     """Replication factor is below 1 or larger than the number of available brokers."""
-    code = ErrorCode.INVALID_REPLICATION_FACTOR
 
 
-class InvalidReplicaAssignmentError(KafkaError):
+class InvalidReplicaAssignmentError(KafkaError, code=ErrorCode.INVALID_REPLICA_ASSIGNMENT):
     """Replica assignment is invalid."""
-    code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 
 
-class InvalidConfigError(KafkaError):
+class InvalidConfigError(KafkaError, code=ErrorCode.INVALID_CONFIG):
     """Configuration is invalid."""
-    code = ErrorCode.INVALID_CONFIG
 
 
-class NotControllerError(KafkaError):
+class NotControllerError(KafkaError, code=ErrorCode.NOT_CONTROLLER, retriable=True):
     """This is not the correct controller for this cluster."""
-    code = ErrorCode.NOT_CONTROLLER
-    retriable = True
 
 
-class InvalidRequestError(KafkaError):
+class InvalidRequestError(KafkaError, code=ErrorCode.INVALID_REQUEST):
     """This most likely occurs because of a request being malformed by the client library or the message was
     sent to an incompatible broker. See the broker logs for more details."""
-    code = ErrorCode.INVALID_REQUEST
 
 
-class UnsupportedForMessageFormatError(KafkaError):
+class UnsupportedForMessageFormatError(KafkaError, code=ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT):
     """The message format version on the broker does not support the request."""
-    code = ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
 
 
-class PolicyViolationError(KafkaError):
+class PolicyViolationError(KafkaError, code=ErrorCode.POLICY_VIOLATION):
     """Request parameters do not satisfy the configured policy."""
-    code = ErrorCode.POLICY_VIOLATION
 
 
-class OutOfOrderSequenceNumberError(KafkaError):
+class OutOfOrderSequenceNumberError(KafkaError, code=ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER):
     """The broker received an out of order sequence number."""
-    code = ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
-class DuplicateSequenceNumberError(KafkaError):
+class DuplicateSequenceNumberError(KafkaError, code=ErrorCode.DUPLICATE_SEQUENCE_NUMBER):
     """The broker received a duplicate sequence number."""
-    code = ErrorCode.DUPLICATE_SEQUENCE_NUMBER
 
 
-class InvalidProducerEpochError(KafkaError):
+class InvalidProducerEpochError(KafkaError, code=ErrorCode.INVALID_PRODUCER_EPOCH):
     """Producer attempted to produce with an old epoch."""
-    code = ErrorCode.INVALID_PRODUCER_EPOCH
 
 
-class InvalidTxnStateError(KafkaError):
+class InvalidTxnStateError(KafkaError, code=ErrorCode.INVALID_TXN_STATE):
     """The producer attempted a transactional operation in an invalid state."""
-    code = ErrorCode.INVALID_TXN_STATE
 
 
-class InvalidProducerIdMappingError(KafkaError):
+class InvalidProducerIdMappingError(KafkaError, code=ErrorCode.INVALID_PRODUCER_ID_MAPPING):
     """The producer attempted to use a producer id which is not currently assigned to its transactional id."""
-    code = ErrorCode.INVALID_PRODUCER_ID_MAPPING
 
 
-class InvalidTransactionTimeoutError(KafkaError):
+class InvalidTransactionTimeoutError(KafkaError, code=ErrorCode.INVALID_TRANSACTION_TIMEOUT):
     """The transaction timeout is larger than the maximum value allowed by the broker (as configured by
     transaction.max.timeout.ms)."""
-    code = ErrorCode.INVALID_TRANSACTION_TIMEOUT
 
 
-class ConcurrentTransactionsError(KafkaError):
+class ConcurrentTransactionsError(KafkaError, code=ErrorCode.CONCURRENT_TRANSACTIONS, retriable=True):
     """The producer attempted to update a transaction while another concurrent operation on the same transaction
     was ongoing."""
-    code = ErrorCode.CONCURRENT_TRANSACTIONS
-    retriable = True
 
 
-class TransactionCoordinatorFencedError(KafkaError):
+class TransactionCoordinatorFencedError(KafkaError, code=ErrorCode.TRANSACTION_COORDINATOR_FENCED):
     """Indicates that the transaction coordinator sending a WriteTxnMarker is no longer the current coordinator
     for a given producer."""
-    code = ErrorCode.TRANSACTION_COORDINATOR_FENCED
 
 
-class TransactionalIdAuthorizationFailedError(KafkaError):
+class TransactionalIdAuthorizationFailedError(KafkaError, code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED):
     """Transactional Id authorization failed."""
-    code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
 
-class SecurityDisabledError(KafkaError):
+class SecurityDisabledError(KafkaError, code=ErrorCode.SECURITY_DISABLED):
     """Security features are disabled."""
-    code = ErrorCode.SECURITY_DISABLED
 
 
-class OperationNotAttemptedError(KafkaError):
+class OperationNotAttemptedError(KafkaError, code=ErrorCode.OPERATION_NOT_ATTEMPTED):
     """The broker did not attempt to execute this operation. This may happen for batched RPCs where some
     operations in the batch failed, causing the broker to respond without trying the rest."""
-    code = ErrorCode.OPERATION_NOT_ATTEMPTED
 
 
-class KafkaStorageError(KafkaError):
+class KafkaStorageError(KafkaError, code=ErrorCode.KAFKA_STORAGE_ERROR, retriable=True):
     """Disk error when trying to access log file on the disk."""
-    code = ErrorCode.KAFKA_STORAGE_ERROR
-    retriable = True
 
 
-class LogDirNotFoundError(KafkaError):
+class LogDirNotFoundError(KafkaError, code=ErrorCode.LOG_DIR_NOT_FOUND):
     """The user-specified log directory is not found in the broker config."""
-    code = ErrorCode.LOG_DIR_NOT_FOUND
 
 
-class SaslAuthenticationFailedError(KafkaError):
+class SaslAuthenticationFailedError(KafkaError, code=ErrorCode.SASL_AUTHENTICATION_FAILED):
     """SASL Authentication failed."""
-    code = ErrorCode.SASL_AUTHENTICATION_FAILED
 
 
-class UnknownProducerIdError(KafkaError):
+class UnknownProducerIdError(KafkaError, code=ErrorCode.UNKNOWN_PRODUCER_ID):
     """This exception is raised by the broker if it could not locate the producer metadata associated with the
     producerId in question. This could happen if, for instance, the producer's records were deleted because
     their retention time had elapsed. Once the last records of the producerId are removed, the producer's
     metadata is removed from the broker, and future appends by the producer will return this exception."""
-    code = ErrorCode.UNKNOWN_PRODUCER_ID
 
 
-class ReassignmentInProgressError(KafkaError):
+class ReassignmentInProgressError(KafkaError, code=ErrorCode.REASSIGNMENT_IN_PROGRESS):
     """A partition reassignment is in progress."""
-    code = ErrorCode.REASSIGNMENT_IN_PROGRESS
 
 
-class DelegationTokenAuthDisabledError(KafkaError):
+class DelegationTokenAuthDisabledError(KafkaError, code=ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED):
     """Delegation Token feature is not enabled."""
-    code = ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED
 
 
-class DelegationTokenNotFoundError(KafkaError):
+class DelegationTokenNotFoundError(KafkaError, code=ErrorCode.DELEGATION_TOKEN_NOT_FOUND):
     """Delegation Token is not found on server."""
-    code = ErrorCode.DELEGATION_TOKEN_NOT_FOUND
 
 
-class DelegationTokenOwnerMismatchError(KafkaError):
+class DelegationTokenOwnerMismatchError(KafkaError, code=ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH):
     """Specified Principal is not valid Owner/Renewer."""
-    code = ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH
 
 
-class DelegationTokenRequestNotAllowedError(KafkaError):
+class DelegationTokenRequestNotAllowedError(KafkaError, code=ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED):
     """Delegation Token requests are not allowed on PLAINTEXT/1-way SSL channels and on delegation token
     authenticated channels."""
-    code = ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
 
 
-class DelegationTokenAuthorizationFailedError(KafkaError):
+class DelegationTokenAuthorizationFailedError(KafkaError, code=ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED):
     """Delegation Token authorization failed."""
-    code = ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED
 
 
-class DelegationTokenExpiredError(KafkaError):
+class DelegationTokenExpiredError(KafkaError, code=ErrorCode.DELEGATION_TOKEN_EXPIRED):
     """Delegation Token is expired."""
-    code = ErrorCode.DELEGATION_TOKEN_EXPIRED
 
 
-class InvalidPrincipalTypeError(KafkaError):
+class InvalidPrincipalTypeError(KafkaError, code=ErrorCode.INVALID_PRINCIPAL_TYPE):
     """Supplied principalType is not supported."""
-    code = ErrorCode.INVALID_PRINCIPAL_TYPE
 
 
-class NonEmptyGroupError(KafkaError):
+class NonEmptyGroupError(KafkaError, code=ErrorCode.NON_EMPTY_GROUP):
     """The group is not empty."""
-    code = ErrorCode.NON_EMPTY_GROUP
 
 
-class GroupIdNotFoundError(KafkaError):
+class GroupIdNotFoundError(KafkaError, code=ErrorCode.GROUP_ID_NOT_FOUND):
     """The group id does not exist."""
-    code = ErrorCode.GROUP_ID_NOT_FOUND
 
 
-class FetchSessionIdNotFoundError(KafkaError):
+class FetchSessionIdNotFoundError(KafkaError, code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, retriable=True):
     """The fetch session ID was not found."""
-    code = ErrorCode.FETCH_SESSION_ID_NOT_FOUND
-    retriable = True
 
 
-class InvalidFetchSessionEpochError(KafkaError):
+class InvalidFetchSessionEpochError(KafkaError, code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, retriable=True):
     """The fetch session epoch is invalid."""
-    code = ErrorCode.INVALID_FETCH_SESSION_EPOCH
-    retriable = True
 
 
-class ListenerNotFoundError(KafkaError):
+class ListenerNotFoundError(KafkaError, code=ErrorCode.LISTENER_NOT_FOUND, retriable=True):
     """There is no listener on the leader broker that matches the listener on which metadata request was
     processed."""
-    code = ErrorCode.LISTENER_NOT_FOUND
-    retriable = True
 
 
-class TopicDeletionDisabledError(KafkaError):
+class TopicDeletionDisabledError(KafkaError, code=ErrorCode.TOPIC_DELETION_DISABLED):
     """Topic deletion is disabled."""
-    code = ErrorCode.TOPIC_DELETION_DISABLED
 
 
-class FencedLeaderEpochError(KafkaError):
+class FencedLeaderEpochError(KafkaError, code=ErrorCode.FENCED_LEADER_EPOCH, retriable=True):
     """The leader epoch in the request is older than the epoch on the broker."""
-    code = ErrorCode.FENCED_LEADER_EPOCH
-    retriable = True
 
 
-class UnknownLeaderEpochError(KafkaError):
+class UnknownLeaderEpochError(KafkaError, code=ErrorCode.UNKNOWN_LEADER_EPOCH, retriable=True):
     """The leader epoch in the request is newer than the epoch on the broker."""
-    code = ErrorCode.UNKNOWN_LEADER_EPOCH
-    retriable = True
 
 
-class UnsupportedCompressionTypeError(KafkaError):
+class UnsupportedCompressionTypeError(KafkaError, code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE):
     """The requesting client does not support the compression type of given partition."""
-    code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
 
 
-class StaleBrokerEpochError(KafkaError):
+class StaleBrokerEpochError(KafkaError, code=ErrorCode.STALE_BROKER_EPOCH):
     """Broker epoch has changed."""
-    code = ErrorCode.STALE_BROKER_EPOCH
 
 
-class OffsetNotAvailableError(KafkaError):
+class OffsetNotAvailableError(KafkaError, code=ErrorCode.OFFSET_NOT_AVAILABLE, retriable=True):
     """The leader high watermark has not caught up from a recent leader election so the offsets cannot be
     guaranteed to be monotonically increasing."""
-    code = ErrorCode.OFFSET_NOT_AVAILABLE
-    retriable = True
 
 
-class MemberIdRequiredError(KafkaError):
+class MemberIdRequiredError(KafkaError, code=ErrorCode.MEMBER_ID_REQUIRED):
     """The group member needs to have a valid member id before actually entering a consumer group."""
-    code = ErrorCode.MEMBER_ID_REQUIRED
 
 
-class PreferredLeaderNotAvailableError(KafkaError):
+class PreferredLeaderNotAvailableError(KafkaError, code=ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, retriable=True):
     """The preferred leader was not available."""
-    code = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
-    retriable = True
 
 
-class GroupMaxSizeReachedError(KafkaError):
+class GroupMaxSizeReachedError(KafkaError, code=ErrorCode.GROUP_MAX_SIZE_REACHED):
     """The group has reached its maximum size."""
-    code = ErrorCode.GROUP_MAX_SIZE_REACHED
 
 
-class FencedInstanceIdError(KafkaError):
+class FencedInstanceIdError(KafkaError, code=ErrorCode.FENCED_INSTANCE_ID):
     """The broker rejected this static consumer since another consumer with the same group.instance.id has
     registered with a different member.id."""
-    code = ErrorCode.FENCED_INSTANCE_ID
 
 
-class EligibleLeadersNotAvailableError(KafkaError):
+class EligibleLeadersNotAvailableError(KafkaError, code=ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, retriable=True):
     """Eligible topic partition leaders are not available."""
-    code = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
-    retriable = True
 
 
-class ElectionNotNeededError(KafkaError):
+class ElectionNotNeededError(KafkaError, code=ErrorCode.ELECTION_NOT_NEEDED, retriable=True):
     """Leader election not needed for topic partition."""
-    code = ErrorCode.ELECTION_NOT_NEEDED
-    retriable = True
 
 
-class NoReassignmentInProgressError(KafkaError):
+class NoReassignmentInProgressError(KafkaError, code=ErrorCode.NO_REASSIGNMENT_IN_PROGRESS):
     """No partition reassignment is in progress."""
-    code = ErrorCode.NO_REASSIGNMENT_IN_PROGRESS
 
 
-class GroupSubscribedToTopicError(KafkaError):
+class GroupSubscribedToTopicError(KafkaError, code=ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC):
     """Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."""
-    code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
 
 
-class InvalidRecordError(KafkaError):
+class InvalidRecordError(KafkaError, code=ErrorCode.INVALID_RECORD):
     """This record has failed the validation on broker and hence will be rejected."""
-    code = ErrorCode.INVALID_RECORD
 
 
-class UnstableOffsetCommitError(KafkaError):
+class UnstableOffsetCommitError(KafkaError, code=ErrorCode.UNSTABLE_OFFSET_COMMIT, retriable=True):
     """There are unstable offsets that need to be cleared."""
-    code = ErrorCode.UNSTABLE_OFFSET_COMMIT
-    retriable = True
 
 
-class ThrottlingQuotaExceededError(KafkaError):
+class ThrottlingQuotaExceededError(KafkaError, code=ErrorCode.THROTTLING_QUOTA_EXCEEDED, retriable=True):
     """The throttling quota has been exceeded."""
-    code = ErrorCode.THROTTLING_QUOTA_EXCEEDED
-    retriable = True
 
 
-class ProducerFencedError(KafkaError):
+class ProducerFencedError(KafkaError, code=ErrorCode.PRODUCER_FENCED):
     """There is a newer producer with the same transactionalId which fences the current one."""
-    code = ErrorCode.PRODUCER_FENCED
 
 
-class ResourceNotFoundError(KafkaError):
+class ResourceNotFoundError(KafkaError, code=ErrorCode.RESOURCE_NOT_FOUND):
     """A request illegally referred to a resource that does not exist."""
-    code = ErrorCode.RESOURCE_NOT_FOUND
 
 
-class DuplicateResourceError(KafkaError):
+class DuplicateResourceError(KafkaError, code=ErrorCode.DUPLICATE_RESOURCE):
     """A request illegally referred to the same resource twice."""
-    code = ErrorCode.DUPLICATE_RESOURCE
 
 
-class UnacceptableCredentialError(KafkaError):
+class UnacceptableCredentialError(KafkaError, code=ErrorCode.UNACCEPTABLE_CREDENTIAL):
     """Requested credential would not meet criteria for acceptability."""
-    code = ErrorCode.UNACCEPTABLE_CREDENTIAL
 
 
-class InconsistentVoterSetError(KafkaError):
+class InconsistentVoterSetError(KafkaError, code=ErrorCode.INCONSISTENT_VOTER_SET):
     """Indicates that the either the sender or recipient of a voter-only request is not one of the expected
     voters."""
-    code = ErrorCode.INCONSISTENT_VOTER_SET
 
 
-class InvalidUpdateVersionError(KafkaError):
+class InvalidUpdateVersionError(KafkaError, code=ErrorCode.INVALID_UPDATE_VERSION):
     """The given update version was invalid."""
-    code = ErrorCode.INVALID_UPDATE_VERSION
 
 
-class FeatureUpdateFailedError(KafkaError):
+class FeatureUpdateFailedError(KafkaError, code=ErrorCode.FEATURE_UPDATE_FAILED):
     """Unable to update finalized features due to an unexpected server error."""
-    code = ErrorCode.FEATURE_UPDATE_FAILED
 
 
-class PrincipalDeserializationFailureError(KafkaError):
+class PrincipalDeserializationFailureError(KafkaError, code=ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE):
     """Request principal deserialization failed during forwarding. This indicates an internal error on the
     broker cluster security setup."""
-    code = ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE
 
 
-class SnapshotNotFoundError(KafkaError):
+class SnapshotNotFoundError(KafkaError, code=ErrorCode.SNAPSHOT_NOT_FOUND):
     """Requested snapshot was not found."""
-    code = ErrorCode.SNAPSHOT_NOT_FOUND
 
 
-class PositionOutOfRangeError(KafkaError):
+class PositionOutOfRangeError(KafkaError, code=ErrorCode.POSITION_OUT_OF_RANGE):
     """Requested position is not greater than or equal to zero, and less than the size of the snapshot."""
-    code = ErrorCode.POSITION_OUT_OF_RANGE
 
 
-class UnknownTopicIdError(KafkaError):
+class UnknownTopicIdError(KafkaError, code=ErrorCode.UNKNOWN_TOPIC_ID, retriable=True):
     """This server does not host this topic ID."""
-    code = ErrorCode.UNKNOWN_TOPIC_ID
-    retriable = True
 
 
-class DuplicateBrokerRegistrationError(KafkaError):
+class DuplicateBrokerRegistrationError(KafkaError, code=ErrorCode.DUPLICATE_BROKER_REGISTRATION):
     """This broker ID is already in use."""
-    code = ErrorCode.DUPLICATE_BROKER_REGISTRATION
 
 
-class BrokerIdNotRegisteredError(KafkaError):
+class BrokerIdNotRegisteredError(KafkaError, code=ErrorCode.BROKER_ID_NOT_REGISTERED):
     """The given broker ID was not registered."""
-    code = ErrorCode.BROKER_ID_NOT_REGISTERED
 
 
-class InconsistentTopicIdError(KafkaError):
+class InconsistentTopicIdError(KafkaError, code=ErrorCode.INCONSISTENT_TOPIC_ID, retriable=True):
     """The log's topic ID did not match the topic ID in the request."""
-    code = ErrorCode.INCONSISTENT_TOPIC_ID
-    retriable = True
 
 
-class InconsistentClusterIdError(KafkaError):
+class InconsistentClusterIdError(KafkaError, code=ErrorCode.INCONSISTENT_CLUSTER_ID):
     """The clusterId in the request does not match that found on the server."""
-    code = ErrorCode.INCONSISTENT_CLUSTER_ID
 
 
-class TransactionalIdNotFoundError(KafkaError):
+class TransactionalIdNotFoundError(KafkaError, code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND):
     """The transactionalId could not be found."""
-    code = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
 
 
-class FetchSessionTopicIdError(KafkaError):
+class FetchSessionTopicIdError(KafkaError, code=ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR, retriable=True):
     """The fetch session encountered inconsistent topic ID usage."""
-    code = ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR
-    retriable = True
 
 
-class IneligibleReplicaError(KafkaError):
+class IneligibleReplicaError(KafkaError, code=ErrorCode.INELIGIBLE_REPLICA):
     """The new ISR contains at least one ineligible replica."""
-    code = ErrorCode.INELIGIBLE_REPLICA
 
 
-class NewLeaderElectedError(KafkaError):
+class NewLeaderElectedError(KafkaError, code=ErrorCode.NEW_LEADER_ELECTED):
     """The AlterPartition request successfully updated the partition state but the leader has changed."""
-    code = ErrorCode.NEW_LEADER_ELECTED
 
 
-class OffsetMovedToTieredStorageError(KafkaError):
+class OffsetMovedToTieredStorageError(KafkaError, code=ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE):
     """The requested offset is moved to tiered storage."""
-    code = ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE
 
 
-class FencedMemberEpochError(KafkaError):
+class FencedMemberEpochError(KafkaError, code=ErrorCode.FENCED_MEMBER_EPOCH):
     """The member epoch is fenced by the group coordinator. The member must abandon all its partitions and
     rejoin."""
-    code = ErrorCode.FENCED_MEMBER_EPOCH
 
 
-class UnreleasedInstanceIdError(KafkaError):
+class UnreleasedInstanceIdError(KafkaError, code=ErrorCode.UNRELEASED_INSTANCE_ID):
     """The instance ID is still used by another member in the consumer group. That member must leave first."""
-    code = ErrorCode.UNRELEASED_INSTANCE_ID
 
 
-class UnsupportedAssignorError(KafkaError):
+class UnsupportedAssignorError(KafkaError, code=ErrorCode.UNSUPPORTED_ASSIGNOR):
     """The assignor or its version range is not supported by the consumer group."""
-    code = ErrorCode.UNSUPPORTED_ASSIGNOR
 
 
-class StaleMemberEpochError(KafkaError):
+class StaleMemberEpochError(KafkaError, code=ErrorCode.STALE_MEMBER_EPOCH):
     """The member epoch is stale. The member must retry after receiving its updated member epoch via the
     ConsumerGroupHeartbeat API."""
-    code = ErrorCode.STALE_MEMBER_EPOCH
 
 
-class MismatchedEndpointTypeError(KafkaError):
+class MismatchedEndpointTypeError(KafkaError, code=ErrorCode.MISMATCHED_ENDPOINT_TYPE):
     """The request was sent to an endpoint of the wrong type."""
-    code = ErrorCode.MISMATCHED_ENDPOINT_TYPE
 
 
-class UnsupportedEndpointTypeError(KafkaError):
+class UnsupportedEndpointTypeError(KafkaError, code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE):
     """This endpoint type is not supported yet."""
-    code = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
 
 
-class UnknownControllerIdError(KafkaError):
+class UnknownControllerIdError(KafkaError, code=ErrorCode.UNKNOWN_CONTROLLER_ID):
     """This controller ID is not known."""
-    code = ErrorCode.UNKNOWN_CONTROLLER_ID
 
 
-class UnknownSubscriptionIdError(KafkaError):
+class UnknownSubscriptionIdError(KafkaError, code=ErrorCode.UNKNOWN_SUBSCRIPTION_ID):
     """Client sent a push telemetry request with an invalid or outdated subscription ID."""
-    code = ErrorCode.UNKNOWN_SUBSCRIPTION_ID
 
 
-class TelemetryTooLargeError(KafkaError):
+class TelemetryTooLargeError(KafkaError, code=ErrorCode.TELEMETRY_TOO_LARGE):
     """Client sent a push telemetry request larger than the maximum size the broker will accept."""
-    code = ErrorCode.TELEMETRY_TOO_LARGE
 
 
-class InvalidRegistrationError(KafkaError):
+class InvalidRegistrationError(KafkaError, code=ErrorCode.INVALID_REGISTRATION):
     """The controller has considered the broker registration to be invalid."""
-    code = ErrorCode.INVALID_REGISTRATION
 
 
-class TransactionAbortableError(KafkaError):
+class TransactionAbortableError(KafkaError, code=ErrorCode.TRANSACTION_ABORTABLE):
     """The server encountered an error with the transaction. The client can abort the transaction to continue
     using this transactional ID."""
-    code = ErrorCode.TRANSACTION_ABORTABLE
 
 
-class InvalidRecordStateError(KafkaError):
+class InvalidRecordStateError(KafkaError, code=ErrorCode.INVALID_RECORD_STATE):
     """The record state is invalid. The acknowledgement of delivery could not be completed."""
-    code = ErrorCode.INVALID_RECORD_STATE
 
 
-class ShareSessionNotFoundError(KafkaError):
+class ShareSessionNotFoundError(KafkaError, code=ErrorCode.SHARE_SESSION_NOT_FOUND, retriable=True):
     """The share session was not found."""
-    code = ErrorCode.SHARE_SESSION_NOT_FOUND
-    retriable = True
 
 
-class InvalidShareSessionEpochError(KafkaError):
+class InvalidShareSessionEpochError(KafkaError, code=ErrorCode.INVALID_SHARE_SESSION_EPOCH, retriable=True):
     """The share session epoch is invalid."""
-    code = ErrorCode.INVALID_SHARE_SESSION_EPOCH
-    retriable = True
 
 
-class FencedStateEpochError(KafkaError):
+class FencedStateEpochError(KafkaError, code=ErrorCode.FENCED_STATE_EPOCH):
     """The share coordinator rejected the request because the share-group state epoch did not match."""
-    code = ErrorCode.FENCED_STATE_EPOCH
 
 
-class InvalidVoterKeyError(KafkaError):
+class InvalidVoterKeyError(KafkaError, code=ErrorCode.INVALID_VOTER_KEY):
     """The voter key doesn't match the receiving replica's key."""
-    code = ErrorCode.INVALID_VOTER_KEY
 
 
-class DuplicateVoterError(KafkaError):
+class DuplicateVoterError(KafkaError, code=ErrorCode.DUPLICATE_VOTER):
     """The voter is already part of the set of voters."""
-    code = ErrorCode.DUPLICATE_VOTER
 
 
-class VoterNotFoundError(KafkaError):
+class VoterNotFoundError(KafkaError, code=ErrorCode.VOTER_NOT_FOUND):
     """The voter is not part of the set of voters."""
-    code = ErrorCode.VOTER_NOT_FOUND
 
 
-class InvalidRegularExpressionError(KafkaError):
+class InvalidRegularExpressionError(KafkaError, code=ErrorCode.INVALID_REGULAR_EXPRESSION):
     """The regular expression is not valid."""
-    code = ErrorCode.INVALID_REGULAR_EXPRESSION
 
 
-class RebootstrapRequiredError(KafkaError):
+class RebootstrapRequiredError(KafkaError, code=ErrorCode.REBOOTSTRAP_REQUIRED):
     """Client metadata is stale. The client should rebootstrap to obtain new metadata."""
-    code = ErrorCode.REBOOTSTRAP_REQUIRED
 
 
-class StreamsInvalidTopologyError(KafkaError):
+class StreamsInvalidTopologyError(KafkaError, code=ErrorCode.STREAMS_INVALID_TOPOLOGY):
     """The supplied topology is invalid."""
-    code = ErrorCode.STREAMS_INVALID_TOPOLOGY
 
 
-class StreamsInvalidTopologyEpochError(KafkaError):
+class StreamsInvalidTopologyEpochError(KafkaError, code=ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH):
     """The supplied topology epoch is invalid."""
-    code = ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH
 
 
-class StreamsTopologyFencedError(KafkaError):
+class StreamsTopologyFencedError(KafkaError, code=ErrorCode.STREAMS_TOPOLOGY_FENCED):
     """The supplied topology epoch is outdated."""
-    code = ErrorCode.STREAMS_TOPOLOGY_FENCED
 
 
-class ShareSessionLimitReachedError(KafkaError):
+class ShareSessionLimitReachedError(KafkaError, code=ErrorCode.SHARE_SESSION_LIMIT_REACHED, retriable=True):
     """The limit of share sessions has been reached."""
-    code = ErrorCode.SHARE_SESSION_LIMIT_REACHED
-    retriable = True
 
 
 _CLASS_BY_CODE: dict[int, type[KafkaError]] = {cls.code: cls for cls in KafkaError.__subclasses__()}
