@@ -21,6 +21,7 @@ from wirebroker.network.socket_server import SocketServer
 from wirebroker.replica.manager import ReplicaManager
 from wirebroker.server.config import BrokerConfig, Listener
 from wirebroker.server.dispatch import Dispatcher
+from wirebroker.server.fetch_session import FetchSessionCache
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class Broker:
         self.controller.subscribe(self._apply_topic_change)
         for topic in self.metadata.topics():
             self.replica_manager.make_partitions(topic)
+        self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.channel = RequestChannel(max_queued=config["queued.max.requests"])
         self.dispatcher = Dispatcher(self, self.channel)
         self.handler_pool = HandlerPool(self.channel, self.dispatcher, num_threads=config["num.io.threads"])

@@ -22,6 +22,13 @@ class _NoResponse:
 NO_RESPONSE = _NoResponse()
 
 
+@dataclass(frozen=True, slots=True)
+class CloseConnection:
+    """A handler's answer when the connection must be closed instead (the reason goes to the log)."""
+
+    reason: str
+
+
 @dataclass(slots=True, eq=False)
 class RequestContext:
     header: RequestHeader
@@ -29,8 +36,9 @@ class RequestContext:
     connection_id: str
     listener: str
     broker: Broker
-    respond: Callable[[Any], None]  # answer later (a request parked in purgatory): encodes and sends the response
-    close: Callable[[str], None]  # close the connection instead of answering (a reason for the log)
+    # Answer the request: a response message, NO_RESPONSE or CloseConnection. Called while the handler runs, the
+    # answer is returned by the dispatcher; called later (from a purgatory) it is encoded and sent then.
+    respond: Callable[[Any], None]
 
     @property
     def api_version(self) -> int:

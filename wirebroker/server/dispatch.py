@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from wirebroker.protocol.headers import (
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages import ADVERTISABLE_VERSIONS, API_SPECS
 from wirebroker.protocol.primitives import DecodeError, Output, UnsupportedFieldError
-from wirebroker.server.context import NO_RESPONSE, RequestContext
+from wirebroker.server.context import NO_RESPONSE, CloseConnection, RequestContext
 
 if TYPE_CHECKING:
     from wirebroker.server.broker import Broker
@@ -101,6 +102,35 @@ def error_response(api_key: int, code: int) -> Message | None:
     return response
 
 
+class _AnswerNow:
+    """Routes `ctx.respond`: kept for the dispatcher while the handler runs, sent through the channel after.
+
+    A purgatory may complete a request on another thread before its handler has returned; the lock makes the
+    answer go out exactly once, one way or the other.
+    """
+
+    __slots__ = ("_lock", "_handling", "_answer", "_send_later")
+
+    def __init__(self, send_later: Any) -> None:
+        self._lock = threading.Lock()
+        self._handling = True
+        self._answer: Any = None
+        self._send_later = send_later
+
+    def respond(self, answer: Any) -> None:
+        with self._lock:
+            if self._handling:
+                self._answer = answer
+                return
+        self._send_later(answer)
+
+    def handler_returned(self) -> Any:
+        """The answer given while the handler ran, or None if it is still to come."""
+        with self._lock:
+            self._handling = False
+            return self._answer
+
+
 class Dispatcher:
     def __init__(self, broker: Broker, channel: RequestChannel, listener: str = "PLAINTEXT") -> None:
         self.broker = broker
@@ -121,21 +151,23 @@ class Dispatcher:
             if header.api_key == API_VERSIONS_KEY:
                 return self._send(request, header, api.unsupported_version_response(self), version=0)
             return self._refuse(request, header)
+        try:
+            body, _ = self._request_classes[header.api_key].read(request.frame, body_start, header.api_version)
+        except DecodeError as exc:
+            return self._close(request, f"malformed {API_SPECS[header.api_key].name} v{header.api_version} ({exc})")
+        answer_now = _AnswerNow(lambda answer: self.channel.send_response(self._response(request, header, answer)))
         ctx = RequestContext(
             header=header,
             client_address=request.client_address,
             connection_id=request.connection_id,
             listener=self.listener,
             broker=self.broker,
-            respond=lambda body: self.channel.send_response(self._response(request, header, body)),
-            close=lambda reason: self.channel.send_response(self._close(request, reason)),
+            respond=answer_now.respond,
         )
         try:
-            body, _ = self._request_classes[header.api_key].read(request.frame, body_start, header.api_version)
-        except DecodeError as exc:
-            return self._close(request, f"malformed {API_SPECS[header.api_key].name} v{header.api_version} ({exc})")
-        try:
             answer = api.handle(ctx, body)
+            if answer is None:
+                answer = answer_now.handler_returned()
         except KafkaError as exc:
             log.info("%s v%d from %s failed: %s", API_SPECS[header.api_key].name, header.api_version,
                      request.client_address, exc)
@@ -151,6 +183,8 @@ class Dispatcher:
     def _response(self, request: Request, header: RequestHeader, answer: Any) -> Response:
         if answer is NO_RESPONSE:
             return Response(request, None)
+        if isinstance(answer, CloseConnection):
+            return self._close(request, answer.reason)
         return self._send(request, header, answer)
 
     def _send(self, request: Request, header: RequestHeader, body: Message, version: int | None = None) -> Response:

@@ -1,0 +1,142 @@
+"""Fetch: API key 1, versions 4-17 served; 0-3 advertised (old librdkafka needs min 0) and refused per request.
+
+Behaviour:
+- Consumer fetches (replica id -1) read up to the high watermark, or the last stable offset for read_committed.
+- Records are ranges of log segment files, sent by the network layer with os.sendfile: never copied, never decoded.
+- Limits: partition_max_bytes per partition and max_bytes per response, except that the first partition with data
+  returns at least one whole batch even if it is larger (KIP-74), so a large record never blocks a consumer.
+- Not enough bytes for min_bytes and max_wait_ms > 0: the request waits in the fetch purgatory until appends bring
+  enough bytes or max_wait_ms passes.
+- Incremental fetch sessions (KIP-227): see server/fetch_session.py.
+- Offsets outside [log start offset, log end offset]: OFFSET_OUT_OF_RANGE, and the client's auto.offset.reset acts.
+Version notes:
+- v0-3 expect message formats v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
+- v4+ isolation_level and aborted transactions; v5+ log_start_offset; v7+ sessions; v9+ current_leader_epoch
+  (KIP-320); v11+ rack_id and preferred_read_replica (KIP-392, always -1: this broker is the only replica);
+  v12+ flexible; v13+ topics by id (KIP-516), UNKNOWN_TOPIC_ID for ids this broker does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.fetch import FetchRequest, FetchResponse
+from wirebroker.replica.manager import FetchRead
+from wirebroker.replica.partition import READ_UNCOMMITTED
+from wirebroker.server.context import RequestContext
+from wirebroker.server.fetch_session import CachedPartition, FetchContext
+
+API_KEY = 1
+FIRST_V2_FORMAT_VERSION = 4
+FIRST_TOPIC_ID_VERSION = 13
+UNKNOWN_OFFSET = -1
+
+_Topic = FetchResponse.FetchableTopicResponse
+_Partition = FetchResponse.PartitionData
+_AbortedTransaction = FetchResponse.AbortedTransaction
+
+
+def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
+    if ctx.api_version < FIRST_V2_FORMAT_VERSION:
+        return _refuse_old_version(request)
+    by_id = ctx.api_version >= FIRST_TOPIC_ID_VERSION
+    requested = [
+        ((t.topic_id if by_id else t.topic, p.partition),
+         CachedPartition(p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch))
+        for t in request.topics
+        for p in t.partitions
+    ]
+    forgotten = [
+        (t.topic_id if by_id else t.topic, index) for t in request.forgotten_topics_data for index in t.partitions
+    ]
+    context = ctx.broker.fetch_sessions.new_context(request.session_id, request.session_epoch, requested, forgotten)
+    if context.error_code:
+        return FetchResponse(error_code=context.error_code, session_id=0)
+    names = _topic_names(ctx, context, by_id)
+    reads = [
+        FetchRead(names[topic], index, cached.fetch_offset, cached.max_bytes, cached.current_leader_epoch)
+        for (topic, index), cached in context.partitions
+        if names[topic] is not None
+    ]
+    ctx.broker.replica_manager.fetch_messages(
+        reads,
+        request.max_bytes,
+        request.min_bytes,
+        request.max_wait_ms,
+        request.isolation_level,
+        lambda done: ctx.respond(_response(ctx, context, names, by_id, done, request.isolation_level)),
+    )
+    return None
+
+
+def _topic_names(ctx: RequestContext, context: FetchContext, by_id: bool) -> dict[Hashable, str | None]:
+    """Session key's topic -> topic name, None for a topic id this broker does not know."""
+    if not by_id:
+        return {topic: topic for (topic, _), _ in context.partitions}
+    names = {}
+    for (topic_id, _), _ in context.partitions:
+        if topic_id not in names:
+            topic = ctx.broker.metadata.topic_by_id(topic_id)
+            names[topic_id] = topic.name if topic else None
+    return names
+
+
+def _response(ctx: RequestContext, context: FetchContext, names: dict, by_id: bool, reads: list[FetchRead],
+              isolation_level: int) -> FetchResponse:
+    by_partition = {(r.topic, r.partition_index): r for r in reads}
+    topics: list = []
+    last_topic: Hashable = None
+    with_records = []
+    for key, cached in context.partitions:
+        topic, index = key
+        read = by_partition.get((names[topic], index))
+        partition = _partition(index, read, isolation_level)
+        has_records = bool(partition.records)
+        changed = cached.changed_by(partition.error_code, has_records, partition.high_watermark,
+                                    partition.last_stable_offset, partition.log_start_offset)
+        if context.incremental and not changed:
+            continue
+        if has_records:
+            with_records.append(key)
+        if topic != last_topic:
+            topics.append(_Topic(topic_id=topic, topic=None) if by_id else _Topic(topic=topic))
+            last_topic = topic
+        topics[-1].partitions.append(partition)
+    if context.session is not None and with_records:
+        ctx.broker.fetch_sessions.round_robin(context.session, with_records)
+    return FetchResponse(error_code=ErrorCode.NONE, session_id=context.session_id, responses=topics)
+
+
+def _partition(index: int, read: FetchRead | None, isolation_level: int) -> FetchResponse.PartitionData:
+    if read is None:
+        return _error_partition(index, ErrorCode.UNKNOWN_TOPIC_ID)
+    if read.error_code:
+        return _error_partition(index, read.error_code)
+    data = read.data
+    aborted = None
+    if isolation_level != READ_UNCOMMITTED:
+        aborted = [_AbortedTransaction(producer_id=a.producer_id, first_offset=a.first_offset)
+                   for a in data.aborted_transactions or ()]
+    return _Partition(
+        partition_index=index,
+        error_code=ErrorCode.NONE,
+        high_watermark=read.high_watermark,
+        last_stable_offset=read.last_stable_offset,
+        log_start_offset=read.log_start_offset,
+        aborted_transactions=aborted,
+        records=data.records,
+    )
+
+
+def _error_partition(index: int, code: int) -> FetchResponse.PartitionData:
+    return _Partition(partition_index=index, error_code=code, high_watermark=UNKNOWN_OFFSET,
+                      last_stable_offset=UNKNOWN_OFFSET, log_start_offset=UNKNOWN_OFFSET, records=b"")
+
+
+def _refuse_old_version(request: FetchRequest) -> FetchResponse:
+    return FetchResponse(responses=[
+        _Topic(topic=t.topic, partitions=[_error_partition(p.partition, ErrorCode.UNSUPPORTED_VERSION)
+                                          for p in t.partitions])
+        for t in request.topics
+    ])

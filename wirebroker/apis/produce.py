@@ -1,0 +1,74 @@
+"""Produce: API key 0, versions 3-11 served; 0-2 advertised (old librdkafka needs min 0) and refused per request.
+
+Behaviour:
+- Each partition's records field is whole RecordBatch v2 batches, appended as bytes: the log checks CRC, lengths
+  and producer sequences, assigns offsets and the leader epoch in place, and never decodes a record.
+- acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition). acks=0 gets no answer; but if any
+  partition failed, the connection is closed so the producer learns something went wrong (Kafka does the same).
+- acks=-1 waits in the produce purgatory until the high watermark covers the append, up to timeout_ms.
+- Unknown topics are UNKNOWN_TOPIC_OR_PARTITION: Produce never auto-creates (Metadata does).
+- A duplicate batch of an idempotent producer is answered with the offset it got the first time.
+Version notes:
+- v0-2 wrote message format v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
+- v3+ carries transactional_id; v5+ log_start_offset; v8+ record_errors and error_message (KIP-467);
+  v9+ flexible; v10+ current_leader and node_endpoints on NOT_LEADER_OR_FOLLOWER (KIP-951).
+"""
+
+from __future__ import annotations
+
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
+from wirebroker.replica.manager import AppendResult
+from wirebroker.server.context import NO_RESPONSE, CloseConnection, RequestContext
+
+API_KEY = 0
+FIRST_V2_FORMAT_VERSION = 3
+VALID_ACKS = (-1, 0, 1)
+
+_PartitionResponse = ProduceResponse.PartitionProduceResponse
+_TopicResponse = ProduceResponse.TopicProduceResponse
+
+
+def handle(ctx: RequestContext, request: ProduceRequest) -> None:
+    entries = [(topic.name, p.index, p.records) for topic in request.topic_data for p in topic.partition_data]
+    if ctx.api_version < FIRST_V2_FORMAT_VERSION:
+        ctx.respond(_answer(request, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
+    elif request.acks not in VALID_ACKS:
+        ctx.respond(_answer(request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
+    else:
+        ctx.broker.replica_manager.append_records(
+            entries, request.acks, request.timeout_ms, lambda results: ctx.respond(_answer(request, results))
+        )
+
+
+def _answer(request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:
+    if request.acks == 0:
+        failed = [r for r in results if r.error_code]
+        if failed:
+            return CloseConnection(
+                f"produce with acks=0 failed ({ErrorCode(failed[0].error_code).name}: {failed[0].message})"
+            )
+        return NO_RESPONSE
+    responses = []
+    position = 0
+    for topic in request.topic_data:
+        partitions = []
+        for p in topic.partition_data:
+            partitions.append(_partition_response(p.index, results[position]))
+            position += 1
+        responses.append(_TopicResponse(name=topic.name, partition_responses=partitions))
+    return ProduceResponse(responses=responses)
+
+
+def _partition_response(index: int, result: AppendResult) -> ProduceResponse.PartitionProduceResponse:
+    info = result.info
+    if info is None:
+        return _PartitionResponse(index=index, error_code=result.error_code, base_offset=-1,
+                                  error_message=result.message)
+    return _PartitionResponse(
+        index=index,
+        error_code=result.error_code,
+        base_offset=info.first_offset,
+        log_append_time_ms=info.log_append_time,
+        log_start_offset=info.log_start_offset,
+    )
