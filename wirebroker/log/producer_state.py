@@ -26,10 +26,12 @@ import collections
 import enum
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from wirebroker.log.files import delete_file_if_exists, is_snapshot_file, offset_from_file_name, producer_snapshot_file
+from wirebroker.log.batch_records import EndTransactionMarker, end_txn_marker
+from wirebroker.log.files import DELETED_FILE_SUFFIX, delete_file_if_exists, is_snapshot_file, offset_from_file_name, producer_snapshot_file
 from wirebroker.log.producer_snapshot import CorruptSnapshotError, SnapshotEntry, read_snapshot, write_snapshot
 from wirebroker.protocol.errors import (
     InvalidProducerEpochError,
@@ -37,6 +39,7 @@ from wirebroker.protocol.errors import (
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
 )
+from wirebroker.protocol.records import BatchHeader
 
 log = logging.getLogger(__name__)
 
@@ -165,13 +168,6 @@ class ProducerStateEntry:
         return next((b for b in self.batch_metadata if b.first_seq == first_seq and b.last_seq == last_seq), None)
 
 
-class EndTransactionMarker(NamedTuple):
-    """The single control record of a COMMIT or ABORT batch."""
-
-    is_commit: bool
-    coordinator_epoch: int
-
-
 class CompletedTxn(NamedTuple):
     producer_id: int
     first_offset: int
@@ -200,6 +196,17 @@ class ProducerAppendInfo:
 
     def to_entry(self) -> ProducerStateEntry:
         return self._updated
+
+    def append(self, header: BatchHeader, batch: bytes | memoryview) -> CompletedTxn | None:
+        """Check and record one batch of this producer; a COMMIT/ABORT marker may complete a transaction."""
+        if header.is_control:
+            marker = end_txn_marker(batch, header)
+            if marker is None:  # an empty control batch: the cleaner removed the transaction's records
+                return None
+            return self.append_end_txn_marker(marker, header.producer_epoch, header.base_offset, header.max_timestamp)
+        self.append_data_batch(header.producer_epoch, header.base_sequence, header.last_sequence,
+                               header.max_timestamp, header.base_offset, header.last_offset, header.is_transactional)
+        return None
 
     def append_data_batch(self, epoch: int, first_seq: int, last_seq: int, last_timestamp: int, first_offset: int,
                           last_offset: int, is_transactional: bool) -> None:
@@ -326,6 +333,17 @@ class ProducerStateManager:
         path = self._snapshots.pop(offset, None)
         if path is not None:
             delete_file_if_exists(path)
+
+    def remove_snapshots_for_deletion(self, offsets: Iterable[int]) -> list[str]:
+        """Forget the snapshots at these offsets (of deleted segments) and rename them *.deleted; returns the new
+        paths, for the caller to delete now or after file.delete.delay.ms."""
+        renamed = []
+        for offset in offsets:
+            path = self._snapshots.pop(offset, None)
+            if path is not None and os.path.exists(path):
+                os.replace(path, path + DELETED_FILE_SUFFIX)
+                renamed.append(path + DELETED_FILE_SUFFIX)
+        return renamed
 
     def remove_stray_snapshots(self, segment_base_offsets: list[int]) -> None:
         """Delete snapshots that match no segment, except the latest one if it lies past every segment's base
