@@ -1,5 +1,8 @@
-"""The acceptor thread (Kafka's Acceptor): accepts connections on every listening socket and deals them out to
-the network processors in turn.
+"""Acceptor threads (Kafka's Acceptor): one per listening socket, dealing connections out to the processors in turn.
+
+Each acceptor blocks in accept() rather than polling a selector: a thread already waiting in the kernel takes each
+connection the moment its handshake completes, while a select loop that must first win the GIL lets a burst of
+clients overflow a listen backlog of Kafka's size (50) and wait a second for their SYN to be retried.
 
 Each accepted socket is made non-blocking with TCP_NODELAY and SO_KEEPALIVE (as Kafka does) and the configured send
 buffer; the receive buffer comes from the listening socket. At max.connections the acceptor waits for a slot
@@ -9,77 +12,64 @@ before accepting again, leaving new clients in the listen backlog.
 from __future__ import annotations
 
 import logging
-import selectors
 import socket
 import threading
 import time
 from collections.abc import Sequence
 
+from wirebroker.network.connection import format_address
 from wirebroker.network.connection_quotas import ConnectionQuotas
 from wirebroker.network.processor import Processor
-from wirebroker.network.wakeup import Wakeup
 
 log = logging.getLogger(__name__)
 
-ACCEPT_ERROR_BACKOFF_SECONDS = 0.1  # after a failed accept (e.g. out of file descriptors) the socket stays readable
+ACCEPT_ERROR_BACKOFF_SECONDS = 0.1  # after a failed accept (e.g. out of file descriptors) before trying again
 
 
 class Acceptor(threading.Thread):
     def __init__(
         self,
-        listen_sockets: Sequence[socket.socket],
+        listen_socket: socket.socket,
         processors: Sequence[Processor],
         quotas: ConnectionQuotas,
         *,
         send_buffer_bytes: int = -1,
     ) -> None:
-        super().__init__(name="wirebroker-acceptor", daemon=True)
-        self._listen_sockets = list(listen_sockets)
+        self._address = format_address(listen_socket.getsockname())
+        super().__init__(name=f"wirebroker-acceptor-{self._address}", daemon=True)
+        self._listen_socket = listen_socket
         self._processors = list(processors)
         self._quotas = quotas
         self._send_buffer_bytes = send_buffer_bytes
-        self._selector = selectors.DefaultSelector()
-        self._wakeup = Wakeup()
-        self._wakeup.register(self._selector)
-        for sock in self._listen_sockets:
-            self._selector.register(sock, selectors.EVENT_READ)
         self._next_processor = 0
         self._running = True
 
     def stop(self) -> None:
-        """Stop accepting; the thread closes the listening sockets on its way out."""
+        """Stop accepting: wakes the blocked accept(); the thread closes the listening socket on its way out."""
         self._running = False
         self._quotas.close()
-        self._wakeup.wakeup()
+        try:
+            self._listen_socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # not every platform wakes accept() this way; close() below is what matters then
 
     def run(self) -> None:
         try:
-            while self._running:
+            while self._quotas.wait_for_slot() and self._running:
                 try:
-                    self._accept_ready()
+                    self._accept_one()
                 except Exception:
-                    log.exception("Acceptor got an unexpected error; it keeps running")
+                    log.exception("Acceptor on %s got an unexpected error; it keeps running", self._address)
         finally:
-            for sock in self._listen_sockets:
-                sock.close()
-            self._selector.close()
-            self._wakeup.close()
+            self._listen_socket.close()
 
-    def _accept_ready(self) -> None:
-        for key, _ in self._selector.select():
-            if key.data is self._wakeup:
-                self._wakeup.clear()
-            elif self._quotas.wait_for_slot() and self._running:
-                self._accept(key.fileobj)
-
-    def _accept(self, listen_socket: socket.socket) -> None:
+    def _accept_one(self) -> None:
         try:
-            sock, _ = listen_socket.accept()
-        except BlockingIOError:
-            return
+            sock, _ = self._listen_socket.accept()
         except OSError as e:
-            log.error("Error while accepting connection on %s: %s", listen_socket.getsockname(), e)
-            time.sleep(ACCEPT_ERROR_BACKOFF_SECONDS)
+            if self._running:
+                log.error("Error while accepting connection on %s: %s", self._address, e)
+                time.sleep(ACCEPT_ERROR_BACKOFF_SECONDS)
             return
         try:
             self._configure(sock)

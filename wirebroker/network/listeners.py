@@ -92,7 +92,6 @@ def _bind_one(
             # Set before listen() so accepted sockets inherit it and the window scale is negotiated with it.
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
         sock.bind((address, port))
-        sock.setblocking(False)
     except OSError as e:
         sock.close()
         return _skip_missing_ipv6_loopback(family, host, port, e)

@@ -1,4 +1,4 @@
-"""The socket server (Kafka's SocketServer): listening sockets, one acceptor thread, N network processor threads.
+"""The socket server (Kafka's SocketServer): listening sockets, an acceptor thread each, N network processor threads.
 
     channel = RequestChannel(max_queued=500)
     server = SocketServer([("127.0.0.1", 0)], channel, num_network_threads=1)
@@ -63,11 +63,11 @@ class SocketServer:
         self._listen_sockets: list[list[socket.socket]] = []  # per listener
         self._bound_addresses: list[list[tuple[str, int]]] = []  # per listener, kept after shutdown for logs
         self._processors: list[Processor] = []
-        self._acceptor: Acceptor | None = None
+        self._acceptors: list[Acceptor] = []
 
     def start(self) -> None:
         """Bind every listener and start serving; raises OSError if a listener cannot be bound."""
-        if self._acceptor is not None:
+        if self._processors:
             raise RuntimeError("the socket server is already started")
         raise_open_files_limit()
         try:
@@ -97,13 +97,13 @@ class SocketServer:
         for processor in self._processors:
             self._channel.register_processor(processor)
             processor.start()
-        self._acceptor = Acceptor(
-            [sock for socks in self._listen_sockets for sock in socks],
-            self._processors,
-            self._quotas,
-            send_buffer_bytes=self._socket_send_buffer_bytes,
-        )
-        self._acceptor.start()
+        self._acceptors = [
+            Acceptor(sock, self._processors, self._quotas, send_buffer_bytes=self._socket_send_buffer_bytes)
+            for socks in self._listen_sockets
+            for sock in socks
+        ]
+        for acceptor in self._acceptors:
+            acceptor.start()
 
     def bound_ports(self) -> list[int]:
         """The port each listener is bound to, in the order the listeners were given."""
@@ -120,9 +120,11 @@ class SocketServer:
 
     def shutdown(self) -> None:
         """Stop accepting, close every connection, and wait for the threads; safe to call more than once."""
-        if self._acceptor is not None:
-            self._acceptor.stop()
-            self._acceptor.join()
+        for acceptor in self._acceptors:
+            acceptor.stop()
+        for acceptor in self._acceptors:
+            acceptor.join()
+        self._acceptors = []
         for processor in self._processors:
             processor.stop()
         for processor in self._processors:
