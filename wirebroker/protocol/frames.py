@@ -89,6 +89,8 @@ class FrameReader:
     def next_frame(self) -> memoryview | None:
         """The next complete payload, or None if more data is needed.
 
+        The payload is writable: the produce path assigns offsets inside the request's record batches in place.
+
         Raises InvalidFrameError / FrameTooLargeError on a bad size prefix; the stream cannot be resynchronised.
         """
         frame = self._frame
@@ -105,7 +107,7 @@ class FrameReader:
         end = SIZE_PREFIX.size + size
         if len(pending) >= end:
             with memoryview(pending) as view:
-                payload = bytes(view[SIZE_PREFIX.size : end])
+                payload = bytearray(view[SIZE_PREFIX.size : end])
             del pending[:end]  # CPython trims a bytearray's head without moving the rest
             return memoryview(payload)
         self._start_large_frame(size)

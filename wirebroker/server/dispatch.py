@@ -45,14 +45,6 @@ API_MODULES = (
     "metadata",
     "produce",
     "fetch",
-    "list_offsets",
-    "offset_for_leader_epoch",
-    "create_topics",
-    "delete_topics",
-    "init_producer_id",
-    "describe_cluster",
-    "describe_configs",
-    "describe_topic_partitions",
 )
 
 
