@@ -1,0 +1,160 @@
+// Package common holds what the Go drivers of the compatibility matrix share: the command line, the JSON result
+// lines, and the scenarios' data. A driver runs as `DRIVER SCENARIOS BOOTSTRAP TOPIC_PREFIX` (SCENARIOS
+// comma-separated) and prints one line per scenario:
+//
+//	{"scenario": "roundtrip", "ok": true, "detail": "...", "seconds": 0.42}
+//
+// The scenarios, data and checks mirror compat_tests/drivers/python/driver_common.py.
+package common
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+const (
+	RecordCount              = 10
+	CompressedCount          = 200
+	LargeRecordBytes         = 1_000_000
+	LargeRecordCount         = 3
+	IdempotentCount          = 500
+	GroupPartitions          = 4
+	GroupRecordsPerPartition = 10
+	SeekStepMs               = 1000
+	SeekTargetIndex          = 5
+	RetentionMs              = "3600000"
+	// Long enough for a group rebalance with default session timeouts on a loaded 2-core machine.
+	Deadline = 60 * time.Second
+	// A 1,000,000-byte record needs a little more than the 1,000,000 most clients allow per batch by default, and
+	// must stay under the broker's message.max.bytes (1,048,588) so that no batch holds two of them.
+	LargeBatchMaxBytes = 1_048_576
+)
+
+// Scenario runs against a bootstrap address with a topic prefix and says what it saw, or fails.
+type Scenario func(bootstrap, prefix string) (string, error)
+
+// Failf is a scenario's failed check; its text is what the report shows on hover.
+func Failf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// TopicName is <prefix>.<scenario>.
+func TopicName(prefix, scenario string) string { return prefix + "." + scenario }
+
+// RoundtripRecord is one record of the roundtrip scenario: every third value null, one header empty.
+type RoundtripRecord struct {
+	Key, Value []byte
+	Headers    [][2]string
+}
+
+func RoundtripRecords() []RoundtripRecord {
+	out := make([]RoundtripRecord, RecordCount)
+	for i := range out {
+		var value []byte
+		if i%3 != 2 {
+			value = []byte(fmt.Sprintf("value-%d", i))
+		}
+		out[i] = RoundtripRecord{Key: []byte(fmt.Sprintf("key-%d", i)), Value: value,
+			Headers: [][2]string{{"trace", fmt.Sprintf("t-%d", i)}, {"empty", ""}}}
+	}
+	return out
+}
+
+// Consumed is a record as a consumer saw it, for CheckRoundtrip.
+type Consumed struct {
+	Offset     int64
+	Key, Value []byte
+	Headers    [][2]string
+}
+
+func CheckRoundtrip(got []Consumed) (string, error) {
+	want := RoundtripRecords()
+	if len(got) != len(want) {
+		return "", Failf("consumed %d records, expected %d", len(got), len(want))
+	}
+	nulls := 0
+	for i, r := range got {
+		w := want[i]
+		if r.Offset != int64(i) {
+			return "", Failf("record %d has offset %d", i, r.Offset)
+		}
+		if !bytes.Equal(r.Key, w.Key) {
+			return "", Failf("record %d: key %q != %q", i, r.Key, w.Key)
+		}
+		if (r.Value == nil) != (w.Value == nil) || !bytes.Equal(r.Value, w.Value) {
+			return "", Failf("record %d: value %q (nil %v) != %q", i, r.Value, r.Value == nil, w.Value)
+		}
+		if fmt.Sprint(r.Headers) != fmt.Sprint(w.Headers) {
+			return "", Failf("record %d: headers %v != %v", i, r.Headers, w.Headers)
+		}
+		if r.Value == nil {
+			nulls++
+		}
+	}
+	return fmt.Sprintf("%d records: keys, %d null values, headers intact", len(got), nulls), nil
+}
+
+func CompressibleValue(i int) []byte {
+	return []byte(strings.Repeat(fmt.Sprintf("compressible-%05d-", i), 20))
+}
+
+func CheckValues(got, want [][]byte, what string) (string, error) {
+	if len(got) != len(want) {
+		return "", Failf("%s: consumed %d records, expected %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			return "", Failf("%s: record %d differs", what, i)
+		}
+	}
+	return fmt.Sprintf("%s: %d records intact and in order", what, len(got)), nil
+}
+
+// WaitUntil polls cond every 100 ms until it holds or Deadline passes.
+func WaitUntil(cond func() bool, what string) error {
+	until := time.Now().Add(Deadline)
+	for !cond() {
+		if time.Now().After(until) {
+			return Failf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// GroupDetail is the consumer_group scenario's success text.
+func GroupDetail(a, b []int32) string {
+	return fmt.Sprintf("A: 4 partitions, then A %v + B %v; %d records; committed 10 on each partition", a, b,
+		GroupPartitions*GroupRecordsPerPartition)
+}
+
+// Run parses os.Args, runs each requested scenario and prints its result line; unknown ones fail.
+func Run(scenarios map[string]Scenario) {
+	names, bootstrap, prefix := strings.Split(os.Args[1], ","), os.Args[2], os.Args[3]
+	out := json.NewEncoder(os.Stdout)
+	for _, name := range names {
+		started := time.Now()
+		ok, detail := false, "not implemented"
+		if scenario, found := scenarios[name]; found {
+			text, err := runGuarded(scenario, bootstrap, prefix)
+			ok, detail = err == nil, text
+			if err != nil {
+				detail = err.Error()
+			}
+		}
+		_ = out.Encode(map[string]any{"scenario": name, "ok": ok, "detail": detail,
+			"seconds": float64(time.Since(started).Milliseconds()) / 1000})
+	}
+	os.Exit(0)
+}
+
+func runGuarded(scenario Scenario, bootstrap, prefix string) (text string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Failf("panic: %v", r)
+		}
+	}()
+	return scenario(bootstrap, prefix)
+}
