@@ -6,7 +6,8 @@ Per connection, as in Kafka:
   responses keep request order. Pipelined bytes already read wait in the frame reader and are looked at on unmute.
 - a frame with a negative size or one over socket.request.max.bytes, or any other error on one connection, closes
   that connection with a log line naming the client; the loop and the other connections carry on.
-- a connection with no bytes read or written for connections.max.idle.ms is closed.
+- a connection with no bytes read or written for connections.max.idle.ms is closed (a negative value: never,
+  as in Kafka's Selector).
 
 Back-pressure: a request refused by the full request queue is kept here and reads stop on every connection of this
 processor until the channel has room again (it wakes this thread when a handler takes a request).
@@ -124,7 +125,7 @@ class Processor(threading.Thread):
     def _poll_timeout(self) -> float:
         if self._responses or self._new_connections:
             return 0
-        if not self._connections:
+        if not self._connections or self._connections_max_idle_ms < 0:
             return MAX_POLL_SECONDS
         oldest = next(iter(self._connections.values()))
         idle_deadline = oldest.last_active + self._connections_max_idle_ms / 1000
@@ -281,6 +282,8 @@ class Processor(threading.Thread):
         self._connections.move_to_end(conn.id)
 
     def _close_idle_connections(self) -> None:
+        if self._connections_max_idle_ms < 0:
+            return
         deadline = self._now - self._connections_max_idle_ms / 1000
         while self._connections:
             oldest = next(iter(self._connections.values()))

@@ -36,8 +36,7 @@ class Wakeup:
         sent between the two only costs one spurious wake.
         """
         try:
-            while self._reader.recv(_DRAIN_CHUNK):
-                pass
+            self._reader.recv(_DRAIN_CHUNK)  # one byte per armed period; any left over just wakes the next select
         except BlockingIOError:
             pass
         self._armed = True

@@ -39,3 +39,9 @@ def test_a_thousand_idle_connections_then_a_request_is_answered():
             for sock in idle:
                 sock.close()
         wait_until(lambda: broker.server.connection_count == 0)
+
+
+def test_negative_idle_limit_never_closes():
+    with running_broker(connections_max_idle_ms=-1) as broker, broker.connect() as sock:
+        assert not is_closed_by_peer(sock, timeout=0.3)
+        assert request_reply(sock, b"x") == b"x"

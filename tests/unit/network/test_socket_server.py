@@ -6,6 +6,7 @@ import threading
 import pytest
 from network_helpers import echo, frame, is_closed_by_peer, recv_frame, request_reply, running_broker, wait_until
 
+from wirebroker.network.listeners import bind_addresses
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.network.socket_server import SocketServer
 
@@ -24,6 +25,14 @@ def test_localhost_listener_serves_ipv4_and_ipv6_on_one_port():
         for host in ("127.0.0.1", "::1"):
             with broker.connect(host) as sock:
                 assert request_reply(sock, host.encode()) == host.encode()
+
+
+def test_which_addresses_a_listener_host_binds():
+    assert bind_addresses("localhost") == [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
+    assert bind_addresses("127.0.0.1") == [(socket.AF_INET, "127.0.0.1")]
+    assert bind_addresses("::1") == [(socket.AF_INET6, "::1")]
+    if socket.has_ipv6:
+        assert bind_addresses("") == [(socket.AF_INET6, "::")]  # dual stack: IPv4 clients too
 
 
 def test_several_listeners_each_get_a_port():
