@@ -45,6 +45,8 @@ API_MODULES = (
     "metadata",
     "produce",
     "fetch",
+    "list_offsets",
+    "offset_for_leader_epoch",
 )
 
 
