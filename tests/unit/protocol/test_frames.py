@@ -212,3 +212,18 @@ def test_every_prefix_is_either_accepted_or_refused_by_its_sign_and_size(prefix,
             reader.next_frame()
     else:
         assert (reader.next_frame() is None) == (prefix > 0)
+
+
+def test_frames_are_writable_and_independent_of_later_input():
+    reader = FrameReader(max_frame_size=1 << 20)
+    big = b"B" * 100_000
+    reader.receive_data(framed(b"small"))
+    small = reader.next_frame()
+    reader.receive_data(framed(big)[:1000])
+    assert reader.next_frame() is None
+    reader.receive_data(framed(big)[1000:] + framed(b"other"))
+    large = reader.next_frame()
+    small[0:1] = b"S"
+    large[0:1] = b"L"
+    assert bytes(small) == b"Small" and bytes(large) == b"L" + big[1:]
+    assert bytes(reader.next_frame()) == b"other"
