@@ -33,7 +33,7 @@ class Request:
     processor: int  # id of the network processor that owns the connection
     connection_id: str  # Kafka's "localHost:localPort-remoteHost:remotePort-index", unique while the broker runs
     client_address: str  # "host:port" of the peer ("[host]:port" for IPv6)
-    frame: memoryview  # the payload: request header, then body
+    frame: memoryview  # the payload (request header, then body), writable, owned by this request
     received_ns: int  # time.monotonic_ns() when the last byte arrived
     context: Any = field(default=None)  # free for the dispatcher (decoded header, principal, ...)
 
