@@ -21,6 +21,7 @@ API_VERSIONS_KEY = 18
 PROBE_CORRELATION_ID = 7
 # Kafka needs ~2.5 s from launch to its first ApiVersions answer on 2 busy cores; leave room for a loaded machine.
 DEFAULT_START_TIMEOUT_S = 90.0
+READY_POLL_S = 0.2
 STOP_GRACE_S = 20.0
 
 
@@ -70,6 +71,8 @@ class BrokerProcess:
         self.work_dir = Path(work_dir)
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
+        # Seconds from launching the process to its first ApiVersions answer (prepare() not included).
+        self.ready_after_s: float | None = None
 
     @property
     def bootstrap(self) -> str:
@@ -91,19 +94,22 @@ class BrokerProcess:
     def prepare(self) -> None:
         """Work done once before the process starts (writing configs, formatting storage)."""
 
-    def start(self, timeout: float = DEFAULT_START_TIMEOUT_S) -> "BrokerProcess":
+    def start(self, timeout: float = DEFAULT_START_TIMEOUT_S, poll_s: float = READY_POLL_S) -> "BrokerProcess":
+        """Prepare, launch and wait for the first ApiVersions answer, probing every poll_s seconds."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.prepare()
         log.info("starting %s on %s (log %s)", self.name, self.bootstrap, self.log_path)
+        launched = time.monotonic()
         with open(self.log_path, "ab") as log_file:
             # A new session so that stop() can signal the broker and any children it forks, and nothing else.
             self.process = subprocess.Popen(list(self.command()), cwd=self.cwd(), stdout=log_file,
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             env={**os.environ, **self.environment()}, start_new_session=True)
-        self._wait_ready(timeout)
+        self._wait_ready(timeout, poll_s)
+        self.ready_after_s = time.monotonic() - launched
         return self
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_ready(self, timeout: float, poll_s: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -112,7 +118,7 @@ class BrokerProcess:
             if api_versions_answers("127.0.0.1", self.port):
                 log.info("%s answers on %s", self.name, self.bootstrap)
                 return
-            time.sleep(0.2)
+            time.sleep(poll_s)
         self.stop()
         raise BrokerStartError(f"{self.name} did not answer ApiVersions on {self.bootstrap} within {timeout:.0f}s:"
                                f"\n{self.log_tail()}")
