@@ -473,7 +473,11 @@ class Log:
             return self._max_timestamp_record()
         for segment in list(self.segments):
             if segment.largest_timestamp() >= target_timestamp:
-                return segment.find_offset_by_timestamp(target_timestamp, self._log_start_offset)
+                # Kafka stops at the first such segment; one whose records all lie below the log start offset (not
+                # yet removed by retention) has no answer, so the search goes on to the next.
+                found = segment.find_offset_by_timestamp(target_timestamp, self._log_start_offset)
+                if found is not None:
+                    return found
         return None
 
     def _max_timestamp_record(self) -> TimestampAndOffset | None:
