@@ -151,8 +151,11 @@ class Processor(threading.Thread):
         try:
             if mask & _WRITE:
                 self._write(conn)
-            if mask & _READ and conn.registered_events & _READ:
-                self._read(conn)
+            if mask & _READ:
+                if conn.muted or self._reads_paused:
+                    self._update_interest(conn)  # bytes came while reads are off: stop watching them now
+                else:
+                    self._read(conn)
         except Exception as e:
             self._close_after_error(conn, e)
 
@@ -170,8 +173,7 @@ class Processor(threading.Thread):
             self._complete_receive(conn, frame)
 
     def _complete_receive(self, conn: Connection, frame: memoryview) -> None:
-        conn.muted = True
-        self._update_interest(conn)
+        conn.muted = True  # the selector keeps watching for reads until bytes arrive (see _update_interest)
         request = Request(self.id, conn.id, conn.client_address, frame, time.monotonic_ns())
         if not self._channel.send_request(request):
             conn.waiting_request = request
@@ -195,8 +197,6 @@ class Processor(threading.Thread):
             return
         self._reads_paused = True
         log.debug("Network processor %d: request queue full, pausing reads", self.id)
-        for conn in self._connections.values():
-            self._update_interest(conn)
 
     def _resume_reads(self) -> None:
         self._reads_paused = False
@@ -260,7 +260,11 @@ class Processor(threading.Thread):
     # -- bookkeeping ---------------------------------------------------------------------------------------------
 
     def _update_interest(self, conn: Connection) -> None:
-        """Make the selector watch exactly what this connection waits for."""
+        """Make the selector watch exactly what this connection waits for.
+
+        Muting and pausing do not call this at once: a connection stays registered for reads until bytes arrive
+        while reads are off, so a client that waits for each response (most do) costs no epoll_ctl per request.
+        """
         wanted = 0
         if not conn.muted and not self._reads_paused:
             wanted |= _READ
