@@ -279,9 +279,9 @@ def test_reads_run_while_appends_go_on(open_log):
     threads = [threading.Thread(target=reader) for _ in range(2)]
     for t in threads:
         t.start()
-    append_batches(log_, 300)
+    append_batches(log_, 120)
     done.set()
     for t in threads:
         t.join()
     assert errors == []
-    assert read_all_offsets(log_) == list(range(300))
+    assert read_all_offsets(log_) == list(range(120))
