@@ -197,6 +197,10 @@ class LogLoader:
                                 segment.base_offset, self.name, segment.read_next_offset())
                     self._delete_segments(unflushed[i + 1:])
                     break
+        elif self.segments.last is not None and not self.segments.last.tail_is_valid():
+            log.warning("The tail of %s is damaged although it was shut down cleanly; recovering its last segment",
+                        self.name)
+            self._recover_segment(self.segments.last)
         log_end_offset = self._delete_segments_if_log_start_greater_than_log_end()
         if not len(self.segments):
             self.segments.add(LogSegment(self.dir, self.log_start_offset_checkpoint, self.config, self.now_ms))

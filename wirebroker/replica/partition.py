@@ -8,7 +8,6 @@ FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -28,7 +27,9 @@ class Partition:
         self.topic_id = topic_id
         self.log = log
         self.leader_epoch = leader_epoch
-        self._lock = threading.Lock()
+        # Becoming leader with an ISR of one: the high watermark is the log end offset (Kafka's makeLeader then
+        # maybeIncrementLeaderHW), whatever the checkpoint said before a crash.
+        self.log.update_high_watermark(self.log.log_end_offset)
 
     def __repr__(self) -> str:
         return f"Partition({self.topic}-{self.index})"
