@@ -11,7 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from wirebroker.protocol.records import BatchHeader, TimestampType, iter_records, read_control_record
+from wirebroker.protocol.records import (
+    BatchHeader,
+    TimestampType,
+    iter_records,
+    read_control_record,
+)
 
 # Bound on a stored batch's decompressed records when the log decodes them (a batch is at most max.message.bytes
 # compressed; this only stops a pathological stream from expanding without limit).

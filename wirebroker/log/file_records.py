@@ -23,7 +23,13 @@ from typing import NamedTuple
 
 from wirebroker.log.batch_records import record_timestamps
 from wirebroker.log.files import delete_file_if_exists
-from wirebroker.protocol.records import LOG_OVERHEAD, BATCH_HEADER_SIZE, BatchHeader, FileRegion, read_header
+from wirebroker.protocol.records import (
+    BATCH_HEADER_SIZE,
+    LOG_OVERHEAD,
+    BatchHeader,
+    FileRegion,
+    read_header,
+)
 
 READ_AHEAD_BYTES = 64 * 1024  # one pread serves the headers of many small batches during a scan
 HEADER_SIZE_UP_TO_MAGIC = 17  # baseOffset, batchLength, partitionLeaderEpoch, magic: Kafka's minimum to read a batch

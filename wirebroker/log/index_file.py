@@ -175,7 +175,7 @@ class IndexFile:
                 return False
             os.ftruncate(self._fd, rounded)  # type: ignore[arg-type]
             self._length = rounded
-            keys, values = self._entries  # type: ignore[misc]
+            keys = self._entries[0]  # type: ignore[index]
             if len(keys) * self.ENTRY.size > rounded:
                 self._truncate_to_entries(rounded // self.ENTRY.size)
             return True

@@ -92,7 +92,7 @@ class LogLoader:
             path = os.path.join(self.dir, name)
             if not os.path.isfile(path):
                 continue
-            if name.endswith(DELETED_FILE_SUFFIX) or name.endswith(".tmp"):
+            if name.endswith((DELETED_FILE_SUFFIX, ".tmp")):
                 log.debug("Deleting stray temporary file %s", path)
                 delete_file_if_exists(path)
             elif name.endswith(CLEANED_FILE_SUFFIX):

@@ -45,9 +45,15 @@ from wirebroker.log.files import (
     time_index_file,
     txn_index_file,
 )
-from wirebroker.log.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
+from wirebroker.log.leader_epoch_cache import (
+    UNDEFINED_EPOCH_OFFSET,
+    LeaderEpochFileCache,
+)
 from wirebroker.log.loader import LogLoader, rebuild_producer_state
-from wirebroker.log.metadata_files import read_partition_metadata, write_partition_metadata
+from wirebroker.log.metadata_files import (
+    read_partition_metadata,
+    write_partition_metadata,
+)
 from wirebroker.log.producer_state import (
     PRODUCER_ID_EXPIRATION_MS_DEFAULT,
     AppendOrigin,
@@ -70,8 +76,8 @@ from wirebroker.protocol.errors import (
 )
 from wirebroker.protocol.records import (
     BatchHeader,
-    crc_is_valid,
     assign_offsets,
+    crc_is_valid,
     read_header,
     set_log_append_time,
     validate_batches,
@@ -627,8 +633,7 @@ class Log:
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
             self.producer_state.on_log_start_offset_incremented(new_log_start_offset)
             self._update_first_unstable_offset()
-            if self._recovery_point < new_log_start_offset:
-                self._recovery_point = new_log_start_offset
+            self._recovery_point = max(self._recovery_point, new_log_start_offset)
             log.info("Incremented log start offset of %s to %d", self.name, new_log_start_offset)
             return True
 

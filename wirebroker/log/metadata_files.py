@@ -30,7 +30,11 @@ import uuid
 from typing import NamedTuple
 
 from wirebroker.log.checkpoints import write_file_atomically
-from wirebroker.log.files import PARTITION_METADATA_FILE, delete_file_if_exists, read_text_or_none
+from wirebroker.log.files import (
+    PARTITION_METADATA_FILE,
+    delete_file_if_exists,
+    read_text_or_none,
+)
 
 PARTITION_METADATA_VERSION = 0
 META_PROPERTIES_FILE = "meta.properties"

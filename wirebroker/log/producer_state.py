@@ -31,8 +31,19 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from wirebroker.log.batch_records import EndTransactionMarker, end_txn_marker
-from wirebroker.log.files import DELETED_FILE_SUFFIX, delete_file_if_exists, is_snapshot_file, offset_from_file_name, producer_snapshot_file
-from wirebroker.log.producer_snapshot import CorruptSnapshotError, SnapshotEntry, read_snapshot, write_snapshot
+from wirebroker.log.files import (
+    DELETED_FILE_SUFFIX,
+    delete_file_if_exists,
+    is_snapshot_file,
+    offset_from_file_name,
+    producer_snapshot_file,
+)
+from wirebroker.log.producer_snapshot import (
+    CorruptSnapshotError,
+    SnapshotEntry,
+    read_snapshot,
+    write_snapshot,
+)
 from wirebroker.protocol.errors import (
     InvalidProducerEpochError,
     InvalidTxnStateError,

@@ -26,7 +26,11 @@ import os
 
 from wirebroker.log.config import LogConfig
 from wirebroker.log.fetch_data import FetchDataInfo, LogOffsetMetadata
-from wirebroker.log.file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
+from wirebroker.log.file_records import (
+    FileRecords,
+    LogOffsetPosition,
+    TimestampAndOffset,
+)
 from wirebroker.log.files import (
     log_file,
     offset_index_file,
@@ -35,7 +39,11 @@ from wirebroker.log.files import (
 )
 from wirebroker.log.leader_epoch_cache import LeaderEpochFileCache
 from wirebroker.log.offset_index import OffsetIndex
-from wirebroker.log.producer_state import AppendOrigin, CompletedTxn, ProducerStateManager
+from wirebroker.log.producer_state import (
+    AppendOrigin,
+    CompletedTxn,
+    ProducerStateManager,
+)
 from wirebroker.log.time_index import NO_TIMESTAMP, TimeIndex, TimestampOffset
 from wirebroker.log.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from wirebroker.protocol.errors import CorruptMessageError, KafkaError

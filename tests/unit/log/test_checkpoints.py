@@ -1,6 +1,7 @@
 import os
 import struct
 import uuid
+from pathlib import Path
 
 import crc32c
 import pytest
@@ -15,8 +16,8 @@ from wirebroker.log.checkpoints import (
 )
 from wirebroker.log.files import TopicPartition
 from wirebroker.log.metadata_files import (
-    MetaProperties,
     MetadataFileError,
+    MetaProperties,
     delete_clean_shutdown_file,
     has_clean_shutdown_file,
     read_meta_properties,
@@ -41,7 +42,7 @@ def test_offset_checkpoint_round_trip_and_exact_text(tmp_path):
     path = str(tmp_path / "recovery-point-offset-checkpoint")
     offsets = {TopicPartition("orders", 1): 987, TopicPartition("orders", 0): 1234, TopicPartition("a-b.c", 12): 0}
     write_offset_checkpoint(path, offsets)
-    assert open(path).read() == "0\n3\na-b.c 12 0\norders 0 1234\norders 1 987\n"
+    assert Path(path).read_text() == "0\n3\na-b.c 12 0\norders 0 1234\norders 1 987\n"
     assert read_offset_checkpoint(path) == offsets
     assert not os.path.exists(path + ".tmp")
 
@@ -62,7 +63,7 @@ def test_leader_epoch_checkpoint_round_trip(tmp_path):
     path = str(tmp_path / "leader-epoch-checkpoint")
     entries = [EpochEntry(0, 0), EpochEntry(3, 120), EpochEntry(7, 5000)]
     write_leader_epoch_checkpoint(path, entries)
-    assert open(path).read() == "0\n3\n0 0\n3 120\n7 5000\n"
+    assert Path(path).read_text() == "0\n3\n0 0\n3 120\n7 5000\n"
     assert read_leader_epoch_checkpoint(path) == entries
 
 

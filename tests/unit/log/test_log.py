@@ -11,7 +11,13 @@ from wirebroker.protocol.errors import (
     OffsetOutOfRangeError,
     RecordListTooLargeError,
 )
-from wirebroker.protocol.records import TimestampType, build_batch, crc_is_valid, iter_records, read_header
+from wirebroker.protocol.records import (
+    TimestampType,
+    build_batch,
+    crc_is_valid,
+    iter_records,
+    read_header,
+)
 
 from .helpers import NOW, append_batches, batch, read_all_offsets, small_config
 
@@ -163,7 +169,7 @@ def test_retention_by_time_uses_each_segments_largest_timestamp(open_log):
     append_batches(log_, 20, timestamp=NOW - 3 * DAY)  # old segments
     old_segments = log_.number_of_segments
     append_batches(log_, 20, timestamp=NOW)
-    first_new = [s for s in log_.segments if s.largest_timestamp() >= NOW][0]
+    first_new = next(s for s in log_.segments if s.largest_timestamp() >= NOW)
     deleted = log_.delete_old_segments(NOW)
     assert deleted >= old_segments - 1
     assert log_.log_start_offset == log_.segments.first.base_offset <= first_new.base_offset
@@ -273,7 +279,7 @@ def test_reads_run_while_appends_go_on(open_log):
                     data = region_bytes(info)
                     header = read_header(data)
                     assert header.base_offset <= end - 1 < header.next_offset
-        except Exception as exc:  # pragma: no cover - reported below
+        except Exception as exc:  # noqa: BLE001 - any failure in the thread is reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=reader) for _ in range(2)]

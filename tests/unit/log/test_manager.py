@@ -9,7 +9,11 @@ from wirebroker.log.files import TopicPartition
 from wirebroker.log.log import Log
 from wirebroker.log.manager import LogManager
 from wirebroker.log.metadata_files import read_meta_properties, read_partition_metadata
-from wirebroker.protocol.errors import InconsistentClusterIdError, InconsistentTopicIdError, KafkaStorageError
+from wirebroker.protocol.errors import (
+    InconsistentClusterIdError,
+    InconsistentTopicIdError,
+    KafkaStorageError,
+)
 
 from .helpers import NOW, append_batches, small_config
 

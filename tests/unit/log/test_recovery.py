@@ -122,7 +122,7 @@ def test_missing_index_is_rebuilt_even_after_a_clean_shutdown(open_log, partitio
 def test_corrupt_index_is_rebuilt(open_log, partition_dir):
     log_ = open_log(CONFIG)
     append_batches(log_, BATCHES)
-    first = list(log_.segments)[0]
+    first = log_.segments.first
     log_.close()
     with open(offset_index_file(partition_dir, first.base_offset), "ab") as f:
         f.write(b"\x00\x00\x00")  # not a whole entry

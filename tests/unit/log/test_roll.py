@@ -1,3 +1,4 @@
+import itertools
 import os
 
 from wirebroker.log.segment import LogSegment
@@ -75,7 +76,7 @@ def test_index_entries_every_index_interval_bytes(open_log):
     entries = [segment.offset_index.entry(i) for i in range(segment.offset_index.entries)]
     assert 8 <= len(entries) <= 15
     positions = [p for _, p in entries]
-    assert all(b - a >= 300 for a, b in zip(positions, positions[1:]))
+    assert all(b - a >= 300 for a, b in itertools.pairwise(positions))
     batch_positions = {b.header.base_offset: b.position for b in segment.log.batches()}
     for offset in range(40):  # index floor, then a scan of headers, finds every batch
         found = segment.translate_offset(offset)
