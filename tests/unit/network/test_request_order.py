@@ -62,9 +62,8 @@ def test_deferred_response_sent_later_from_another_thread(num_io_threads):
     channel_box = []
 
     def park_then_answer(request):
-        # As a purgatory would: answer later, from a thread of its own.
+        # As a purgatory would: return None now, answer later from a thread of its own.
         threading.Timer(0.05, lambda: channel_box[0].send_response(echo(request))).start()
-        return None
 
     with running_broker(park_then_answer, num_io_threads=num_io_threads) as broker:
         channel_box.append(broker.channel)
