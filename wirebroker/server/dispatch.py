@@ -47,6 +47,11 @@ API_MODULES = (
     "fetch",
     "list_offsets",
     "offset_for_leader_epoch",
+    "create_topics",
+    "delete_topics",
+    "init_producer_id",
+    "describe_cluster",
+    "describe_configs",
 )
 
 
