@@ -67,7 +67,8 @@ def go_driver(name: str) -> Callable[[Path], Invocation]:
 
 def kafkajs(cache_dir: Path) -> Invocation:
     modules = installers.node_modules(cache_dir)
-    return Invocation(["node", str(installers.DRIVERS_DIR / "node" / "driver.js")], {"NODE_PATH": str(modules)})
+    return Invocation(["node", str(installers.DRIVERS_DIR / "node" / "driver.js")],
+                      {"NODE_PATH": str(modules), "KAFKAJS_NO_PARTITIONER_WARNING": "1"})
 
 
 def kcat(cache_dir: Path) -> Invocation:
