@@ -1,0 +1,84 @@
+"""CreatePartitions: API key 37, versions 0-3.
+
+Behaviour (Kafka's ControllerApis.createPartitions and ReplicationControlManager.createPartitions):
+- Grows each topic to `count` partitions; the new partitions' logs are created before the answer.
+- A topic named twice: INVALID_REQUEST "Duplicate topic name." for it. Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+  A count equal to or below the current one: INVALID_PARTITIONS with Kafka's messages. More than 10,000 new
+  partitions for one topic: POLICY_VIOLATION (Kafka bounds a request's records the same way).
+- Assignments, when given, must be one per new partition, each naming only this broker
+  (INVALID_REPLICA_ASSIGNMENT, Kafka's messages).
+- validate_only checks and changes nothing. timeout_ms is not needed: the change completes before the answer.
+Version notes:
+- v1 same as v0; v2+ flexible; v3 quota errors (THROTTLING_QUOTA_EXCEEDED, KIP-599; none here).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidRequestError,
+    KafkaError,
+    PolicyViolationError,
+    UnknownTopicOrPartitionError,
+)
+from wirebroker.protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
+from wirebroker.server.context import RequestContext
+
+log = logging.getLogger(__name__)
+
+API_KEY = 37
+
+REPLICATION_FACTOR = 1  # every partition of a single-node broker has one replica
+
+_Result = CreatePartitionsResponse.CreatePartitionsTopicResult
+
+
+def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+    counts = Counter(topic.name for topic in request.topics)
+    results = [
+        _create(ctx, topic, request.validate_only) for topic in request.topics if counts[topic.name] == 1
+    ]
+    results += [_result(name, InvalidRequestError("Duplicate topic name.")) for name, n in counts.items() if n > 1]
+    return CreatePartitionsResponse(results=results)
+
+
+def _create(ctx: RequestContext, topic: CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool) -> _Result:
+    try:
+        _check(ctx, topic)
+        ctx.broker.controller.create_partitions(topic.name, topic.count, validate_only)
+    except KafkaError as exc:
+        log.info("CreatePartitions of %s to %d from %s failed: %s", topic.name, topic.count, ctx.client_address, exc)
+        return _result(topic.name, exc)
+    return _result(topic.name, None)
+
+
+def _check(ctx: RequestContext, wanted: CreatePartitionsRequest.CreatePartitionsTopic) -> None:
+    topic = ctx.broker.metadata.topic(wanted.name)
+    if topic is None:
+        raise UnknownTopicOrPartitionError()
+    if wanted.count == topic.partitions:
+        raise InvalidPartitionsError(f"Topic already has {topic.partitions} partition(s).")
+    if wanted.count < topic.partitions:
+        raise InvalidPartitionsError(f"The topic {wanted.name} currently has {topic.partitions} partition(s); "
+                                     f"{wanted.count} would not be an increase.")
+    additional = wanted.count - topic.partitions
+    if additional > MAX_PARTITIONS_PER_REQUEST:
+        raise PolicyViolationError("Excessively large number of partitions per request.")
+    if wanted.assignments is None:
+        return
+    if len(wanted.assignments) != additional:
+        raise InvalidReplicaAssignmentError(f"Attempted to add {additional} additional partition(s), but only "
+                                            f"{len(wanted.assignments)} assignment(s) were specified.")
+    for assignment in wanted.assignments:
+        check_manual_assignment(assignment.broker_ids, (ctx.broker.node_id,), REPLICATION_FACTOR)
+
+
+def _result(name: str, error: KafkaError | None) -> _Result:
+    return _Result(name=name, error_code=error.code if error else ErrorCode.NONE,
+                   error_message=str(error) if error else None)

@@ -1,0 +1,48 @@
+"""DescribeCluster: API key 60, versions 0-1.
+
+Behaviour (Kafka's AuthHelper.computeDescribeClusterResponse on a broker):
+- The cluster id, this node as the only broker (at the advertised address of the listener the request came in on,
+  with its broker.rack), and this node as controller id: a KRaft broker names an alive broker there too, since
+  clients cannot reach the real controller (KIP-590).
+- include_cluster_authorized_operations: every cluster operation (no authorizer, KIP-430); otherwise INT32_MIN.
+Version notes:
+- v1 endpoint_type (KIP-919): BROKER (1) is served; CONTROLLER (2) gets MISMATCHED_ENDPOINT_TYPE, any other value
+  UNSUPPORTED_ENDPOINT_TYPE, with Kafka's messages. v0 requests carry no type: always BROKER.
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
+from wirebroker.server.context import RequestContext
+
+API_KEY = 60
+
+ENDPOINT_TYPE_BROKER = 1
+ENDPOINT_TYPE_NAMES = {1: "BROKER", 2: "CONTROLLER"}
+
+
+def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClusterResponse:
+    if request.endpoint_type not in ENDPOINT_TYPE_NAMES:
+        return _refusal(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, f"Unsupported endpoint type {request.endpoint_type}")
+    if request.endpoint_type != ENDPOINT_TYPE_BROKER:
+        return _refusal(ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+                        "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+                        f"{ENDPOINT_TYPE_NAMES[request.endpoint_type]}")
+    broker = ctx.broker
+    host, port = broker.advertised_endpoint(ctx.listener)
+    return DescribeClusterResponse(
+        error_code=ErrorCode.NONE,
+        endpoint_type=ENDPOINT_TYPE_BROKER,
+        cluster_id=broker.cluster_id,
+        controller_id=broker.node_id,
+        brokers=[DescribeClusterResponse.DescribeClusterBroker(broker_id=broker.node_id, host=host, port=port,
+                                                               rack=broker.config["broker.rack"])],
+        cluster_authorized_operations=(CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
+                                       else AUTHORIZED_OPERATIONS_OMITTED),
+    )
+
+
+def _refusal(code: ErrorCode, message: str) -> DescribeClusterResponse:
+    return DescribeClusterResponse(error_code=code, error_message=message)

@@ -1,0 +1,51 @@
+"""OffsetForLeaderEpoch: API key 23, versions 2-4.
+
+Behaviour:
+- For each partition, the end offset of the requested leader epoch from the partition's leader epoch cache: the
+  start offset of the first later epoch, or the log end offset when the requested epoch is the latest (Kafka's
+  Partition.lastOffsetForLeaderEpoch). An epoch older than every cached one answers the first cached epoch's start,
+  an epoch newer than all of them (or a log with no epochs yet) answers NONE with epoch and offset -1, and the
+  consumer then knows nothing about divergence, as with Kafka.
+- Consumers (KIP-320) use it after a leader change to detect log truncation; followers would use it the same way.
+- Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION; a current_leader_epoch other than the partition's:
+  FENCED_LEADER_EPOCH (older) or UNKNOWN_LEADER_EPOCH (newer).
+Version notes:
+- v0-1 are not served, as in Kafka 4 (KIP-896); v2+ current_leader_epoch (KIP-320); v3+ replica_id (consumers
+  send -1; there are no followers to tell apart here); v4+ flexible.
+"""
+
+from __future__ import annotations
+
+from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
+from wirebroker.server.context import RequestContext
+
+API_KEY = 23
+
+_Topic = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
+_EpochEndOffset = OffsetForLeaderEpochResponse.EpochEndOffset
+
+
+def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
+    return OffsetForLeaderEpochResponse(topics=[
+        _Topic(topic=topic.topic, partitions=[_end_offset(ctx, topic.topic, p) for p in topic.partitions])
+        for topic in request.topics
+    ])
+
+
+def _end_offset(ctx: RequestContext, topic: str,
+                wanted: OffsetForLeaderEpochRequest.OffsetForLeaderPartition) -> _EpochEndOffset:
+    try:
+        partition = ctx.broker.replica_manager.online_partition(topic, wanted.partition)
+        partition.check_leader_epoch(wanted.current_leader_epoch)
+    except KafkaError as exc:
+        return _EpochEndOffset(error_code=exc.code, partition=wanted.partition)
+    found = partition.log.end_offset_for_epoch(wanted.leader_epoch)
+    if found is None:
+        return _EpochEndOffset(error_code=ErrorCode.NONE, partition=wanted.partition)
+    end_offset, epoch = found
+    return _EpochEndOffset(error_code=ErrorCode.NONE, partition=wanted.partition, leader_epoch=epoch,
+                           end_offset=end_offset)
