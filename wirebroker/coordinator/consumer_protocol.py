@@ -1,0 +1,294 @@
+"""The KIP-848 consumer group protocol's request flow (the consumer half of Kafka's GroupMetadataManager).
+
+ConsumerGroupHeartbeat, member epoch:
+- 0: join (or rejoin): subscription, rebalance timeout and an empty owned list are required; a new member gets a
+  member id (v0: generated here) and the group epoch is bumped;
+- -1: leave; -2: a static member leaves for now, keeping its place (and partitions) for its session timeout;
+- otherwise: a heartbeat at the member's epoch (or its previous one, if it owns no partition it should not).
+Each heartbeat: update the member's subscription (a change bumps the group epoch); if the group epoch is ahead of
+the target assignment, run the server-side assignor; move the member towards its target (current_assignment.py);
+push its session expiry out; answer with its epoch, the heartbeat interval, and its assignment when it changed or
+the request was a full one. Every change is a record (consumer_group.py) written before it is applied.
+A member that stops heartbeating for `group.consumer.session.timeout.ms`, or does not revoke partitions within
+its rebalance timeout, is fenced: removed, and the group epoch bumped so the others share its partitions.
+
+Classic and consumer members meeting (Kafka's migration rules, policy `bidirectional` upgrade only at join): a
+consumer-protocol member may join a group id held by an empty classic group (the classic group is replaced, its
+offsets kept); a non-empty classic group is not converted and the heartbeat fails with GROUP_ID_NOT_FOUND, and a
+classic JoinGroup for a non-empty consumer group fails with INCONSISTENT_GROUP_PROTOCOL.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from wirebroker.coordinator import assignors
+from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup, ConsumerMember, MemberState
+from wirebroker.coordinator.current_assignment import next_member_state
+from wirebroker.coordinator.internal_records import CoordinatorRecord
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    FencedMemberEpochError,
+    GroupMaxSizeReachedError,
+    InvalidRequestError,
+    KafkaError,
+    UnknownMemberIdError,
+    UnreleasedInstanceIdError,
+)
+from wirebroker.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+
+if TYPE_CHECKING:
+    from wirebroker.coordinator.group_coordinator import GroupCoordinator
+
+log = logging.getLogger(__name__)
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
+
+_Response = ConsumerGroupHeartbeatResponse
+
+
+class ConsumerGroupManager:
+    def __init__(self, coordinator: GroupCoordinator) -> None:
+        self.c = coordinator
+
+    def heartbeat(self, request: ConsumerGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
+        try:
+            self._validate(request)
+            if request.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+                return self._leave(request)
+            return self._heartbeat(request, client_id, client_host)
+        except KafkaError as exc:
+            return _Response(error_code=exc.code, error_message=str(exc), member_id=request.member_id or None,
+                             member_epoch=-1 if request.member_epoch >= 0 else request.member_epoch)
+
+    def _validate(self, request: ConsumerGroupHeartbeatRequest) -> None:
+        if not request.group_id:
+            raise InvalidRequestError("GroupId can't be empty.")
+        if request.instance_id is not None and not request.instance_id:
+            raise InvalidRequestError("InstanceId can't be empty.")
+        if request.member_epoch == JOIN_EPOCH:
+            if request.rebalance_timeout_ms == -1:
+                raise InvalidRequestError("RebalanceTimeoutMs must be provided in first request.")
+            if request.topic_partitions is None or request.topic_partitions:
+                raise InvalidRequestError("TopicPartitions must be empty when (re-)joining.")
+            if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+                raise InvalidRequestError("SubscribedTopicNames or SubscribedTopicRegex must be set in first "
+                                          "request.")
+        elif request.member_epoch < STATIC_LEAVE_EPOCH:
+            raise InvalidRequestError(f"MemberEpoch is invalid: {request.member_epoch}")
+        elif not request.member_id:
+            raise InvalidRequestError("MemberId can't be empty.")
+        if request.server_assignor is not None:
+            assignors.assignor(request.server_assignor, self.c.config.consumer_assignors)
+
+    # ---- join / heartbeat ----------------------------------------------------------------------------------------
+
+    def _heartbeat(self, request: ConsumerGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
+        joining = request.member_epoch == JOIN_EPOCH
+        group = self.c.consumer_group(request.group_id, create=joining)
+        member_id = request.member_id or str(uuid.uuid4())
+        if joining and member_id not in group.members and len(group.members) >= self.c.config.max_size:
+            raise GroupMaxSizeReachedError(f"group {group.group_id} has reached its maximum size")
+        out: list[CoordinatorRecord] = []
+        member = self._member(group, member_id, request, out)
+        owned = _owned(request.topic_partitions)
+        if not joining:
+            _check_epoch(member, request.member_epoch, owned)
+        updated = replace(
+            member,
+            instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
+            rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
+            client_id=client_id, client_host=client_host,
+            rebalance_timeout_ms=(request.rebalance_timeout_ms if request.rebalance_timeout_ms != -1
+                                  else member.rebalance_timeout_ms),
+            subscribed_topic_names=(tuple(sorted(request.subscribed_topic_names))
+                                    if request.subscribed_topic_names is not None
+                                    else member.subscribed_topic_names),
+            subscribed_topic_regex=(request.subscribed_topic_regex if request.subscribed_topic_regex is not None
+                                    else member.subscribed_topic_regex),
+            server_assignor=request.server_assignor if request.server_assignor is not None
+            else member.server_assignor,
+        )
+        bump = member_id not in group.members
+        if updated != member or bump:
+            out.append(updated.subscription_record(group.group_id))
+            bump = bump or (updated.subscribed_topic_names, updated.subscribed_topic_regex,
+                            updated.server_assignor) != (member.subscribed_topic_names, member.subscribed_topic_regex,
+                                                         member.server_assignor)
+        self.c.write_consumer_group(group, out)
+        out = []
+        metadata = self._subscription_metadata(group)
+        if metadata != group.subscription_metadata:
+            out.append(group.subscription_metadata_record(metadata))
+            bump = True
+        if bump:
+            out.append(group.epoch_record(group.group_epoch + 1))
+        self.c.write_consumer_group(group, out)
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target_assignment(group, updated.server_assignor)
+        member = group.members[member_id]
+        reconciled = next_member_state(member, group.assignment_epoch, group.target_assignment.get(member_id, {}),
+                                       owned, _others(group.partition_owners(), member_id))
+        if reconciled != member:
+            self.c.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])
+        self._schedule_session_timeout(group, member_id)
+        self._schedule_revocation_timeout(group, reconciled)
+        response = _Response(error_code=ErrorCode.NONE, member_id=member_id, member_epoch=reconciled.member_epoch,
+                             heartbeat_interval_ms=self.c.config.consumer_heartbeat_interval_ms)
+        full = (request.rebalance_timeout_ms != -1 and request.topic_partitions is not None
+                and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None))
+        if joining or full or reconciled.assigned != member.assigned:
+            response.assignment = _Response.Assignment(topic_partitions=[
+                _Response.TopicPartitions(topic_id=topic_id, partitions=sorted(ps))
+                for topic_id, ps in sorted(reconciled.assigned.items()) if ps])
+        return response
+
+    def _member(self, group: ConsumerGroup, member_id: str, request: ConsumerGroupHeartbeatRequest,
+                out: list[CoordinatorRecord]) -> ConsumerMember:
+        """The member the request is from; a new one on join. A static member rejoining after a temporary leave
+        (epoch -2) takes over its predecessor's place and partitions under the new member id (KIP-345)."""
+        existing = group.members.get(member_id)
+        if existing is not None:
+            return existing
+        if request.member_epoch != JOIN_EPOCH:
+            raise UnknownMemberIdError(f"member {member_id} is not a member of group {group.group_id}")
+        if request.instance_id is None:
+            return ConsumerMember(member_id)
+        previous = group.static_member(request.instance_id)
+        if previous is None:
+            return ConsumerMember(member_id, instance_id=request.instance_id)
+        if previous.member_epoch != STATIC_LEAVE_EPOCH:
+            raise UnreleasedInstanceIdError(f"static member {request.instance_id} of group {group.group_id} is "
+                                            f"still in use by member {previous.member_id}")
+        self.c.cancel(("consumer-session", group.group_id, previous.member_id))
+        target = group.target_assignment.get(previous.member_id, {})
+        out.extend(group.member_tombstones(previous.member_id))
+        successor = replace(previous, member_id=member_id, member_epoch=previous.previous_member_epoch)
+        out.append(successor.subscription_record(group.group_id))
+        out.append(group.target_member_record(member_id, target))
+        out.append(successor.assignment_record(group.group_id))
+        return successor
+
+    def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
+        metadata = {}
+        for name in sorted(group.subscribed_topic_names()):
+            topic = self.c.topics.topic(name)
+            if topic is not None:
+                metadata[name] = (topic.topic_id, topic.partitions)
+        return metadata
+
+    def _update_target_assignment(self, group: ConsumerGroup, preferred_assignor: str | None) -> None:
+        name = preferred_assignor or next(
+            (m.server_assignor for m in group.members.values() if m.server_assignor), None
+        ) or self.c.config.consumer_assignors[0]
+        assign = assignors.assignor(name, self.c.config.consumer_assignors)
+        names = {name: topic_id for name, (topic_id, _) in group.subscription_metadata.items()}
+        subscriptions = {
+            m.member_id: frozenset(names[t] for t in m.subscribed_topic_names if t in names)
+            for m in group.members.values()
+        }
+        counts = {topic_id: n for topic_id, n in group.subscription_metadata.values()}
+        target = assign(subscriptions, counts, group.target_assignment)
+        out = [group.target_member_record(member_id, assignment) for member_id, assignment in sorted(target.items())
+               if group.target_assignment.get(member_id) != assignment]
+        out.append(group.target_epoch_record(group.group_epoch))
+        self.c.write_consumer_group(group, out)
+        log.info("group %s: target assignment for epoch %d computed by the %s assignor for %d members",
+                 group.group_id, group.group_epoch, name, len(group.members))
+
+    # ---- leaving and fencing -------------------------------------------------------------------------------------
+
+    def _leave(self, request: ConsumerGroupHeartbeatRequest) -> _Response:
+        group = self.c.consumer_group(request.group_id, create=False)
+        member = group.member(request.member_id)
+        if request.member_epoch == STATIC_LEAVE_EPOCH and member.instance_id is not None:
+            self.c.write_consumer_group(group, [replace(member, member_epoch=STATIC_LEAVE_EPOCH,
+                                                        previous_member_epoch=member.member_epoch
+                                                        ).assignment_record(group.group_id)])
+            self._schedule_session_timeout(group, member.member_id)
+            log.info("static member %s (%s) of group %s left for now", member.instance_id, member.member_id,
+                     group.group_id)
+        else:
+            self.fence(group, member.member_id, "left the group")
+        return _Response(error_code=ErrorCode.NONE, member_id=request.member_id, member_epoch=request.member_epoch,
+                         heartbeat_interval_ms=0)
+
+    def fence(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
+        if member_id not in group.members:
+            return
+        log.info("member %s of group %s is removed: %s", member_id, group.group_id, reason)
+        self.c.cancel(("consumer-session", group.group_id, member_id))
+        self.c.cancel(("consumer-revocation", group.group_id, member_id))
+        out = group.member_tombstones(member_id)
+        self.c.write_consumer_group(group, out)
+        metadata = self._subscription_metadata(group)
+        out = [group.subscription_metadata_record(metadata)] if metadata != group.subscription_metadata else []
+        out.append(group.epoch_record(group.group_epoch + 1))
+        self.c.write_consumer_group(group, out)
+        if group.members:
+            self._update_target_assignment(group, None)
+
+    def _schedule_session_timeout(self, group: ConsumerGroup, member_id: str) -> None:
+        self.c.schedule(("consumer-session", group.group_id, member_id), self.c.config.consumer_session_timeout_ms,
+                        lambda: self._session_expired(group, member_id))
+
+    def schedule_sessions_after_load(self, group: ConsumerGroup) -> None:
+        for member_id in group.members:
+            self._schedule_session_timeout(group, member_id)
+
+    def _session_expired(self, group: ConsumerGroup, member_id: str) -> None:
+        if self.c.groups.get(group.group_id) is group:
+            self.fence(group, member_id, "its session timed out")
+
+    def _schedule_revocation_timeout(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        key = ("consumer-revocation", group.group_id, member.member_id)
+        if member.state is not MemberState.UNREVOKED_PARTITIONS:
+            self.c.cancel(key)
+            return
+        if self.c.is_scheduled(key):
+            return
+        epoch = member.member_epoch
+
+        def expired() -> None:
+            current = group.members.get(member.member_id)
+            if (self.c.groups.get(group.group_id) is group and current is not None
+                    and current.state is MemberState.UNREVOKED_PARTITIONS and current.member_epoch == epoch):
+                self.fence(group, member.member_id, "it did not revoke its partitions within its rebalance timeout")
+
+        self.c.schedule(key, max(member.rebalance_timeout_ms, 0), expired)
+
+
+def _owned(topic_partitions: list | None) -> Assignment | None:
+    if topic_partitions is None:
+        return None
+    return {tp.topic_id: frozenset(tp.partitions) for tp in topic_partitions if tp.partitions}
+
+
+def _others(owners: dict[tuple[bytes, int], str], member_id: str) -> dict[tuple[bytes, int], str]:
+    return {tp: owner for tp, owner in owners.items() if owner != member_id}
+
+
+def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:
+    if owned is None:
+        return True
+    return all(ps <= assigned.get(topic_id, frozenset()) for topic_id, ps in owned.items())
+
+
+def _check_epoch(member: ConsumerMember, received: int, owned: Assignment | None) -> None:
+    """Kafka's throwIfMemberEpochIsInvalid: ahead is fenced; behind is accepted only at the previous epoch with
+    nothing owned beyond the current assignment (the answer that bumped the epoch may have been lost)."""
+    if received > member.member_epoch:
+        raise FencedMemberEpochError(f"member epoch {received} is ahead of {member.member_epoch}; the member must "
+                                     "abandon all its partitions and rejoin")
+    if received < member.member_epoch and (received != member.previous_member_epoch
+                                           or not _is_subset(owned, member.assigned)):
+        raise FencedMemberEpochError(f"member epoch {received} is behind {member.member_epoch}; the member must "
+                                     "abandon all its partitions and rejoin")

@@ -1,0 +1,275 @@
+"""The group coordinator (Kafka's GroupCoordinatorService and GroupCoordinatorShard, for one broker).
+
+It owns every group and committed offset, whichever `__consumer_offsets` partition they hash to (a single broker
+leads them all). One lock serialises every request and timer, as Kafka's coordinator runtime serialises the events
+of a partition: the state machines in classic_protocol.py and consumer_protocol.py run under it and never block
+(a parked JoinGroup or SyncGroup is a callback, answered later from another request or from the timer thread).
+
+Writes go to `__consumer_offsets` before the answer (offsets_topic.py); offsets and consumer groups are changed by
+replaying what was written, classic groups are kept in memory and written as GroupMetadata records. At start-up a
+loader thread replays the whole topic; until it is done every group request gets COORDINATOR_LOAD_IN_PROGRESS and
+clients retry. Then every member gets a fresh session, so consumers that outlived a broker restart carry on.
+Every `offsets.retention.check.interval.ms` expired offsets are deleted, and empty groups left with no offsets go.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol
+
+from wirebroker.coordinator import internal_records as records
+from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
+from wirebroker.coordinator.classic_protocol import ClassicGroupManager
+from wirebroker.coordinator.consumer_group import ConsumerGroup
+from wirebroker.coordinator.consumer_protocol import ConsumerGroupManager
+from wirebroker.coordinator.group import Group, GroupConfig, partition_for
+from wirebroker.coordinator.offsets import OffsetStore
+from wirebroker.protocol.errors import (
+    CoordinatorLoadInProgressError,
+    GroupIdNotFoundError,
+    InconsistentGroupProtocolError,
+    UnknownMemberIdError,
+)
+from wirebroker.protocol.primitives import DecodeError
+
+log = logging.getLogger(__name__)
+
+
+class RecordLog(Protocol):
+    """Where the coordinator's records go: `__consumer_offsets` (offsets_topic.py) or, in tests, memory."""
+
+    @property
+    def num_partitions(self) -> int: ...
+
+    def append(self, partition: int, records: list[records.CoordinatorRecord]) -> None: ...
+
+    def read_all(self, partition: int) -> Any: ...
+
+    def exists(self) -> bool: ...
+
+
+class Timer(Protocol):
+    def now_ms(self) -> int: ...
+
+    def schedule(self, key: Hashable, delay_ms: int, fn: Callable[[], None]) -> None: ...
+
+    def cancel(self, key: Hashable) -> None: ...
+
+    def is_scheduled(self, key: Hashable) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+class GroupCoordinator:
+    def __init__(self, config: GroupConfig, record_log: RecordLog, timer: Timer, topics: Any) -> None:
+        self.config = config
+        self.record_log = record_log
+        self.timer = timer
+        self.topics = topics  # the metadata store: topic(name) -> TopicMetadata | None
+        self.lock = threading.RLock()
+        self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
+        self.offsets = OffsetStore()
+        self.classic = ClassicGroupManager(self)
+        self.consumer = ConsumerGroupManager(self)
+        self._loaded = threading.Event()
+
+    # ---- lifecycle -----------------------------------------------------------------------------------------------
+
+    def start(self, load_in_background: bool = True) -> None:
+        self.timer.start()
+        if load_in_background:
+            threading.Thread(target=self._load_and_schedule, name="group-coordinator-loader", daemon=True).start()
+        else:
+            self._load_and_schedule()
+
+    def shutdown(self) -> None:
+        self.timer.shutdown()
+
+    def is_loaded(self) -> bool:
+        return self._loaded.is_set()
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        return self._loaded.wait(timeout)
+
+    def check_loaded(self) -> None:
+        if not self._loaded.is_set():
+            raise CoordinatorLoadInProgressError("the group coordinator is loading __consumer_offsets")
+
+    def _load_and_schedule(self) -> None:
+        with self.lock:
+            try:
+                self.load()
+            except Exception:
+                log.exception("loading the group coordinator's state failed; groups start empty")
+            self._loaded.set()
+        self.schedule("expire-offsets", self.config.offsets_retention_check_interval_ms, self._expire_periodically)
+
+    def load(self) -> None:
+        if not self.record_log.exists():
+            return
+        count = 0
+        for partition in range(self.record_log.num_partitions):
+            for key, value in self.record_log.read_all(partition):
+                try:
+                    record = records.decode(key, value)
+                except records.UnknownRecordTypeError as exc:
+                    log.info("skipping a record of __consumer_offsets-%d: %s", partition, exc)
+                    continue
+                except DecodeError as exc:
+                    log.error("skipping an unreadable record of __consumer_offsets-%d: %s", partition, exc)
+                    continue
+                self._replay_loaded(record)
+                count += 1
+        for group in self.groups.values():
+            if isinstance(group, ClassicGroup):
+                self.classic.schedule_heartbeats_after_load(group)
+            else:
+                self.consumer.schedule_sessions_after_load(group)
+        log.info("group coordinator loaded %d records: %d groups", count, len(self.groups))
+
+    def _replay_loaded(self, record: records.CoordinatorRecord) -> None:
+        kind = record.record_type
+        if kind in (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY):
+            self._replay_offset(record)
+        elif kind == records.GROUP_METADATA:
+            group_id = record.key.group
+            if record.value is None:
+                self.groups.pop(group_id, None)
+            else:
+                self.groups[group_id] = ClassicGroup.from_record_value(group_id, record.value, self.now_ms())
+        else:
+            group_id = record.key.group_id
+            group = self.groups.get(group_id)
+            if not isinstance(group, ConsumerGroup):
+                group = self.groups[group_id] = ConsumerGroup(group_id, state_timestamp_ms=self.now_ms())
+            group.replay(record)
+            if group.deleted:
+                del self.groups[group_id]
+
+    def _replay_offset(self, record: records.CoordinatorRecord) -> None:
+        self.offsets.replay(record)
+        if record.value is not None and record.key.group not in self.groups:
+            # A group known only by its offsets: a "simple" group, as Kafka makes one on replay.
+            self.groups[record.key.group] = ClassicGroup(record.key.group, state_timestamp_ms=self.now_ms())
+
+    # ---- services for the protocol managers ----------------------------------------------------------------------
+
+    def now_ms(self) -> int:
+        return self.timer.now_ms()
+
+    def schedule(self, key: Hashable, delay_ms: int, fn: Callable[[], None]) -> None:
+        def locked() -> None:
+            with self.lock:
+                fn()
+
+        self.timer.schedule(key, delay_ms, locked)
+
+    def cancel(self, key: Hashable) -> None:
+        self.timer.cancel(key)
+
+    def is_scheduled(self, key: Hashable) -> bool:
+        return self.timer.is_scheduled(key)
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.record_log.num_partitions)
+
+    def write(self, group_id: str, out: list[records.CoordinatorRecord]) -> None:
+        """Append records for `group_id`; offset commits among them are applied once written."""
+        if not out:
+            return
+        self.record_log.append(self.partition_for(group_id), out)
+        for record in out:
+            if record.record_type in (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY):
+                self._replay_offset(record)
+
+    def write_consumer_group(self, group: ConsumerGroup, out: list[records.CoordinatorRecord]) -> None:
+        if not out:
+            return
+        self.record_log.append(self.partition_for(group.group_id), out)
+        for record in out:
+            group.replay(record)
+        if group.deleted and self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+
+    def group(self, group_id: str) -> Group | None:
+        return self.groups.get(group_id)
+
+    def classic_group(self, group_id: str) -> ClassicGroup:
+        """The classic group a SyncGroup/Heartbeat/LeaveGroup names: UNKNOWN_MEMBER_ID if there is none."""
+        group = self.groups.get(group_id)
+        if not isinstance(group, ClassicGroup):
+            raise UnknownMemberIdError(f"group {group_id} is not a classic group this coordinator knows")
+        return group
+
+    def classic_group_for_join(self, group_id: str, create: bool) -> ClassicGroup:
+        group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            if not group.is_empty():
+                raise InconsistentGroupProtocolError(
+                    f"group {group_id} is a consumer group with members using the consumer protocol")
+            self.write_consumer_group(group, group.group_tombstones())
+            group = None
+        if group is None:
+            if not create:
+                raise UnknownMemberIdError(f"group {group_id} does not exist")
+            group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now_ms())
+        return group
+
+    def consumer_group(self, group_id: str, create: bool) -> ConsumerGroup:
+        group = self.groups.get(group_id)
+        if isinstance(group, ClassicGroup):
+            if not (create and group.is_empty() and group.is_in(ClassicGroupState.EMPTY)):
+                raise GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
+            log.info("empty classic group %s becomes a consumer group (its offsets stay)", group_id)
+            self.write(group_id, [records.group_metadata_tombstone(group_id)])
+            group = None
+        if group is None:
+            if not create:
+                raise GroupIdNotFoundError(f"Group {group_id} not found.")
+            group = self.groups[group_id] = ConsumerGroup(group_id, state_timestamp_ms=self.now_ms())
+        return group
+
+    # ---- deleting groups and expiring offsets --------------------------------------------------------------------
+
+    def delete_group(self, group: Group) -> None:
+        """Tombstones for the group's offsets and metadata, then the group is gone."""
+        out = self.offsets.tombstones(group.group_id)
+        if isinstance(group, ConsumerGroup):
+            out += group.group_tombstones()
+        else:
+            out.append(records.group_metadata_tombstone(group.group_id))
+            group.state = ClassicGroupState.DEAD
+        self.write(group.group_id, out)
+        if isinstance(group, ConsumerGroup):
+            group.deleted = True
+        self.groups.pop(group.group_id, None)
+        log.info("group %s deleted", group.group_id)
+
+    def _expire_periodically(self) -> None:
+        with self.lock:
+            self.expire_offsets()
+        self.schedule("expire-offsets", self.config.offsets_retention_check_interval_ms, self._expire_periodically)
+
+    def expire_offsets(self) -> int:
+        """Delete expired offsets (offsets.retention.minutes); returns how many went."""
+        removed = 0
+        now = self.now_ms()
+        for group_id in list(self.offsets.group_ids()):
+            group = self.groups.get(group_id)
+            if group is not None and not group.is_empty():
+                continue
+            empty_since = None
+            if isinstance(group, ClassicGroup) and group.protocol_type is not None:
+                empty_since = group.state_timestamp_ms
+            expired = self.offsets.expired(group_id, now, self.config.offsets_retention_ms, empty_since)
+            if expired:
+                log.info("expiring %d offsets of group %s (offsets.retention.minutes)", len(expired), group_id)
+                self.write(group_id, self.offsets.tombstones(group_id, expired))
+                removed += len(expired)
+            if group is not None and group.is_empty() and not self.offsets.has_offsets(group_id):
+                self.delete_group(group)
+        return removed
