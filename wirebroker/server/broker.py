@@ -14,6 +14,10 @@ import threading
 
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.coordinator.group import GroupConfig
+from wirebroker.coordinator.group_coordinator import GroupCoordinator
+from wirebroker.coordinator.offsets_topic import OffsetsTopic
+from wirebroker.coordinator.timer import SystemTimer
 from wirebroker.log.manager import LogManager
 from wirebroker.network.handler_pool import HandlerPool
 from wirebroker.network.request_channel import RequestChannel
@@ -48,6 +52,10 @@ class Broker:
         self.controller.subscribe(self._apply_topic_change)
         for topic in self.metadata.topics():
             self.replica_manager.make_partitions(topic)
+        group_config = GroupConfig.from_broker(config)
+        self.offsets_topic = OffsetsTopic(self, group_config)
+        self.group_coordinator = GroupCoordinator(group_config, self.offsets_topic, SystemTimer(), self.metadata)
+        self.group_coordinator.start()
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.channel = RequestChannel(max_queued=config["queued.max.requests"])
         self.dispatcher = Dispatcher(self, self.channel)
@@ -75,6 +83,8 @@ class Broker:
             self.socket_server.shutdown()
         if self.handler_pool is not None:
             self.handler_pool.shutdown()
+        if hasattr(self, "group_coordinator"):
+            self.group_coordinator.shutdown()
         if hasattr(self, "replica_manager"):
             self.replica_manager.shutdown()
         if hasattr(self, "log_manager"):
