@@ -1,0 +1,34 @@
+"""ConsumerGroupHeartbeat: API key 68, version 0 (the schemas manifest advertises v0; v1 is served when it does).
+
+Behaviour:
+- The KIP-848 consumer group protocol (coordinator/consumer_protocol.py): join with member epoch 0, heartbeat at
+  the member's epoch, leave with -1 (static members: -2); the answer carries the member epoch, the heartbeat
+  interval (group.consumer.heartbeat.interval.ms) and, when it changed, the member's assignment by topic id.
+- Server-side assignors from group.consumer.assignors (uniform, range); UNSUPPORTED_ASSIGNOR for others.
+- Errors: INVALID_REQUEST, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, GROUP_ID_NOT_FOUND
+  (the id names a classic group with members), GROUP_MAX_SIZE_REACHED, COORDINATOR_LOAD_IN_PROGRESS.
+Version notes:
+- v0: a joining member with no member id gets one from the coordinator; v1: the client makes its own (KIP-1082).
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.group_requests import client_host
+from wirebroker.protocol.errors import KafkaError
+from wirebroker.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+from wirebroker.server.context import RequestContext
+
+API_KEY = 68
+
+
+def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
+    coordinator = ctx.broker.group_coordinator
+    with coordinator.lock:
+        try:
+            coordinator.check_loaded()
+        except KafkaError as exc:
+            return ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc))
+        return coordinator.consumer.heartbeat(request, ctx.client_id or "", client_host(ctx))

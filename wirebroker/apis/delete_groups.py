@@ -1,0 +1,26 @@
+"""DeleteGroups: API key 42, versions 0-2.
+
+Behaviour:
+- Deletes each named group that has no members, with its committed offsets (tombstones in __consumer_offsets).
+- Per group: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, COORDINATOR_LOAD_IN_PROGRESS.
+Version notes:
+- v1+ same as v0 (throttle behaviour, KIP-219); v2+ flexible.
+"""
+
+from __future__ import annotations
+
+from wirebroker.coordinator import group_admin
+from wirebroker.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from wirebroker.server.context import RequestContext
+
+API_KEY = 42
+
+
+def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+    coordinator = ctx.broker.group_coordinator
+    results = []
+    for group_id in request.groups_names:
+        with coordinator.lock:
+            code = group_admin.delete_group(coordinator, group_id)
+        results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code))
+    return DeleteGroupsResponse(results=results)

@@ -1,0 +1,29 @@
+"""DescribeGroups: API key 15, versions 0-5.
+
+Behaviour:
+- Each group's state, protocol type, protocol and members (coordinator/group_admin.py); subscriptions and
+  assignments only for a Stable classic group. An unknown group is "Dead" with no error.
+Version notes:
+- v1+ throttle time; v3+ authorized operations (KIP-430; no authorizer: READ, DELETE, DESCRIBE);
+  v4+ group_instance_id per member (KIP-345); v5+ flexible.
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.group_requests import authorized_operations
+from wirebroker.coordinator import group_admin
+from wirebroker.protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from wirebroker.server.context import RequestContext
+
+API_KEY = 15
+
+
+def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+    coordinator = ctx.broker.group_coordinator
+    groups = []
+    for group_id in request.groups:
+        with coordinator.lock:
+            described = group_admin.describe(coordinator, group_id)
+        described.authorized_operations = authorized_operations(request.include_authorized_operations)
+        groups.append(described)
+    return DescribeGroupsResponse(groups=groups)

@@ -1,0 +1,26 @@
+"""Heartbeat: API key 12, versions 0-4.
+
+Behaviour:
+- Keeps a classic group member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin; UNKNOWN_MEMBER_ID,
+  ILLEGAL_GENERATION, FENCED_INSTANCE_ID when it is no longer the member it thinks it is.
+Version notes:
+- v3+ group_instance_id (KIP-345); v4+ flexible.
+"""
+
+from __future__ import annotations
+
+from wirebroker.protocol.errors import KafkaError
+from wirebroker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from wirebroker.server.context import RequestContext
+
+API_KEY = 12
+
+
+def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
+    coordinator = ctx.broker.group_coordinator
+    with coordinator.lock:
+        try:
+            coordinator.check_loaded()
+        except KafkaError as exc:
+            return HeartbeatResponse(error_code=exc.code)
+        return HeartbeatResponse(error_code=coordinator.classic.heartbeat(request))

@@ -1,0 +1,40 @@
+"""JoinGroup: API key 11, versions 0-9.
+
+Behaviour:
+- The classic group protocol's join (coordinator/classic_protocol.py): the answer waits until the rebalance
+  completes (every member rejoined, or the rebalance timeout) and is given later through `ctx.respond`.
+- A new member gets its member id; its session timeout must lie within group.min/max.session.timeout.ms
+  (INVALID_SESSION_TIMEOUT); protocols must match the group's (INCONSISTENT_GROUP_PROTOCOL).
+- COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets is being loaded.
+Version notes:
+- v0 has no rebalance timeout (the session timeout stands in for it); v4+ a new dynamic member first gets
+  MEMBER_ID_REQUIRED and its id, and must rejoin with it (KIP-394); v5+ group_instance_id for static membership
+  (KIP-345); v6+ flexible; v7+ protocol type and name in the answer; v8+ reason (KIP-800); v9+ skip_assignment
+  for a static leader rejoining a stable group (KIP-814).
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.group_requests import client_host
+from wirebroker.coordinator.classic_protocol import join_error
+from wirebroker.protocol.errors import KafkaError
+from wirebroker.protocol.messages.join_group import JoinGroupRequest
+from wirebroker.server.context import RequestContext
+
+API_KEY = 11
+FIRST_REBALANCE_TIMEOUT_VERSION = 1
+
+
+def handle(ctx: RequestContext, request: JoinGroupRequest) -> None:
+    coordinator = ctx.broker.group_coordinator
+    if ctx.api_version < FIRST_REBALANCE_TIMEOUT_VERSION:
+        request.rebalance_timeout_ms = request.session_timeout_ms
+    with coordinator.lock:
+        try:
+            coordinator.check_loaded()
+        except KafkaError as exc:
+            ctx.respond(join_error(exc.code, request.member_id))
+            return None
+        coordinator.classic.join(request, ctx.api_version, ctx.client_id or "", client_host(ctx), ctx.respond)
+    return None
+

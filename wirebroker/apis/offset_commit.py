@@ -1,0 +1,50 @@
+"""OffsetCommit: API key 8, versions 0-9.
+
+Behaviour:
+- Validated by the group (coordinator/offset_manager.py): generation or member epoch, member id, instance id; a
+  commit with generation -1 to a group that does not exist creates a "simple" group. Per partition:
+  UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE; everything else accepted is written to
+  __consumer_offsets as OffsetCommit records before the answer.
+- A group-level error (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, STALE_MEMBER_EPOCH,
+  COORDINATOR_LOAD_IN_PROGRESS, ...) is given for every partition, as Kafka does.
+Version notes:
+- v1 per-partition commit timestamp (stored with an expire timestamp, OffsetCommitValue v1); v2-4 retention_time_ms
+  (-1: offsets.retention.minutes); v5+ without it (KIP-211); v6+ committed_leader_epoch (KIP-320); v7+
+  group_instance_id (KIP-345); v8+ flexible; v9+ member epochs of consumer groups, GROUP_ID_NOT_FOUND (KIP-848).
+"""
+
+from __future__ import annotations
+
+from wirebroker.coordinator import offset_manager
+from wirebroker.coordinator.offset_manager import DEFAULT_RETENTION, PartitionCommit
+from wirebroker.protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from wirebroker.server.context import RequestContext
+
+API_KEY = 8
+COMMIT_TIMESTAMP_VERSION = 1
+FIRST_RETENTION_VERSION, LAST_RETENTION_VERSION = 2, 4
+
+
+def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitResponse:
+    version = ctx.api_version
+    commits = [
+        PartitionCommit(topic.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                        p.committed_metadata,
+                        p.commit_timestamp if version == COMMIT_TIMESTAMP_VERSION else -1)
+        for topic in request.topics
+        for p in topic.partitions
+    ]
+    retention = (request.retention_time_ms if FIRST_RETENTION_VERSION <= version <= LAST_RETENTION_VERSION
+                 else DEFAULT_RETENTION)
+    coordinator = ctx.broker.group_coordinator
+    with coordinator.lock:
+        codes = offset_manager.commit(coordinator, request.group_id, request.member_id, request.group_instance_id,
+                                      request.generation_id_or_member_epoch, retention, commits, version)
+    return OffsetCommitResponse(topics=[
+        OffsetCommitResponse.OffsetCommitResponseTopic(name=topic.name, partitions=[
+            OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p.partition_index,
+                                                               error_code=codes[(topic.name, p.partition_index)])
+            for p in topic.partitions
+        ])
+        for topic in request.topics
+    ])

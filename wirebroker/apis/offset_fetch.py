@@ -1,0 +1,58 @@
+"""OffsetFetch: API key 9, versions 0-9.
+
+Behaviour:
+- The committed offset, leader epoch and metadata of each asked partition, -1/""/NONE where nothing was
+  committed (or the group does not exist); every committed partition of the group when topics is null.
+- A group-level error (COORDINATOR_LOAD_IN_PROGRESS; for consumer groups UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH)
+  goes to the top level from v2 and, before v2, into every partition.
+- require_stable (v7+): no transactional offsets are pending here, so committed offsets are always stable.
+Version notes:
+- v1+ offsets come from __consumer_offsets (v0 meant ZooKeeper; served the same); v2+ null topics = all and a
+  top-level error code; v5+ committed_leader_epoch (KIP-320); v6+ flexible; v7+ require_stable (KIP-447);
+  v8+ several groups per request, answered per group (KIP-709); v9+ member id and epoch (KIP-848).
+"""
+
+from __future__ import annotations
+
+from wirebroker.coordinator import offset_manager
+from wirebroker.coordinator.offset_manager import FetchedOffset
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from wirebroker.server.context import RequestContext
+
+API_KEY = 9
+FIRST_TOP_LEVEL_ERROR_VERSION = 2
+FIRST_BATCHED_VERSION = 8
+
+_R = OffsetFetchResponse
+
+
+def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+    coordinator = ctx.broker.group_coordinator
+    if ctx.api_version >= FIRST_BATCHED_VERSION:
+        groups = []
+        for group in request.groups:
+            topics = None if group.topics is None else [(t.name, list(t.partition_indexes)) for t in group.topics]
+            with coordinator.lock:
+                code, fetched = offset_manager.fetch(coordinator, group.group_id, topics, group.member_id,
+                                                     group.member_epoch)
+            groups.append(_R.OffsetFetchResponseGroup(group_id=group.group_id, error_code=code, topics=[
+                _R.OffsetFetchResponseTopics(name=name, partitions=[_partition(_R.OffsetFetchResponsePartitions, o)
+                                                                    for o in offsets])
+                for name, offsets in fetched]))
+        return _R(groups=groups)
+    topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
+    with coordinator.lock:
+        code, fetched = offset_manager.fetch(coordinator, request.group_id, topics)
+    if code != ErrorCode.NONE and ctx.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
+        fetched = [(name, [FetchedOffset(p, -1, -1, "", code) for p in partitions])
+                   for name, partitions in topics or []]
+    return _R(error_code=code, topics=[
+        _R.OffsetFetchResponseTopic(name=name, partitions=[_partition(_R.OffsetFetchResponsePartition, o)
+                                                           for o in offsets])
+        for name, offsets in fetched])
+
+
+def _partition(struct: type, offset: FetchedOffset):
+    return struct(partition_index=offset.partition, committed_offset=offset.offset,
+                  committed_leader_epoch=offset.leader_epoch, metadata=offset.metadata, error_code=offset.error_code)

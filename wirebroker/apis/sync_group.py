@@ -1,0 +1,31 @@
+"""SyncGroup: API key 14, versions 0-5.
+
+Behaviour:
+- The leader sends the generation's assignment; it is written to __consumer_offsets, then every member waiting in
+  SyncGroup gets its part (answered later through `ctx.respond`). A follower in a Stable group gets its part at once.
+- UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS as Kafka.
+Version notes:
+- v3+ group_instance_id (KIP-345); v4+ flexible; v5+ protocol type and name, checked against the group's
+  (INCONSISTENT_GROUP_PROTOCOL) and returned.
+"""
+
+from __future__ import annotations
+
+from wirebroker.coordinator.classic_protocol import sync_error
+from wirebroker.protocol.errors import KafkaError
+from wirebroker.protocol.messages.sync_group import SyncGroupRequest
+from wirebroker.server.context import RequestContext
+
+API_KEY = 14
+
+
+def handle(ctx: RequestContext, request: SyncGroupRequest) -> None:
+    coordinator = ctx.broker.group_coordinator
+    with coordinator.lock:
+        try:
+            coordinator.check_loaded()
+        except KafkaError as exc:
+            ctx.respond(sync_error(exc.code))
+            return None
+        coordinator.classic.sync(request, ctx.respond)
+    return None
