@@ -52,6 +52,19 @@ API_MODULES = (
     "init_producer_id",
     "describe_cluster",
     "describe_configs",
+    "find_coordinator",
+    "join_group",
+    "sync_group",
+    "heartbeat",
+    "leave_group",
+    "offset_commit",
+    "offset_fetch",
+    "offset_delete",
+    "describe_groups",
+    "list_groups",
+    "delete_groups",
+    "consumer_group_heartbeat",
+    "consumer_group_describe",
 )
 
 
