@@ -64,8 +64,8 @@ class OffsetsTopic:
     def append(self, partition: int, records: list[internal_records.CoordinatorRecord]) -> None:
         self.ensure_created()
         now = wall_clock_ms()
-        batch = build_batch([(now, internal_records.encode_key(r), internal_records.encode_value(r), ())
-                             for r in records])
+        batch = bytearray(build_batch([(now, internal_records.encode_key(r), internal_records.encode_value(r), ())
+                             for r in records]))  # the log writes offsets into it in place
         results: list = []
         self.broker.replica_manager.append_records([(OFFSETS_TOPIC, partition, memoryview(batch))], ACKS_LEADER,
                                                    0, results.extend)
