@@ -7,8 +7,10 @@ install:
 	$(PYTHON) -m pip install -q -e '.[test]'
 
 tools:  # external programs the tests drive; installed here, never by hand
-	@command -v kcat >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq kcat >/dev/null) || \
-	  echo "kcat is missing: install it with 'apt-get install kcat'"; }
+	@missing=""; for tool in kcat docker-compose; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing:$$missing; install with 'apt-get install$$missing'"; fi; fi
 
 run: install
 	wirebroker
