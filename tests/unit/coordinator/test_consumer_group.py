@@ -1,0 +1,107 @@
+"""KIP-848 consumer groups: joins, target assignments, revocation before reassignment, fencing, reload."""
+
+from __future__ import annotations
+
+from wirebroker.coordinator import assignors
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+
+TP = ConsumerGroupHeartbeatRequest.TopicPartitions
+
+
+def hb(c, member_id="", epoch=0, topics=("t",), owned=(), group="g", instance=None, assignor=None):
+    joining = epoch == 0
+    request = ConsumerGroupHeartbeatRequest(
+        group_id=group, member_id=member_id, member_epoch=epoch, instance_id=instance,
+        rebalance_timeout_ms=5000 if joining else -1,
+        subscribed_topic_names=list(topics) if joining else None, server_assignor=assignor,
+        topic_partitions=[TP(topic_id=t, partitions=sorted(p)) for t, p in owned] if owned is not None else None)
+    with c.lock:
+        return c.consumer.heartbeat(request, "client", "/127.0.0.1")
+
+
+def owned_of(response):
+    return [(tp.topic_id, tp.partitions) for tp in response.assignment.topic_partitions]
+
+
+def partitions(response):
+    return sum(len(tp.partitions) for tp in response.assignment.topic_partitions)
+
+
+def test_join_gets_everything_then_shares_after_revocation(coordinator, metadata):
+    a = hb(coordinator)
+    assert a.error_code == ErrorCode.NONE and a.member_epoch == 1 and partitions(a) == 6
+    a_id = a.member_id
+    b = hb(coordinator)
+    b_id = b.member_id
+    assert b.member_epoch == 2 and partitions(b) == 0  # its partitions are still a's
+    a2 = hb(coordinator, a_id, 1, owned=owned_of(a))
+    assert a2.member_epoch == 1 and partitions(a2) == 3  # a keeps 3 and must revoke 3
+    group = coordinator.groups["g"]
+    assert group.state_name == "Reconciling"
+    a3 = hb(coordinator, a_id, 1, owned=owned_of(a2))  # revoked
+    assert a3.member_epoch == 2 and a3.assignment is None  # unchanged since a2: not sent again
+    b2 = hb(coordinator, b_id, 2, owned=[])
+    assert partitions(b2) == 3
+    mine = {p for _, ps in owned_of(a2) for p in ps}
+    theirs = {p for _, ps in owned_of(b2) for p in ps}
+    assert mine | theirs == set(range(6)) and not mine & theirs
+    assert group.state_name == "Stable"
+
+
+def test_stale_epochs_and_unknown_members(coordinator):
+    a = hb(coordinator)
+    assert hb(coordinator, a.member_id, 5, owned=[]).error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    assert hb(coordinator, "ghost", 1, owned=[]).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert hb(coordinator, assignor="bogus").error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
+    assert hb(coordinator, group="").error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_session_timeout_fences_and_others_take_over(coordinator, timer):
+    a = hb(coordinator)
+    b = hb(coordinator)
+    a = hb(coordinator, a.member_id, 1, owned=owned_of(a))
+    a = hb(coordinator, a.member_id, 1, owned=owned_of(a))
+    for _ in range(3):
+        timer.advance(4000)
+        a = hb(coordinator, a.member_id, a.member_epoch, owned=owned_of(a) if a.assignment else None)
+    assert b.member_id not in coordinator.groups["g"].members
+    assert sum(len(ps) for ps in coordinator.groups["g"].members[a.member_id].assigned.values()) == 6
+
+
+def test_leave_and_reload(coordinator, make_coordinator):
+    a = hb(coordinator)
+    b = hb(coordinator)
+    leave = hb(coordinator, b.member_id, -1, owned=None)
+    assert leave.error_code == ErrorCode.NONE and leave.member_epoch == -1
+    group = coordinator.groups["g"]
+    reloaded = make_coordinator().groups["g"]
+    assert reloaded.group_epoch == group.group_epoch and reloaded.assignment_epoch == group.assignment_epoch
+    assert set(reloaded.members) == {a.member_id}
+    assert reloaded.members[a.member_id] == group.members[a.member_id]
+    assert reloaded.target_assignment == group.target_assignment
+
+
+def test_classic_join_of_an_active_consumer_group_is_refused(coordinator):
+    from tests.unit.coordinator.test_classic_group import join
+    hb(coordinator)
+    assert join(coordinator, version=5).last.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_uniform_assignor_is_balanced_and_sticky():
+    t, u = b"t" * 16, b"u" * 16
+    subs = {m: frozenset({t, u}) for m in ("a", "b", "c")}
+    first = assignors.uniform(subs, {t: 6, u: 3}, {})
+    assert sorted(sum(len(ps) for ps in a.values()) for a in first.values()) == [3, 3, 3]
+    del subs["c"]
+    second = assignors.uniform(subs, {t: 6, u: 3}, first)
+    for member in ("a", "b"):
+        for topic_id, ps in first[member].items():
+            assert ps <= second[member][topic_id]  # nothing moved between the members that stayed
+    assert sorted(sum(len(ps) for ps in a.values()) for a in second.values()) == [4, 5]
+
+
+def test_range_assignor_splits_each_topic():
+    t = b"t" * 16
+    result = assignors.range_({"a": frozenset({t}), "b": frozenset({t})}, {t: 5}, {})
+    assert result == {"a": {t: frozenset({0, 1, 2})}, "b": {t: frozenset({3, 4})}}
