@@ -26,6 +26,19 @@ _FIXED = {
 _NULL_MARKERS = {"int16": "b'\\xff\\xff'", "int32": "b'\\xff\\xff\\xff\\xff'"}
 
 
+def _fixed_runs(fields: list[Field]) -> list[list[Field] | Field]:
+    """The fields in order, consecutive fixed-width ones grouped into lists (each list becomes one struct call)."""
+    groups: list[list[Field] | Field] = []
+    for f in fields:
+        if f.type not in _FIXED:
+            groups.append(f)
+        elif groups and isinstance(groups[-1], list):
+            groups[-1].append(f)
+        else:
+            groups.append([f])
+    return groups
+
+
 def _indent(lines: list[str], depth: int = 1) -> list[str]:
     pad = "    " * depth
     return [pad + line if line else line for line in lines]
@@ -124,24 +137,13 @@ class StructCodec:
     def reader_body(self) -> list[str]:
         temps = Temps()
         lines = [f"o = _new({class_path(self.message, self.struct)})"]
-        run: list[Field] = []
-
-        def flush_run() -> None:
-            if run:
-                fmt = ">" + "".join(_FIXED[f.type][0] for f in run)
-                size = sum(_FIXED[f.type][1] for f in run)
-                targets = ", ".join(f"o.{f.attr}" for f in run)
-                lines.append(f"{targets}, = {self.module.fmt(fmt)}.unpack_from(b, p)")
-                lines.append(f"p += {size}")
-                run.clear()
-
-        for f in self.regular:
-            if f.type in _FIXED:
-                run.append(f)
-                continue
-            flush_run()
-            lines += self.read_value(f, f"o.{f.attr}", temps)
-        flush_run()
+        for group in _fixed_runs(self.regular):
+            if isinstance(group, list):
+                fmt = self.module.fmt(">" + "".join(_FIXED[f.type][0] for f in group))
+                lines.append(f"{', '.join(f'o.{f.attr}' for f in group)}, = {fmt}.unpack_from(b, p)")
+                lines.append(f"p += {sum(_FIXED[f.type][1] for f in group)}")
+            else:
+                lines += self.read_value(group, f"o.{group.attr}", temps)
         for f in self.absent:
             lines.append(f"o.{f.attr} = {default_expr(self.message, f)}")
         if self.flexible:
@@ -266,22 +268,12 @@ class StructCodec:
                     f"if {non_default_test(self.message, f, 'o.' + f.attr, self.version)}:",
                     f"    raise UnsupportedFieldError('{self.struct.name}.{f.name} exists only in versions {_range(f)}')",
                 ]
-        run: list[Field] = []
-
-        def flush_run() -> None:
-            if run:
-                fmt = ">" + "".join(_FIXED[f.type][0] for f in run)
-                values = ", ".join(f"o.{f.attr}" for f in run)
-                lines.append(f"w += {self.module.fmt(fmt)}.pack({values})")
-                run.clear()
-
-        for f in self.regular:
-            if f.type in _FIXED:
-                run.append(f)
-                continue
-            flush_run()
-            lines += self.write_value(f, f"o.{f.attr}", "w", temps)
-        flush_run()
+        for group in _fixed_runs(self.regular):
+            if isinstance(group, list):
+                fmt = self.module.fmt(">" + "".join(_FIXED[f.type][0] for f in group))
+                lines.append(f"w += {fmt}.pack({', '.join(f'o.{f.attr}' for f in group)})")
+            else:
+                lines += self.write_value(group, f"o.{group.attr}", "w", temps)
         if self.flexible:
             lines += self.write_tagged_section(temps)
         return lines or ["pass"]
