@@ -48,6 +48,7 @@ class IndexFile:
         self.max_index_size = max_index_size
         self._lock = threading.Lock()
         self._fd: int | None = None
+        self._dirty = False  # written since the last fsync
         self._length = 0  # bytes in the file
         self._entries: tuple[array.array, array.array] | None = None  # (keys, values), None until loaded
         if not os.path.exists(path):
@@ -59,7 +60,7 @@ class IndexFile:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         length = self._round_down(self.max_index_size)
         os.ftruncate(fd, length)
-        self._fd, self._length = fd, length
+        self._fd, self._length, self._dirty = fd, length, True
         self._entries = (array.array(self.KEY_TYPECODE), array.array(self.VALUE_TYPECODE))
 
     def _loaded(self) -> tuple[array.array, array.array]:
@@ -72,15 +73,22 @@ class IndexFile:
         return entries  # type: ignore[return-value]
 
     def _load(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        length = os.fstat(fd).st_size
-        count = length // self.ENTRY.size
-        data = os.pread(fd, count * self.ENTRY.size, 0) if count else b""
+        with open(self.path, "a+b") as f:
+            f.seek(0)
+            data = f.read()
+        count = len(data) // self.ENTRY.size
         keys, values = array.array(self.KEY_TYPECODE), array.array(self.VALUE_TYPECODE)
-        for key, value in self.ENTRY.iter_unpack(data):
+        for key, value in self.ENTRY.iter_unpack(data[:count * self.ENTRY.size]):
             keys.append(key)
             values.append(value)
-        self._fd, self._length, self._entries = fd, length, (keys, values)
+        self._length, self._entries = len(data), (keys, values)
+
+    def _writable_fd(self) -> int:
+        # Opened on the first write: sealed segments' indexes, only ever read, hold no descriptor.
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._dirty = True
+        return self._fd
 
     def _round_down(self, size: int) -> int:
         return size - size % self.ENTRY.size
@@ -148,7 +156,7 @@ class IndexFile:
         n = len(keys)
         if n >= self._length // self.ENTRY.size:
             raise ValueError(f"Attempt to append to a full index {self.path} (size = {n})")
-        os.pwrite(self._fd, self.ENTRY.pack(key, value), n * self.ENTRY.size)  # type: ignore[arg-type]
+        os.pwrite(self._writable_fd(), self.ENTRY.pack(key, value), n * self.ENTRY.size)
         values.append(value)
         keys.append(key)
 
@@ -173,7 +181,7 @@ class IndexFile:
         with self._lock:
             if rounded == self._length:
                 return False
-            os.ftruncate(self._fd, rounded)  # type: ignore[arg-type]
+            os.ftruncate(self._writable_fd(), rounded)
             self._length = rounded
             keys = self._entries[0]  # type: ignore[index]
             if len(keys) * self.ENTRY.size > rounded:
@@ -186,11 +194,28 @@ class IndexFile:
         self.resize(self.max_index_size)
 
     def trim_to_valid_size(self) -> None:
+        """Cut the file to its entries (the segment is sealed or closing) and let go of its descriptor."""
         self.resize(self.size_in_bytes)
+        self._release_fd()
+
+    def _release_fd(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     def flush(self) -> None:
-        if self._fd is not None:
-            os.fsync(self._fd)
+        """Make the entries written so far durable (the descriptor may have been let go since)."""
+        if not self._dirty:
+            return
+        with self._lock:
+            fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                if fd != self._fd:
+                    os.close(fd)
+            self._dirty = False
 
     def sanity_check(self, log_size: int | None = None) -> None:
         """Kafka's cheap checks, done without loading the entries; raises CorruptIndexError."""
