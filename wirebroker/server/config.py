@@ -157,10 +157,11 @@ class BrokerConfig:
             except ValueError as exc:
                 raise ConfigError(f"invalid value '{text}' for configuration '{key}': {exc}") from None
         try:
-            self.log_config = LogConfig.from_props(topic_defaults_from_broker(topic_props))
+            self.topic_defaults = topic_defaults_from_broker(topic_props)
+            # Broker keys are defaults, not topic overrides: DescribeConfigs tells the two apart.
+            self.log_config = LogConfig.from_props({}, self.topic_defaults)
         except (InvalidConfigError, ValueError) as exc:
             raise ConfigError(str(exc)) from None
-        self.topic_defaults = topic_defaults_from_broker(topic_props)
         self.listeners = [parse_listener(item, "listeners") for item in self["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners: at least one listener is needed")
