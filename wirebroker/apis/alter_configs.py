@@ -46,7 +46,7 @@ def handle(ctx: RequestContext, request: AlterConfigsRequest) -> AlterConfigsRes
 def _alter(ctx: RequestContext, resource: _Resource, kind: ResourceType, validate_only: bool) -> None:
     configs = {config.name: config.value for config in resource.configs}
     if kind is ResourceType.TOPIC:
-        topic = topic_to_alter(ctx, resource.resource_name)
+        topic = topic_to_alter(ctx, resource.resource_name, configs)
         ctx.broker.controller.set_topic_configs(topic.name, configs, validate_only)
     elif kind is ResourceType.BROKER:
         if resource.resource_name:

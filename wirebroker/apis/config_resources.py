@@ -8,9 +8,10 @@ from __future__ import annotations
 import enum
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from wirebroker.cluster.controller import Controller
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnknownTopicOrPartitionError
 from wirebroker.server.context import RequestContext
@@ -76,11 +77,13 @@ def cannot_update_dynamically(names: Iterable[str]) -> InvalidRequestError:
     return InvalidRequestError(f"Cannot update these configs dynamically: Set({', '.join(names)})")
 
 
-def topic_to_alter(ctx: RequestContext, name: str) -> TopicMetadata:
-    """The topic a TOPIC resource names (ControllerConfigurationValidator, then the existence check)."""
+def topic_to_alter(ctx: RequestContext, name: str, new_configs: Mapping[str, str]) -> TopicMetadata:
+    """The topic a TOPIC resource names, once its new overrides are known to be valid; Kafka's controller checks in
+    this order (ControllerConfigurationValidator, then the existence check)."""
     if not name:
         raise InvalidRequestError("Default topic resources are not allowed.")
     validate_topic_name(name)
+    Controller.validate_configs(new_configs)
     topic = ctx.broker.metadata.topic(name)
     if topic is None:
         raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")

@@ -91,8 +91,9 @@ def _op(config: _Config) -> OpType:
 
 
 def _alter_topic(ctx: RequestContext, resource: _Resource, ops: Sequence[OpType], validate_only: bool) -> None:
-    topic = topic_to_alter(ctx, resource.resource_name)
-    configs = _apply(topic.configs, resource.configs, ops)
+    existing = ctx.broker.metadata.topic(resource.resource_name)
+    configs = _apply(existing.configs if existing else {}, resource.configs, ops)
+    topic = topic_to_alter(ctx, resource.resource_name, configs)
     ctx.broker.controller.set_topic_configs(topic.name, configs, validate_only)
 
 
