@@ -12,6 +12,7 @@ from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
 from tests.integration.test_data_path_errors import a_batch, create_topic, produce
 from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.alter_configs import AlterConfigsRequest as AC
 from wirebroker.protocol.messages.create_partitions import CreatePartitionsRequest as CP
 from wirebroker.protocol.messages.create_topics import CreateTopicsRequest as CT
 from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest as DR
@@ -20,12 +21,12 @@ from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest
 from wirebroker.protocol.messages.describe_topic_partitions import DescribeTopicPartitionsRequest as DTP
 from wirebroker.protocol.messages.incremental_alter_configs import IncrementalAlterConfigsRequest as IAC
 from wirebroker.protocol.messages.init_producer_id import InitProducerIdRequest as INIT
-from wirebroker.protocol.messages.alter_configs import AlterConfigsRequest as AC
 from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest as LO
 from wirebroker.protocol.messages.offset_for_leader_epoch import OffsetForLeaderEpochRequest as OFLE
 from wirebroker.protocol.primitives import UUID_ZERO
 
-LIST_OFFSETS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS, INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH = 2, 19, 20, 21, 22, 23
+LIST_OFFSETS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 2, 19, 20, 21
+INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH = 22, 23
 DESCRIBE_CONFIGS, ALTER_CONFIGS, CREATE_PARTITIONS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 37, 44
 DESCRIBE_CLUSTER, DESCRIBE_TOPIC_PARTITIONS = 60, 75
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
@@ -107,7 +108,8 @@ def test_create_topics_refusals_carry_kafkas_messages(client):
     by_name = errors_by_name(results)
     assert by_name["ct-twice"] == (ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
     assert by_name["ct-exists"] == (ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 'ct-exists' already exists.")
-    assert by_name["ct_dot"] == (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic 'ct_dot' collides with existing topic: ct.dot")
+    assert by_name["ct_dot"] == (ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                 "Topic 'ct_dot' collides with existing topic: ct.dot")
     assert by_name["bad name"][0] == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert by_name["ct-rf-zero"] == (ErrorCode.INVALID_REPLICATION_FACTOR,
                                      "Replication factor must be larger than 0, or -1 to use the default value.")

@@ -78,7 +78,14 @@ def test_kafka_python_offsets_for_times_and_beginning_end(broker):
 
 
 def test_confluent_configs_round_trip(broker):
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        NewTopic,
+        ResourceType,
+    )
 
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     assert confluent_results(admin.create_topics([NewTopic("configured", 1, 1, config={"retention.ms": "5000"})])) \

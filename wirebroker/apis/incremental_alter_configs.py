@@ -100,7 +100,7 @@ def _alter_topic(ctx: RequestContext, resource: _Resource, ops: Sequence[OpType]
 def _apply(current: Mapping[str, str], changes: Sequence[_Config], ops: Sequence[OpType]) -> dict[str, str]:
     """The topic's overrides after the operations (Kafka's incrementalAlterConfigResource)."""
     configs = dict(current)
-    for change, op in zip(changes, ops):
+    for change, op in zip(changes, ops, strict=True):
         if op is OpType.SET:
             configs[change.name] = change.value
         elif op is OpType.DELETE:
@@ -127,20 +127,20 @@ def _list_change(value: str | None, change: _Config, op: OpType) -> str:
 def _alter_broker(ctx: RequestContext, resource: _Resource, ops: Sequence[OpType]) -> None:
     if resource.resource_name:
         check_node_id(resource.resource_name, ctx.broker.node_id)
-    changed = [config.name for config, op in zip(resource.configs, ops) if op is not OpType.DELETE]
+    changed = [config.name for config, op in zip(resource.configs, ops, strict=True) if op is not OpType.DELETE]
     if changed:
         raise cannot_update_dynamically(changed)
 
 
 def _alter_loggers(ctx: RequestContext, resource: _Resource, ops: Sequence[OpType], validate_only: bool) -> None:
     check_node_id(resource.resource_name, ctx.broker.node_id)
-    for config, op in zip(resource.configs, ops):
+    for config, op in zip(resource.configs, ops, strict=True):
         if op in (OpType.APPEND, OpType.SUBTRACT):
             raise InvalidRequestError(f"{op.name} operation is not allowed for the BROKER_LOGGER resource")
         broker_loggers.check_level_change(config.name, config.value if op is OpType.SET else None)
     if validate_only:
         return
-    for config, op in zip(resource.configs, ops):
+    for config, op in zip(resource.configs, ops, strict=True):
         broker_loggers.change_level(config.name, config.value if op is OpType.SET else None)
         log.info("Log level of logger %s set to %s at the request of %s", config.name,
                  config.value if op is OpType.SET else "its parent's", ctx.client_address)

@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 API_KEY = 2
 
 CONSUMER_REPLICA_ID = -1
-UNKNOWN_OFFSET = -1
 UNKNOWN_TIMESTAMP = -1
 FIRST_LEADER_EPOCH_VERSION = 4  # KIP-320
 # The first version that may ask for each special timestamp (Kafka's ReplicaManager.timestampMinSupportedVersion).
@@ -54,6 +53,7 @@ MIN_VERSION_FOR_TIMESTAMP = {
     EARLIEST_LOCAL_TIMESTAMP: 8,
     LATEST_TIERED_TIMESTAMP: 9,
 }
+NEVER_SUPPORTED = 2**15  # above every int16 version: a negative timestamp not listed above (e.g. -6, v11+)
 
 _Topic = ListOffsetsResponse.ListOffsetsTopicResponse
 _Partition = ListOffsetsResponse.ListOffsetsPartitionResponse
@@ -86,7 +86,7 @@ def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsRespo
 def _list_offset(ctx: RequestContext, request: ListOffsetsRequest, topic: str,
                  wanted: ListOffsetsRequest.ListOffsetsPartition) -> _Partition:
     timestamp = wanted.timestamp
-    if timestamp < 0 and ctx.api_version < MIN_VERSION_FOR_TIMESTAMP.get(timestamp, 2**15):
+    if timestamp < 0 and ctx.api_version < MIN_VERSION_FOR_TIMESTAMP.get(timestamp, NEVER_SUPPORTED):
         raise UnsupportedVersionError(f"timestamp {timestamp} needs a newer ListOffsets version")
     partition = ctx.broker.replica_manager.online_partition(topic, wanted.partition_index)
     partition.check_leader_epoch(wanted.current_leader_epoch)
