@@ -1,0 +1,155 @@
+"""Run the workloads against one broker and gather its figures into one result dict (written as results/<name>.json).
+
+A result holds:
+  broker, settings           which broker and the overrides it ran with
+  machine                    CPU count and model, kernel, Python and Java versions, the load generator
+  startup                    {"runs_s": [...], "median_s": x}: launch to first ApiVersions answer, fresh log dir
+  idle                       {"rss_mib", "hwm_mib"}: the suite's broker after IDLE_SETTLE_S with no clients
+  workloads                  {name: {"params", "figures", "broker_cpu_s", "wall_s", "gb_moved", "cpu_s_per_gb",
+                                     "peak_rss_mib"[, "fill"]}}
+  end                        {"rss_mib", "hwm_mib"} after the last workload (hwm: the peak under load)
+  load_average_before/after  the machine's 1, 5 and 15 minute load averages (others' work on the shared cores)
+One broker process serves every workload but start-up (which starts its own); each workload has its own topic.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Mapping
+
+from bench import load
+from bench.procstats import PeakRssSampler, cpu_seconds, memory_mib
+from bench.topics import create_topic
+from bench.workloads import BATCHING, Workload
+from compat_tests.brokers import BrokerProcess
+from compat_tests.reference_kafka import ReferenceKafka
+from compat_tests.wirebroker_broker import Wirebroker
+
+log = logging.getLogger(__name__)
+
+BROKERS = ("wirebroker", "kafka")
+# A JVM keeps touching its heap for a few seconds after it answers; measure idle memory once that has settled.
+IDLE_SETTLE_S = 5.0
+STARTUP_POLL_S = 0.01
+GB = 1e9
+MIB = 1 << 20
+FILL_BATCHING = "batch64k"
+
+
+def make_broker(kind: str, work_dir: Path, jars: Path, settings: Mapping[str, object]) -> BrokerProcess:
+    if kind == "wirebroker":
+        return Wirebroker(work_dir, settings=settings)
+    if kind == "kafka":
+        return ReferenceKafka(work_dir, jars, settings=settings)
+    raise ValueError(f"unknown broker {kind!r}; choose one of {BROKERS}")
+
+
+def run_suite(kind: str, workloads: list[Workload], work_dir: Path, jars: Path,
+              settings: Mapping[str, object] | None = None) -> dict:
+    """Every workload against a broker of this kind; the result dict described in the module docstring."""
+    settings = dict(settings or {})
+    result: dict = {"broker": kind, "settings": settings, "machine": machine_info(),
+                    "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "load_average_before": os.getloadavg(),
+                    "workloads": {}}
+    for workload in (w for w in workloads if w.kind == "startup"):
+        result["startup"] = measure_startup(kind, work_dir / "startup", jars, settings, workload.repeats)
+    others = [w for w in workloads if w.kind != "startup"]
+    if not others:
+        return result
+    broker = make_broker(kind, work_dir / "suite", jars, settings)
+    broker.start()
+    try:
+        pid = broker.process.pid
+        time.sleep(IDLE_SETTLE_S)
+        result["idle"] = memory_mib(pid)
+        for workload in others:
+            log.info("%s: %s", kind, workload.name)
+            result["workloads"][workload.name] = run_workload(workload, broker.bootstrap, pid, jars)
+        result["end"] = memory_mib(pid)
+        result["load_average_after"] = os.getloadavg()
+    finally:
+        broker.stop()
+        shutil.rmtree(work_dir / "suite", ignore_errors=True)
+    return result
+
+
+def measure_startup(kind: str, work_dir: Path, jars: Path, settings: Mapping[str, object], repeats: int) -> dict:
+    """Launch-to-first-ApiVersions seconds of `repeats` fresh brokers (Kafka's storage format is not counted)."""
+    runs = []
+    for attempt in range(repeats):
+        broker = make_broker(kind, work_dir / f"run{attempt}", jars, settings)
+        broker.start(poll_s=STARTUP_POLL_S)
+        broker.stop()
+        runs.append(broker.ready_after_s)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    return {"runs_s": runs, "median_s": statistics.median(runs)}
+
+
+def run_workload(workload: Workload, bootstrap: str, pid: int, jars: Path) -> dict:
+    """Create the workload's topic, run its load, and measure what the broker spent on it."""
+    topic = workload.name
+    create_topic(bootstrap, topic, workload.partitions)
+    entry: dict = {"params": workload.params()}
+    if workload.kind == "consume":
+        entry["fill"] = load.produce(jars, bootstrap, topic, workload.num_records, workload.record_size,
+                                     {**BATCHING[FILL_BATCHING], "acks": "1"})
+    cpu_before, started = cpu_seconds(pid), time.monotonic()
+    with PeakRssSampler(pid) as sampler:
+        figures = _run_load(workload, bootstrap, topic, jars)
+    entry.update(figures=figures, wall_s=time.monotonic() - started, broker_cpu_s=cpu_seconds(pid) - cpu_before,
+                 peak_rss_mib=sampler.peak_mib, gb_moved=_bytes_moved(workload, figures) / GB)
+    entry["cpu_s_per_gb"] = entry["broker_cpu_s"] / entry["gb_moved"] if entry["gb_moved"] else None
+    return entry
+
+
+def _run_load(workload: Workload, bootstrap: str, topic: str, jars: Path) -> dict:
+    if workload.kind == "produce":
+        return load.produce(jars, bootstrap, topic, workload.num_records, workload.record_size,
+                            workload.producer_props)
+    if workload.kind == "consume":
+        return load.consume(jars, bootstrap, topic, workload.num_records, group=f"bench-{topic}")
+    if workload.kind == "latency":
+        return load.fixed_rate_latency(jars, bootstrap, topic, workload.rate_per_s, workload.seconds,
+                                       workload.warmup_s, workload.record_size, workload.acks)
+    if workload.kind == "e2e":
+        return load.end_to_end_latency(jars, bootstrap, topic, workload.num_records, workload.record_size,
+                                       workload.acks)
+    raise ValueError(f"unknown workload kind {workload.kind!r}")
+
+
+def _bytes_moved(workload: Workload, figures: Mapping[str, float]) -> float:
+    """Record bytes through the broker: in for produce, out for consume, in and out for the latency runs."""
+    if workload.kind == "produce":
+        return figures["records"] * workload.record_size
+    if workload.kind == "consume":
+        return figures["mb"] * MIB
+    if workload.kind == "latency":
+        return (figures["sent"] + figures["received"]) * workload.record_size
+    return 2 * workload.num_records * workload.record_size
+
+
+def machine_info() -> dict:
+    return {"cpus": os.cpu_count(), "cpu_model": _cpu_model(), "kernel": platform.release(),
+            "python": platform.python_version(), "java": _java_version(),
+            "load_generator": "Apache Kafka 4.3.1 ProducerPerformance / ConsumerPerformance / EndToEndLatency "
+                              "and bench/java/FixedRateLatency.java on kafka-clients 4.3.1, JVM "
+                              + " ".join(load.LOAD_JVM_OPTS)}
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return platform.processor()
+
+
+def _java_version() -> str:
+    proc = subprocess.run(["java", "-version"], capture_output=True, text=True)
+    return proc.stderr.splitlines()[0] if proc.stderr else "unknown"
