@@ -6,6 +6,7 @@ against one broker, so a JVM or a Spark session starts once per broker.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -56,8 +57,9 @@ def kafka_tools(script: str) -> Callable[[Path], Invocation]:
     def install(cache_dir: Path) -> Invocation:
         python = installers.python_env(cache_dir)
         jars = reference_kafka.install_jars(cache_dir)
+        host = installers.tool_host(cache_dir)
         return Invocation([str(python), str(PYTHON_DRIVERS / script)],
-                          {"KAFKA_JARS": str(jars), "PYTHONPATH": str(REPO_DIR)})
+                          {"KAFKA_JARS": str(jars), "KAFKA_TOOL_HOST": json.dumps(host), "PYTHONPATH": str(REPO_DIR)})
     return install
 
 

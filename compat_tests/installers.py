@@ -4,6 +4,7 @@ One function per toolchain; each is idempotent and cheap when its stamp is fresh
   python_env()      venv with the Python clients (requirements.txt)      -> its python
   spark_env()       pyspark in that venv + the connector jars            -> (python, jars dir)
   java_driver(v)    kafka-clients <v> jars + CompatDriver compiled        -> java command prefix
+  tool_host()       Kafka's tools jars + ToolHost compiled (many tool runs in one JVM) -> java command prefix
   go_drivers()      franz-go and sarama drivers built from go.mod/go.sum  -> {name: binary}
   node_modules()    kafkajs and its codecs from package-lock.json         -> node_modules dir
   kcat()            Debian's kcat (apt-get install when missing and root)  -> kcat binary
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from compat_tests.cache import (DEFAULT_CACHE_DIR, PACKAGE_DIR, InstallError, inputs_digest, is_fresh,
                                 mark_fresh, run_install_step)
+from compat_tests import reference_kafka
 from compat_tests.maven import classpath, fetch_jars
 
 DRIVERS_DIR = PACKAGE_DIR / "drivers"
@@ -64,8 +66,18 @@ def java_driver(version: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> list[str]:
     """Compile drivers/java/CompatDriver.java against kafka-clients <version>; return the java command prefix."""
     name = JAVA_CLIENT_VERSIONS[version]
     jars = fetch_jars(name, cache_dir)
-    source = DRIVERS_DIR / "java" / "CompatDriver.java"
-    classes = cache_dir / "java" / name
+    return _compiled_java("CompatDriver", jars, cache_dir / "java" / name)
+
+
+def tool_host(cache_dir: Path = DEFAULT_CACHE_DIR) -> list[str]:
+    """Compile drivers/java/ToolHost.java against the reference Kafka jars; return the java command prefix."""
+    jars = reference_kafka.install_jars(cache_dir)
+    return _compiled_java("ToolHost", jars, cache_dir / "java" / "tool-host",
+                          [f"-Dlog4j2.configurationFile={jars / 'tools-log4j2.properties'}"])
+
+
+def _compiled_java(main_class: str, jars: Path, classes: Path, jvm_opts: list[str] | None = None) -> list[str]:
+    source = DRIVERS_DIR / "java" / f"{main_class}.java"
     digest = inputs_digest([source, jars / ".stamp"])
     if not is_fresh(classes, digest):
         if classes.exists():
@@ -74,7 +86,8 @@ def java_driver(version: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> list[str]:
         run_install_step(["javac", "-nowarn", "-d", classes, "-cp", classpath(jars), source],
                          hint="install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
         mark_fresh(classes, digest)
-    return ["java", *DRIVER_JVM_OPTS, "-cp", f"{classes}{os.pathsep}{classpath(jars)}", "CompatDriver"]
+    return ["java", *DRIVER_JVM_OPTS, *(jvm_opts or []), "-cp", f"{classes}{os.pathsep}{classpath(jars)}",
+            main_class]
 
 
 def go_environment(cache_dir: Path = DEFAULT_CACHE_DIR) -> dict[str, str]:
