@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +35,7 @@ class OffsetsTopic:
     def __init__(self, broker: Any, config: GroupConfig) -> None:
         self.broker = broker
         self.config = config
+        self._create_lock = threading.Lock()  # a second asker waits until every partition is hosted
 
     @property
     def num_partitions(self) -> int:
@@ -41,11 +43,18 @@ class OffsetsTopic:
         return topic.partitions if topic is not None else self.config.offsets_topic_num_partitions
 
     def exists(self) -> bool:
-        return self.broker.metadata.topic(OFFSETS_TOPIC) is not None
+        topic = self.broker.metadata.topic(OFFSETS_TOPIC)
+        return topic is not None and self.broker.replica_manager.partition(OFFSETS_TOPIC, topic.partitions - 1) \
+            is not None
 
     def ensure_created(self) -> None:
         if self.exists():
             return
+        with self._create_lock:
+            if not self.exists():
+                self._create()
+
+    def _create(self) -> None:
         controller = self.broker.controller
         replication_factor = min(self.config.offsets_topic_replication_factor, controller.live_brokers)
         if replication_factor < self.config.offsets_topic_replication_factor:
