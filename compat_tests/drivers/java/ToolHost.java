@@ -5,7 +5,8 @@
 //   stdin:  {"tool": "org.apache.kafka.tools.TopicCommand", "args": ["--list", ...], "stdin": "text or null"}
 //   stdout: {"code": 0, "stdout": "...", "stderr": "..."}
 // The tool's main() runs with System.in/out/err replaced for that call; Exit.exit/halt (how Kafka's tools end)
-// become an exception, and shutdown hooks the tools register are not installed (the host outlives each call).
+// become an exception, and the shutdown hooks a tool registers run when its call ends, with the call's streams
+// (as they would at the exit of a JVM of its own: the verifiable tools print their summaries from them).
 // The call's exit code is the first one the tool asked for: some tools (TopicCommand) call Exit.exit inside a
 // block that catches Throwable and then exit again with 1. The host exits when its stdin closes. Compiled against
 // the reference Kafka jars.
@@ -36,6 +37,9 @@ public final class ToolHost {
         }
     }
 
+    /** Shutdown hooks registered by the running tool. */
+    static final List<Runnable> callHooks = new ArrayList<>();
+
     /** The first exit code the running tool asked for, or null. */
     static Integer requestedExit;
 
@@ -51,7 +55,7 @@ public final class ToolHost {
         PrintStream realErr = System.err;
         Exit.setExitProcedure((code, message) -> exitRequested(code));
         Exit.setHaltProcedure((code, message) -> exitRequested(code));
-        Exit.setShutdownHookAdder((name, runnable) -> { });
+        Exit.setShutdownHookAdder((name, runnable) -> callHooks.add(runnable));
         BufferedReader commands = new BufferedReader(new InputStreamReader(realIn, StandardCharsets.UTF_8));
         String line;
         while ((line = commands.readLine()) != null) {
@@ -64,6 +68,7 @@ public final class ToolHost {
             ByteArrayOutputStream err = new ByteArrayOutputStream();
             int code;
             requestedExit = null;
+            callHooks.clear();
             try {
                 System.setIn(new ByteArrayInputStream(input == null || input.isNull()
                         ? new byte[0] : input.asText().getBytes(StandardCharsets.UTF_8)));
@@ -74,6 +79,7 @@ public final class ToolHost {
                 code = requestedExit != null ? requestedExit : 1;
                 t.printStackTrace(System.err);
             } finally {
+                runHooks();
                 System.out.flush();
                 System.err.flush();
                 System.setIn(realIn);
@@ -87,6 +93,17 @@ public final class ToolHost {
             realOut.println(json.writeValueAsString(result));
             realOut.flush();
         }
+    }
+
+    static void runHooks() {
+        for (Runnable hook : callHooks) {
+            try {
+                hook.run();
+            } catch (Throwable t) {
+                t.printStackTrace(System.err);
+            }
+        }
+        callHooks.clear();
     }
 
     static int invoke(String tool, String[] args) throws Exception {

@@ -2,7 +2,8 @@
 
 Tools that run to completion go through one ToolHost JVM per driver process ($KAFKA_TOOL_HOST is its command,
 see drivers/java/ToolHost.java): a JVM start with Kafka's jars costs seconds on 2 busy cores, a tool's main() in a
-warm JVM much less. Tools that must run beside others (a group's consumers) are JVMs of their own, started with
+warm JVM much less. Tools that must run beside others (a group's consumers) or that print from their own threads
+and JVM shutdown hooks (the verifiable tools) get JVMs of their own, started with
 compat_tests.reference_kafka.tool_command like everything else that runs Kafka's tools.
 """
 from __future__ import annotations
@@ -60,8 +61,22 @@ def run(tool: str, *args: str, stdin: str | None = None, check: bool = True) -> 
     result = _host.call(TOOLS[tool], list(args), stdin)
     if check:
         expect(result.returncode == 0, f"{tool} {' '.join(args[2:6])} exited {result.returncode}: "
-                                       f"{(result.stderr or result.stdout)[-500:]}")
+                                       f"{failure_text(result.stderr or result.stdout)}")
     return result
+
+
+def failure_text(output: str) -> str:
+    """The lines of a tool's output that say what went wrong, without Java stack frames."""
+    lines = [line for line in output.splitlines() if line.strip() and not line.lstrip().startswith(("at ", "..."))]
+    return "\n".join(lines)[-600:]
+
+
+def run_alone(tool: str, *args: str) -> ToolResult:
+    """Run a tool in a JVM of its own, for tools that print from threads or JVM shutdown hooks (the verifiable ones)."""
+    proc = subprocess.run(tool_command(JARS, TOOLS[tool], args), capture_output=True, text=True,
+                          timeout=TOOL_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    expect(proc.returncode == 0, f"{tool} exited {proc.returncode}: {failure_text(proc.stderr or proc.stdout)}")
+    return ToolResult(proc.returncode, proc.stdout, proc.stderr)
 
 
 def properties_file(settings: dict[str, object]) -> str:
