@@ -10,7 +10,6 @@ import pytest
 from tests.integration import raw_client
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
-from tests.integration.test_admin_apis import dispatched
 from tests.integration.test_data_path_errors import a_batch, create_topic, produce
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.alter_configs import AlterConfigsRequest as AC
@@ -323,7 +322,6 @@ def incremental(client: RawClient, *resources: tuple[int, str, list[tuple[str, i
     return send(client, INCREMENTAL_ALTER_CONFIGS, 1, body).responses
 
 
-@dispatched("incremental_alter_configs")
 def test_incremental_alter_configs(client):
     create(client, new_topic("iac"))
     ok, append_to_missing, missing, broker = incremental(
@@ -355,7 +353,6 @@ def test_incremental_alter_configs(client):
     assert [c.value for c in result.configs] == ["5000"]
 
 
-@dispatched("incremental_alter_configs")
 def test_broker_logger_levels(client):
     [changed] = incremental(client, (BROKER_LOGGER, "0", [("wirebroker.apis.list_offsets", SET, "DEBUG")]))
     assert changed.error_code == ErrorCode.NONE
@@ -369,7 +366,6 @@ def test_broker_logger_levels(client):
                                                                  "Unexpected broker id, expected 0, but received 1")
 
 
-@dispatched("alter_configs")
 def test_alter_configs_replaces_every_override(client):
     create(client, new_topic("ac", configs=[CT.CreatableTopicConfig(name="retention.ms", value="1000")]))
     topic, logger = client.request(ALTER_CONFIGS, 2, validate_only=False, resources=[
@@ -386,7 +382,6 @@ def test_alter_configs_replaces_every_override(client):
 
 # ---- CreatePartitions, DeleteRecords, DescribeTopicPartitions -----------------------------------------------------
 
-@dispatched("create_partitions")
 def test_create_partitions_refusals(client):
     create(client, new_topic("cp", 2))
     response = client.request(CREATE_PARTITIONS, 3, timeout_ms=5000, validate_only=False, topics=[
@@ -410,7 +405,6 @@ def test_create_partitions_refusals(client):
     assert [p.error_code for p in topic.partitions] == [ErrorCode.NONE]
 
 
-@dispatched("delete_records")
 def test_delete_records(client):
     create_topic(client, "dr")
     produce(client, "dr", a_batch(5))
@@ -431,7 +425,6 @@ def test_delete_records(client):
     assert [p.offset for p in topic.partitions] == [5]
 
 
-@dispatched("describe_topic_partitions")
 def test_describe_topic_partitions_pages(client):
     create(client, new_topic("dtp-a", 3), new_topic("dtp-b", 2))
 

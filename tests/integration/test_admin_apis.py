@@ -5,15 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from wirebroker.server.dispatch import API_MODULES
-
 BASE_TIMESTAMP = 1_700_000_000_000
-
-
-def dispatched(*modules: str) -> pytest.MarkDecorator:
-    """Skip until the dispatcher serves these API modules (the lead registers them in dispatch.API_MODULES)."""
-    missing = [m for m in modules if m not in API_MODULES]
-    return pytest.mark.skipif(bool(missing), reason=f"not dispatched yet: {', '.join(missing)}")
 
 
 def produce_with_timestamps(bootstrap: str, topic: str, count: int, partition: int = 0) -> None:
@@ -37,7 +29,6 @@ def confluent_results(futures: dict) -> dict:
     return results
 
 
-@dispatched("create_partitions")
 def test_kafka_python_topic_lifecycle(broker):
     from kafka import KafkaAdminClient
     from kafka.admin import NewPartitions, NewTopic
@@ -66,7 +57,6 @@ def test_kafka_python_topic_lifecycle(broker):
     admin.close()
 
 
-@dispatched("delete_records")
 def test_kafka_python_offsets_for_times_and_beginning_end(broker):
     from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
     from kafka.admin import NewTopic
@@ -87,7 +77,6 @@ def test_kafka_python_offsets_for_times_and_beginning_end(broker):
     admin.close()
 
 
-@dispatched("incremental_alter_configs")
 def test_confluent_configs_round_trip(broker):
     from confluent_kafka.admin import (
         AdminClient,
@@ -124,7 +113,6 @@ def test_confluent_configs_round_trip(broker):
     assert broker_configs["node.id"].is_read_only
 
 
-@dispatched("delete_records")
 def test_confluent_list_offsets_and_delete_records(broker):
     from confluent_kafka import IsolationLevel, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec

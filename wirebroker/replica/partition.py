@@ -27,8 +27,9 @@ class Partition:
         self.topic_id = topic_id
         self.log = log
         self.leader_epoch = leader_epoch
-        # Becoming leader with an ISR of one: the high watermark is the log end offset (Kafka's makeLeader then
-        # maybeIncrementLeaderHW), whatever the checkpoint said before a crash.
+        # Becoming leader (Kafka's makeLeader): the epoch starts at the log end offset, and with an ISR of one the
+        # high watermark is the log end offset, whatever the checkpoint said before a crash.
+        self.log.leader_epoch_cache.assign(leader_epoch, self.log.log_end_offset)
         self.log.update_high_watermark(self.log.log_end_offset)
 
     def __repr__(self) -> str:
