@@ -21,7 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from wirebroker.coordinator.embedded_protocol import parse_subscription
 from wirebroker.coordinator.group import CONSUMER_PROTOCOL_TYPE, GroupType
+from wirebroker.coordinator.internal_records import with_fields
 from wirebroker.protocol.errors import (
     CoordinatorNotAvailableError,
     FencedInstanceIdError,
@@ -29,7 +31,6 @@ from wirebroker.protocol.errors import (
     RebalanceInProgressError,
     UnknownMemberIdError,
 )
-from wirebroker.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
 from wirebroker.protocol.messages.group_metadata_value import GroupMetadataValue
 from wirebroker.protocol.primitives import DecodeError
 
@@ -213,10 +214,7 @@ class ClassicGroup:
         topics: set[str] = set()
         for member in self.members.values():
             try:
-                metadata = member.metadata(self.protocol_name)
-                version = int.from_bytes(metadata[:2], "big", signed=True)
-                subscription = ConsumerProtocolSubscription.decode(
-                    memoryview(metadata)[2:], min(max(version, 0), ConsumerProtocolSubscription.MAX_VERSION))
+                subscription = parse_subscription(member.metadata(self.protocol_name))
             except (DecodeError, ValueError):
                 return None
             topics.update(subscription.topics)
@@ -264,9 +262,10 @@ class ClassicGroup:
         """The GroupMetadataValue Kafka writes: every member with its subscription for the chosen protocol and its
         assignment; an empty group is written with no protocol, no leader and generation as it stands."""
         if not self.members:
-            return GroupMetadataValue(protocol_type=self.protocol_type or "", generation=self.generation_id,
-                                      protocol=None, leader=None, current_state_timestamp=self.state_timestamp_ms,
-                                      members=[])
+            return with_fields(GroupMetadataValue(protocol_type=self.protocol_type or "",
+                                                  generation=self.generation_id,
+                                                  current_state_timestamp=self.state_timestamp_ms, members=[]),
+                               protocol=None, leader=None)
         return GroupMetadataValue(
             protocol_type=self.protocol_type or "",
             generation=self.generation_id,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
+from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.protocol.errors import (
     CoordinatorNotAvailableError,
     ErrorCode,
@@ -104,6 +105,10 @@ class ClassicGroupManager:
             raise InvalidSessionTimeoutError(
                 f"session timeout {request.session_timeout_ms} ms is outside [group.min.session.timeout.ms "
                 f"{config.min_session_timeout_ms}, group.max.session.timeout.ms {config.max_session_timeout_ms}]")
+        existing = self.c.groups.get(request.group_id)
+        if isinstance(existing, ConsumerGroup) and not existing.is_empty():
+            self.c.classic_in_consumer.join(existing, request, version, client_id, client_host, respond)
+            return
         unknown = request.member_id == UNKNOWN_MEMBER_ID
         group = self.c.classic_group_for_join(request.group_id, create=unknown)
         if group.is_in(S.DEAD):
@@ -220,11 +225,11 @@ class ClassicGroupManager:
                 respond(response)
                 return
             member.awaiting_join = respond
-            self._prepare_rebalance(group, f"static member {request.group_instance_id} changed protocols "
+            self.prepare_rebalance(group, f"static member {request.group_instance_id} changed protocols "
                                            f"from {[n for n, _ in old_protocols]}")
         elif group.is_in(S.COMPLETING_REBALANCE):
             member.awaiting_join = respond
-            self._prepare_rebalance(group, f"static member {request.group_instance_id} rejoined while completing")
+            self.prepare_rebalance(group, f"static member {request.group_instance_id} rejoined while completing")
         elif group.is_in(S.PREPARING_REBALANCE):
             member.awaiting_join = respond
             self._maybe_complete_join(group)
@@ -257,11 +262,11 @@ class ClassicGroupManager:
 
     def _rebalance_or_complete_join(self, group: ClassicGroup, reason: str) -> None:
         if group.is_in(S.STABLE, S.COMPLETING_REBALANCE, S.EMPTY):
-            self._prepare_rebalance(group, reason)
+            self.prepare_rebalance(group, reason)
         elif group.is_in(S.PREPARING_REBALANCE):
             self._maybe_complete_join(group)
 
-    def _prepare_rebalance(self, group: ClassicGroup, reason: str) -> None:
+    def prepare_rebalance(self, group: ClassicGroup, reason: str) -> None:
         if group.is_in(S.COMPLETING_REBALANCE):
             self._fail_waiting_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS)
         self.c.cancel(("sync", group.group_id))
@@ -333,7 +338,7 @@ class ClassicGroupManager:
         for member_id in missing:
             self._cancel_heartbeat(group, member_id)
             group.remove(member_id)
-        self._prepare_rebalance(group, f"members {missing} did not send SyncGroup in time")
+        self.prepare_rebalance(group, f"members {missing} did not send SyncGroup in time")
 
     def _fail_waiting_syncs(self, group: ClassicGroup, code: int) -> None:
         for member in group.members.values():
@@ -350,7 +355,7 @@ class ClassicGroupManager:
         self._cancel_heartbeat(group, member.member_id)
         group.remove(member.member_id)
         if group.is_in(S.STABLE, S.COMPLETING_REBALANCE):
-            self._prepare_rebalance(group, reason)
+            self.prepare_rebalance(group, reason)
         elif group.is_in(S.PREPARING_REBALANCE):
             self._maybe_complete_join(group)
 
@@ -378,6 +383,10 @@ class ClassicGroupManager:
             respond(sync_error(exc.code))
 
     def _sync(self, request: SyncGroupRequest, respond: SyncRespond) -> None:
+        existing = self.c.groups.get(request.group_id)
+        if isinstance(existing, ConsumerGroup):
+            self.c.classic_in_consumer.sync(existing, request, respond)
+            return
         group = self.c.classic_group(request.group_id)
         if group.is_in(S.DEAD):
             raise CoordinatorNotAvailableError(f"group {group.group_id} is being deleted")
@@ -413,7 +422,7 @@ class ClassicGroupManager:
             log.warning("could not store the assignment of group %s generation %d: %s", group.group_id,
                         group.generation_id, exc)
             self._fail_waiting_syncs(group, exc.code)
-            self._prepare_rebalance(group, "storing the assignment failed")
+            self.prepare_rebalance(group, "storing the assignment failed")
             return
         group.transition_to(S.STABLE, self.c.now_ms())
         for member in group.members.values():
@@ -430,6 +439,9 @@ class ClassicGroupManager:
 
     def heartbeat(self, request: HeartbeatRequest) -> int:
         """The heartbeat's error code."""
+        existing = self.c.groups.get(request.group_id)
+        if isinstance(existing, ConsumerGroup):
+            return self.c.classic_in_consumer.heartbeat(existing, request)
         try:
             group = self.c.classic_group(request.group_id)
             if group.is_in(S.DEAD):
@@ -452,6 +464,13 @@ class ClassicGroupManager:
     def leave(self, group_id: str, leaving: list[tuple[str, str | None, str | None]]
               ) -> tuple[int, list[LeaveGroupResponse.MemberResponse]]:
         """(top-level error, one response per (member id, group instance id, reason))."""
+        existing = self.c.groups.get(group_id)
+        if isinstance(existing, ConsumerGroup):
+            return ErrorCode.NONE, [
+                LeaveGroupResponse.MemberResponse(member_id=member_id, group_instance_id=instance_id,
+                                                  error_code=self.c.classic_in_consumer.leave_one(
+                                                      existing, member_id, instance_id))
+                for member_id, instance_id, _ in leaving]
         try:
             group = self.c.classic_group(group_id)
         except KafkaError as exc:

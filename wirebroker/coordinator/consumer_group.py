@@ -21,7 +21,12 @@ from dataclasses import dataclass, field, replace
 
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.group import GroupType
-from wirebroker.protocol.errors import StaleMemberEpochError, UnknownMemberIdError, UnsupportedVersionError
+from wirebroker.protocol.errors import (
+    IllegalGenerationError,
+    StaleMemberEpochError,
+    UnknownMemberIdError,
+    UnsupportedVersionError,
+)
 from wirebroker.protocol.messages.consumer_group_current_member_assignment_value import (
     ConsumerGroupCurrentMemberAssignmentValue,
 )
@@ -71,20 +76,36 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    # A member that joined with JoinGroup (the classic protocol) into this consumer group: its session timeout and
+    # its (protocol name, subscription bytes) in preference order. None for members of the consumer protocol.
+    classic_session_timeout_ms: int | None = None
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic_protocols is not None
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == epoch
 
+    def _classic_metadata(self) -> ConsumerGroupMemberMetadataValue.ClassicMemberMetadata:
+        if self.classic_protocols is None:
+            # The codec's default: the tagged field is left out, as Kafka leaves it out for such members.
+            return ConsumerGroupMemberMetadataValue.ClassicMemberMetadata()
+        return ConsumerGroupMemberMetadataValue.ClassicMemberMetadata(
+            session_timeout_ms=self.classic_session_timeout_ms,
+            supported_protocols=[ConsumerGroupMemberMetadataValue.ClassicProtocol(name=name, metadata=metadata)
+                                 for name, metadata in self.classic_protocols])
+
     def subscription_record(self, group_id: str) -> records.CoordinatorRecord:
-        return records.consumer_group_record(records.CONSUMER_GROUP_MEMBER_METADATA, group_id,
-                                             ConsumerGroupMemberMetadataValue(
-                                                 instance_id=self.instance_id, rack_id=self.rack_id,
-                                                 client_id=self.client_id, client_host=self.client_host,
-                                                 subscribed_topic_names=sorted(self.subscribed_topic_names),
-                                                 subscribed_topic_regex=self.subscribed_topic_regex,
-                                                 rebalance_timeout_ms=self.rebalance_timeout_ms,
-                                                 server_assignor=self.server_assignor),
-                                             self.member_id)
+        value = records.with_fields(
+            ConsumerGroupMemberMetadataValue(client_id=self.client_id, client_host=self.client_host,
+                                             subscribed_topic_names=sorted(self.subscribed_topic_names),
+                                             rebalance_timeout_ms=self.rebalance_timeout_ms,
+                                             classic_member_metadata=self._classic_metadata()),
+            instance_id=self.instance_id, rack_id=self.rack_id, subscribed_topic_regex=self.subscribed_topic_regex,
+            server_assignor=self.server_assignor)
+        return records.consumer_group_record(records.CONSUMER_GROUP_MEMBER_METADATA, group_id, value, self.member_id)
 
     def assignment_record(self, group_id: str) -> records.CoordinatorRecord:
         return records.consumer_group_record(records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id,
@@ -153,6 +174,13 @@ class ConsumerGroup:
     def static_member(self, instance_id: str) -> ConsumerMember | None:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
 
+    def classic_protocols_supported_by_all(self) -> set[str] | None:
+        """The protocol names every classic member supports; None when there is no classic member."""
+        classic = [m for m in self.members.values() if m.uses_classic_protocol]
+        if not classic:
+            return None
+        return set.intersection(*({name for name, _ in m.classic_protocols} for m in classic))
+
     def subscribed_topic_names(self) -> set[str]:
         return {name for m in self.members.values() for name in m.subscribed_topic_names}
 
@@ -176,6 +204,11 @@ class ConsumerGroup:
         if member_epoch < 0 and not self.members:
             return  # the admin client, or a consumer that assigns partitions itself
         member = self.member(member_id)
+        if member.uses_classic_protocol:
+            if member_epoch != member.member_epoch:
+                raise IllegalGenerationError(f"generation {member_epoch} is not member {member_id}'s "
+                                             f"{member.member_epoch}")
+            return
         if api_version < FIRST_CONSUMER_PROTOCOL_COMMIT_VERSION:
             raise UnsupportedVersionError("OffsetCommit version 9 or above must be used by members using the "
                                           "consumer group protocol")
@@ -250,11 +283,16 @@ class ConsumerGroup:
                 self.members.pop(member_id, None)
             else:
                 current = self.members.get(member_id) or ConsumerMember(member_id)
+                classic = value.classic_member_metadata
+                is_classic = classic is not None and bool(classic.supported_protocols)
                 self.members[member_id] = replace(
                     current, instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
                     client_host=value.client_host, subscribed_topic_names=tuple(value.subscribed_topic_names),
                     subscribed_topic_regex=value.subscribed_topic_regex,
-                    rebalance_timeout_ms=value.rebalance_timeout_ms, server_assignor=value.server_assignor)
+                    rebalance_timeout_ms=value.rebalance_timeout_ms, server_assignor=value.server_assignor,
+                    classic_session_timeout_ms=classic.session_timeout_ms if is_classic else None,
+                    classic_protocols=tuple((p.name, bytes(p.metadata)) for p in classic.supported_protocols)
+                    if is_classic else None)
         elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
             if value is not None:
                 current = self.members.get(member_id) or ConsumerMember(member_id)

@@ -25,7 +25,7 @@ import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from wirebroker.coordinator import assignors
+from wirebroker.coordinator import assignors, group_conversion
 from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup, ConsumerMember, MemberState
 from wirebroker.coordinator.current_assignment import next_member_state
 from wirebroker.coordinator.internal_records import CoordinatorRecord
@@ -117,29 +117,8 @@ class ConsumerGroupManager:
             server_assignor=request.server_assignor if request.server_assignor is not None
             else member.server_assignor,
         )
-        bump = member_id not in group.members
-        if updated != member or bump:
-            out.append(updated.subscription_record(group.group_id))
-            bump = bump or (updated.subscribed_topic_names, updated.subscribed_topic_regex,
-                            updated.server_assignor) != (member.subscribed_topic_names, member.subscribed_topic_regex,
-                                                         member.server_assignor)
-        self.c.write_consumer_group(group, out)
-        out = []
-        metadata = self._subscription_metadata(group)
-        if metadata != group.subscription_metadata:
-            out.append(group.subscription_metadata_record(metadata))
-            bump = True
-        if bump:
-            out.append(group.epoch_record(group.group_epoch + 1))
-        self.c.write_consumer_group(group, out)
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group, updated.server_assignor)
-        member = group.members[member_id]
-        reconciled = next_member_state(member, group.assignment_epoch, group.target_assignment.get(member_id, {}),
-                                       owned, _others(group.partition_owners(), member_id))
-        if reconciled != member:
-            self.c.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])
-        self._schedule_session_timeout(group, member_id)
+        reconciled = self.update_member(group, member, updated, owned, out)
+        self.schedule_session_timeout(group, member_id, self.c.config.consumer_session_timeout_ms)
         self._schedule_revocation_timeout(group, reconciled)
         response = _Response(error_code=ErrorCode.NONE, member_id=member_id, member_epoch=reconciled.member_epoch,
                              heartbeat_interval_ms=self.c.config.consumer_heartbeat_interval_ms)
@@ -150,6 +129,36 @@ class ConsumerGroupManager:
                 _Response.TopicPartitions(topic_id=topic_id, partitions=sorted(ps))
                 for topic_id, ps in sorted(reconciled.assigned.items()) if ps])
         return response
+
+    def update_member(self, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
+                      owned: Assignment | None, out: list[CoordinatorRecord]) -> ConsumerMember:
+        """Write the member's new subscription (a new member or a changed subscription bumps the group epoch),
+        recompute the target assignment if the epoch moved, and reconcile the member; returns it as it now is.
+        `out` holds records to write first (a static member's takeover)."""
+        member_id = updated.member_id
+        bump = member_id not in group.members
+        if updated != member or bump:
+            out.append(updated.subscription_record(group.group_id))
+            bump = bump or (updated.subscribed_topic_names, updated.subscribed_topic_regex,
+                            updated.server_assignor) != (member.subscribed_topic_names, member.subscribed_topic_regex,
+                                                         member.server_assignor)
+        self.c.write_consumer_group(group, out)
+        out = []
+        metadata = self.subscription_metadata(group)
+        if metadata != group.subscription_metadata:
+            out.append(group.subscription_metadata_record(metadata))
+            bump = True
+        if bump:
+            out.append(group.epoch_record(group.group_epoch + 1))
+        self.c.write_consumer_group(group, out)
+        if group.group_epoch > group.assignment_epoch:
+            self.update_target_assignment(group, updated.server_assignor)
+        member = group.members[member_id]
+        reconciled = next_member_state(member, group.assignment_epoch, group.target_assignment.get(member_id, {}),
+                                       owned, _others(group.partition_owners(), member_id))
+        if reconciled != member:
+            self.c.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])
+        return group.members[member_id]
 
     def _member(self, group: ConsumerGroup, member_id: str, request: ConsumerGroupHeartbeatRequest,
                 out: list[CoordinatorRecord]) -> ConsumerMember:
@@ -177,7 +186,7 @@ class ConsumerGroupManager:
         out.append(successor.assignment_record(group.group_id))
         return successor
 
-    def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
+    def subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
         metadata = {}
         for name in sorted(group.subscribed_topic_names()):
             topic = self.c.topics.topic(name)
@@ -185,7 +194,7 @@ class ConsumerGroupManager:
                 metadata[name] = (topic.topic_id, topic.partitions)
         return metadata
 
-    def _update_target_assignment(self, group: ConsumerGroup, preferred_assignor: str | None) -> None:
+    def update_target_assignment(self, group: ConsumerGroup, preferred_assignor: str | None) -> None:
         name = preferred_assignor or next(
             (m.server_assignor for m in group.members.values() if m.server_assignor), None
         ) or self.c.config.consumer_assignors[0]
@@ -213,7 +222,7 @@ class ConsumerGroupManager:
             self.c.write_consumer_group(group, [replace(member, member_epoch=STATIC_LEAVE_EPOCH,
                                                         previous_member_epoch=member.member_epoch
                                                         ).assignment_record(group.group_id)])
-            self._schedule_session_timeout(group, member.member_id)
+            self.schedule_session_timeout(group, member.member_id, self.c.config.consumer_session_timeout_ms)
             log.info("static member %s (%s) of group %s left for now", member.instance_id, member.member_id,
                      group.group_id)
         else:
@@ -225,24 +234,28 @@ class ConsumerGroupManager:
         if member_id not in group.members:
             return
         log.info("member %s of group %s is removed: %s", member_id, group.group_id, reason)
-        self.c.cancel(("consumer-session", group.group_id, member_id))
-        self.c.cancel(("consumer-revocation", group.group_id, member_id))
+        if group_conversion.should_downgrade(self.c, group, member_id):
+            group_conversion.downgrade(self.c, group, member_id)
+            return
+        for key in ("consumer-session", "consumer-revocation", "consumer-sync", "consumer-join"):
+            self.c.cancel((key, group.group_id, member_id))
         out = group.member_tombstones(member_id)
         self.c.write_consumer_group(group, out)
-        metadata = self._subscription_metadata(group)
+        metadata = self.subscription_metadata(group)
         out = [group.subscription_metadata_record(metadata)] if metadata != group.subscription_metadata else []
         out.append(group.epoch_record(group.group_epoch + 1))
         self.c.write_consumer_group(group, out)
         if group.members:
-            self._update_target_assignment(group, None)
+            self.update_target_assignment(group, None)
 
-    def _schedule_session_timeout(self, group: ConsumerGroup, member_id: str) -> None:
-        self.c.schedule(("consumer-session", group.group_id, member_id), self.c.config.consumer_session_timeout_ms,
+    def schedule_session_timeout(self, group: ConsumerGroup, member_id: str, timeout_ms: int) -> None:
+        self.c.schedule(("consumer-session", group.group_id, member_id), timeout_ms,
                         lambda: self._session_expired(group, member_id))
 
     def schedule_sessions_after_load(self, group: ConsumerGroup) -> None:
-        for member_id in group.members:
-            self._schedule_session_timeout(group, member_id)
+        for member in group.members.values():
+            self.schedule_session_timeout(group, member.member_id, member.classic_session_timeout_ms
+                                          or self.c.config.consumer_session_timeout_ms)
 
     def _session_expired(self, group: ConsumerGroup, member_id: str) -> None:
         if self.c.groups.get(group.group_id) is group:

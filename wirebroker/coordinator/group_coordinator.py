@@ -19,8 +19,10 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
+from wirebroker.coordinator import group_conversion
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
+from wirebroker.coordinator.classic_in_consumer_group import ClassicMembersOfConsumerGroups
 from wirebroker.coordinator.classic_protocol import ClassicGroupManager
 from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.coordinator.consumer_protocol import ConsumerGroupManager
@@ -29,7 +31,6 @@ from wirebroker.coordinator.offsets import OffsetStore
 from wirebroker.protocol.errors import (
     CoordinatorLoadInProgressError,
     GroupIdNotFoundError,
-    InconsistentGroupProtocolError,
     UnknownMemberIdError,
 )
 from wirebroker.protocol.primitives import DecodeError
@@ -75,6 +76,7 @@ class GroupCoordinator:
         self.offsets = OffsetStore()
         self.classic = ClassicGroupManager(self)
         self.consumer = ConsumerGroupManager(self)
+        self.classic_in_consumer = ClassicMembersOfConsumerGroups(self)
         self._loaded = threading.Event()
 
     # ---- lifecycle -----------------------------------------------------------------------------------------------
@@ -207,10 +209,7 @@ class GroupCoordinator:
 
     def classic_group_for_join(self, group_id: str, create: bool) -> ClassicGroup:
         group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            if not group.is_empty():
-                raise InconsistentGroupProtocolError(
-                    f"group {group_id} is a consumer group with members using the consumer protocol")
+        if isinstance(group, ConsumerGroup):  # an empty one (a JoinGroup to a live one is served by it)
             self.write_consumer_group(group, group.group_tombstones())
             group = None
         if group is None:
@@ -222,6 +221,8 @@ class GroupCoordinator:
     def consumer_group(self, group_id: str, create: bool) -> ConsumerGroup:
         group = self.groups.get(group_id)
         if isinstance(group, ClassicGroup):
+            if create and not group.is_empty() and group_conversion.can_upgrade(self, group):
+                return group_conversion.upgrade(self, group)
             if not (create and group.is_empty() and group.is_in(ClassicGroupState.EMPTY)):
                 raise GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
             log.info("empty classic group %s becomes a consumer group (its offsets stay)", group_id)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages.consumer_group_current_member_assignment_key import (
@@ -61,6 +61,7 @@ from wirebroker.protocol.messages.offset_commit_value import OffsetCommitValue
 from wirebroker.protocol.primitives import DecodeError
 
 _VERSION = struct.Struct(">h")
+M = TypeVar("M", bound=Message)
 
 OFFSET_COMMIT_LEGACY = 0
 OFFSET_COMMIT = 1
@@ -134,6 +135,14 @@ def decode(key: bytes | memoryview, value: bytes | memoryview | None) -> Coordin
     (value_version,) = _VERSION.unpack_from(value, 0)
     value_message = value_class.decode(memoryview(value)[_VERSION.size:], value_version)
     return CoordinatorRecord(record_type, key_message, value_message, value_version)
+
+
+def with_fields(message: M, **fields: Any) -> M:
+    """Set fields after construction: the generated constructors read None as "the schema's default" (an empty
+    string for a nullable string with no default), so a null has to be set this way, as Kafka's setters do."""
+    for name, value in fields.items():
+        setattr(message, name, value)
+    return message
 
 
 # ---- the records the coordinator writes (Kafka's GroupCoordinatorRecordHelpers) ------------------------------------

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from tests.unit.coordinator.test_classic_group import heartbeat, join, sync
 from wirebroker.coordinator import assignors
+from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
+from wirebroker.coordinator.consumer_group import ConsumerGroup
+from wirebroker.coordinator.embedded_protocol import parse_assignment
+from wirebroker.coordinator.group_coordinator import GroupCoordinator
+from wirebroker.protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
+from wirebroker.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 
@@ -18,6 +25,12 @@ def hb(c, member_id="", epoch=0, topics=("t",), owned=(), group="g", instance=No
         topic_partitions=[TP(topic_id=t, partitions=sorted(p)) for t, p in owned] if owned is not None else None)
     with c.lock:
         return c.consumer.heartbeat(request, "client", "/127.0.0.1")
+
+
+def make_reloaded(c) -> GroupCoordinator:
+    reloaded = GroupCoordinator(c.config, c.record_log, c.timer, c.topics)
+    reloaded.start(load_in_background=False)
+    return reloaded
 
 
 def owned_of(response):
@@ -82,10 +95,54 @@ def test_leave_and_reload(coordinator, make_coordinator):
     assert reloaded.target_assignment == group.target_assignment
 
 
-def test_classic_join_of_an_active_consumer_group_is_refused(coordinator):
-    from tests.unit.coordinator.test_classic_group import join
-    hb(coordinator)
-    assert join(coordinator, version=5).last.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+def subscription(*topics: str) -> bytes:
+    return b"\x00\x01" + ConsumerProtocolSubscription(topics=list(topics)).encode(1)
+
+
+def test_classic_member_in_a_consumer_group_and_downgrade_when_the_last_consumer_member_leaves(coordinator):
+    a = hb(coordinator)
+    protocols = (("range", subscription("t")),)
+    first = join(coordinator, version=5, protocols=protocols)
+    assert first.last.error_code == ErrorCode.MEMBER_ID_REQUIRED
+    b_id = first.last.member_id
+    joined = join(coordinator, member_id=b_id, version=5, protocols=protocols).last
+    assert joined.error_code == ErrorCode.NONE and joined.leader == "" and joined.members == []
+    assert joined.protocol_name == "range" and joined.generation_id == 2
+    assert parse_assignment(sync(coordinator, b_id, 2).last.assignment) == {}  # its partitions are still a's
+    a = hb(coordinator, a.member_id, 1, owned=owned_of(a))  # a must give up three
+    hb(coordinator, a.member_id, 1, owned=owned_of(a))  # ...and has
+    assert heartbeat(coordinator, b_id, 2) == ErrorCode.REBALANCE_IN_PROGRESS  # they are free: rejoin for them
+    rejoined = join(coordinator, member_id=b_id, version=5, protocols=protocols).last
+    assigned = parse_assignment(sync(coordinator, b_id, rejoined.generation_id).last.assignment)
+    assert len(assigned["t"]) == 3
+    assert heartbeat(coordinator, b_id, rejoined.generation_id) == ErrorCode.NONE
+    hb(coordinator, a.member_id, 2, owned=None)
+    assert hb(coordinator, a.member_id, -1, owned=None).error_code == ErrorCode.NONE
+    group = coordinator.groups["g"]
+    assert isinstance(group, ClassicGroup) and list(group.members) == [b_id]
+    assert group.state is ClassicGroupState.PREPARING_REBALANCE
+    assert parse_assignment(group.members[b_id].assignment) == assigned
+
+
+def test_consumer_member_upgrades_a_classic_group(coordinator, timer):
+    protocols = (("range", subscription("t")),)
+    first = join(coordinator, version=3, protocols=protocols)
+    timer.advance(0)
+    leader = first.last.member_id
+    sync(coordinator, leader, 1, {leader: b"\x00\x00" + ConsumerProtocolAssignment(assigned_partitions=[
+        ConsumerProtocolAssignment.TopicPartition(topic="t", partitions=list(range(6)))]).encode(0)})
+    newcomer = hb(coordinator)
+    assert newcomer.error_code == ErrorCode.NONE
+    group = coordinator.groups["g"]
+    assert isinstance(group, ConsumerGroup) and set(group.members) == {leader, newcomer.member_id}
+    assert group.members[leader].uses_classic_protocol and group.members[leader].member_epoch == 1
+    assert heartbeat(coordinator, leader, 1) == ErrorCode.REBALANCE_IN_PROGRESS
+    rejoined = join(coordinator, member_id=leader, version=3, protocols=protocols).last
+    assert rejoined.error_code == ErrorCode.NONE and rejoined.generation_id == 2
+    kept = parse_assignment(sync(coordinator, leader, 2).last.assignment)
+    assert len(kept["t"]) == 3  # the eager member gave everything up and got its share back
+    reloaded = make_reloaded(coordinator)
+    assert reloaded.groups["g"].members[leader] == group.members[leader]
 
 
 def test_uniform_assignor_is_balanced_and_sticky():
