@@ -18,6 +18,13 @@ class RawClient:
         self.client_id = client_id
         self.correlation_id = 0
 
+    @classmethod
+    def over(cls, sock: socket.socket, client_id: str = "raw-test-client") -> RawClient:
+        """A client on a socket that is already connected."""
+        client = cls.__new__(cls)
+        client.sock, client.client_id, client.correlation_id = sock, client_id, 0
+        return client
+
     def close(self) -> None:
         self.sock.close()
 
