@@ -211,13 +211,18 @@ def advertised_max_version(bootstrap: str, api_key: int) -> int:
     return next((v.max_version for v in versions if v.api_key == api_key), -1)
 
 
-def test_kip848_consumer_protocol_with_confluent_kafka(broker_factory):
+@pytest.fixture
+def kip848_broker(broker_factory):
     broker = broker_factory(**{"group.consumer.heartbeat.interval.ms": "300",
-                               "group.consumer.session.timeout.ms": "6000"})
-    bootstrap = broker.bootstrap
-    if advertised_max_version(bootstrap, CONSUMER_GROUP_HEARTBEAT) < LIBRDKAFKA_CONSUMER_GROUP_HEARTBEAT_VERSION:
+                               "group.consumer.session.timeout.ms": "6000", **GROUP_OVERRIDES})
+    if advertised_max_version(broker.bootstrap, CONSUMER_GROUP_HEARTBEAT) < LIBRDKAFKA_CONSUMER_GROUP_HEARTBEAT_VERSION:
         pytest.skip("librdkafka speaks ConsumerGroupHeartbeat v1 only, and the schema manifest advertises v0 "
                     "(v1 is marked unstable in the 4.0 snapshot schemas)")
+    return broker
+
+
+def test_kip848_consumer_protocol_with_confluent_kafka(kip848_broker):
+    bootstrap = kip848_broker.bootstrap
     create_topic(bootstrap, "kip848", PARTITIONS)
     produce(bootstrap, "kip848", 10, PARTITIONS)
     consumers = [ConfluentConsumer(bootstrap, "kip848-group", "kip848", **{"group.protocol": "consumer"}).start()
@@ -234,3 +239,28 @@ def test_kip848_consumer_protocol_with_confluent_kafka(broker_factory):
     finally:
         for c in consumers:
             c.close()
+
+
+def test_classic_and_consumer_protocol_members_share_a_group(kip848_broker):
+    """A kafka-python (classic) group is upgraded when a KIP-848 member joins, shared, and downgraded when that
+    member leaves; nothing is consumed twice."""
+    bootstrap = kip848_broker.bootstrap
+    create_topic(bootstrap, "migrating", PARTITIONS)
+    produce(bootstrap, "migrating", 10, PARTITIONS)
+    classic = KafkaPythonConsumer(bootstrap, "migrating-group", "migrating").start()
+    modern = None
+    try:
+        wait_for(lambda: len(classic.assignment) == PARTITIONS, 30, "the classic member to hold everything")
+        modern = ConfluentConsumer(bootstrap, "migrating-group", "migrating", **{"group.protocol": "consumer"}).start()
+        wait_for(lambda: classic.assignment and modern.assignment
+                 and sum(len(c.assignment) for c in (classic, modern)) == PARTITIONS, 40, "the two protocols sharing")
+        assert_partitions_split([classic, modern])
+        produce(bootstrap, "migrating", 10, PARTITIONS, tag="after-")
+        wait_for(lambda: len(classic.consumed) + len(modern.consumed) >= 120, 30, "everything consumed")
+        modern.close()
+        wait_for(lambda: len(classic.assignment) == PARTITIONS, 30, "the classic member to take everything back")
+        assert_exactly_once([classic, modern], 120)
+    finally:
+        classic.close()
+        if modern is not None and modern._thread.is_alive():
+            modern.close()
