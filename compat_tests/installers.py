@@ -11,10 +11,13 @@ One function per toolchain; each is idempotent and cheap when its stamp is fresh
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from compat_tests.cache import (DEFAULT_CACHE_DIR, PACKAGE_DIR, InstallError, inputs_digest, is_fresh,
                                 mark_fresh, run_install_step)
@@ -30,10 +33,25 @@ GO_DRIVERS = ("franz", "sarama")
 DRIVER_JVM_OPTS = ("-Xmx512M", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
+Installer = TypeVar("Installer", bound=Callable)
+
+
+def one_at_a_time(install: Installer) -> Installer:
+    """Clients are installed in parallel and some share an install (two Go drivers, one venv): serialize each."""
+    lock = threading.Lock()
+
+    @functools.wraps(install)
+    def serialized(*args, **kwargs):
+        with lock:
+            return install(*args, **kwargs)
+    return serialized  # type: ignore[return-value]
+
+
 def venv_python(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
     return cache_dir / "venv" / "bin" / "python"
 
 
+@one_at_a_time
 def python_env(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
     """A venv holding the pinned Python clients and pytest tools; returns its interpreter."""
     venv = cache_dir / "venv"
@@ -51,6 +69,7 @@ def _pip_install(cache_dir: Path, requirements: Path) -> None:
                      env={"PIP_CACHE_DIR": str(cache_dir / "pip")}, hint="install python3-venv and pip")
 
 
+@one_at_a_time
 def spark_env(cache_dir: Path = DEFAULT_CACHE_DIR) -> tuple[Path, Path]:
     """pyspark in the venv (its ~456 MB sdist builds once into pip's cache) and the Kafka connector jars."""
     python = python_env(cache_dir)
@@ -62,6 +81,7 @@ def spark_env(cache_dir: Path = DEFAULT_CACHE_DIR) -> tuple[Path, Path]:
     return python, fetch_jars("spark", cache_dir)
 
 
+@one_at_a_time
 def java_driver(version: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> list[str]:
     """Compile drivers/java/CompatDriver.java against kafka-clients <version>; return the java command prefix."""
     name = JAVA_CLIENT_VERSIONS[version]
@@ -69,6 +89,7 @@ def java_driver(version: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> list[str]:
     return _compiled_java("CompatDriver", jars, cache_dir / "java" / name)
 
 
+@one_at_a_time
 def tool_host(cache_dir: Path = DEFAULT_CACHE_DIR) -> list[str]:
     """Compile drivers/java/ToolHost.java against the reference Kafka jars; return the java command prefix."""
     jars = reference_kafka.install_jars(cache_dir)
@@ -96,6 +117,7 @@ def go_environment(cache_dir: Path = DEFAULT_CACHE_DIR) -> dict[str, str]:
             "GOFLAGS": "-modcacherw -mod=readonly", "CGO_ENABLED": "0"}
 
 
+@one_at_a_time
 def go_drivers(cache_dir: Path = DEFAULT_CACHE_DIR) -> dict[str, Path]:
     """Build the franz-go and sarama drivers from the committed go.mod/go.sum; return {name: binary}."""
     go_dir = DRIVERS_DIR / "go"
@@ -111,6 +133,7 @@ def go_drivers(cache_dir: Path = DEFAULT_CACHE_DIR) -> dict[str, Path]:
     return {name: bin_dir / name for name in GO_DRIVERS}
 
 
+@one_at_a_time
 def node_modules(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
     """`npm ci` of the committed package-lock.json in a cache folder; returns its node_modules (for NODE_PATH)."""
     node_dir = cache_dir / "node"
@@ -127,6 +150,7 @@ def node_modules(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
     return node_dir / "node_modules"
 
 
+@one_at_a_time
 def kcat() -> Path:
     """Debian's kcat; installed with apt-get when missing and we are root."""
     found = shutil.which("kcat")

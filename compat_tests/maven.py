@@ -7,6 +7,7 @@ which then is one classpath (`<dir>/*`). Maven's own repository is `.cache/compa
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 from compat_tests.cache import (DEFAULT_CACHE_DIR, PACKAGE_DIR, inputs_digest, is_fresh, mark_fresh,
@@ -14,10 +15,18 @@ from compat_tests.cache import (DEFAULT_CACHE_DIR, PACKAGE_DIR, inputs_digest, i
 
 POMS_DIR = PACKAGE_DIR / "maven"
 EXCLUDE_TRANSITIVE_MARKER = "EXCLUDE_TRANSITIVE"
+# Installs run in parallel and several need the same jars (the tools' jars: reference broker, CLI and verifiable
+# drivers); one fetch at a time keeps them from copying into the same folder together.
+_FETCH_LOCK = threading.RLock()
 
 
 def fetch_jars(name: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
     """Copy the dependencies of compat_tests/maven/<name>/pom.xml into a cached folder and return that folder."""
+    with _FETCH_LOCK:
+        return _fetch_jars(name, cache_dir)
+
+
+def _fetch_jars(name: str, cache_dir: Path) -> Path:
     pom_dir = POMS_DIR / name
     out_dir = cache_dir / "jars" / name
     digest = inputs_digest(sorted(p for p in pom_dir.iterdir() if p.is_file()))
