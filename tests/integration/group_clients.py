@@ -69,7 +69,7 @@ class ThreadedConsumer:
     def _main(self) -> None:
         try:
             self.run()
-        except BaseException as exc:  # reported by close()
+        except BaseException as exc:  # noqa: BLE001  (reported by close() on the test's thread)
             self.error = exc
 
 

@@ -12,7 +12,6 @@ import kafka
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from tests.integration.raw_client import RawClient
 from tests.integration.group_clients import (
     AioKafkaConsumer,
     ConfluentConsumer,
@@ -21,6 +20,7 @@ from tests.integration.group_clients import (
     produce,
     wait_for,
 )
+from tests.integration.raw_client import RawClient
 
 PARTITIONS = 6
 CONSUMER_GROUP_HEARTBEAT = 68

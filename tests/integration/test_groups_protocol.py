@@ -39,8 +39,8 @@ def test_find_coordinator_single_and_batched(broker):
 
 def test_join_requires_a_member_id_from_v4_and_leave_is_batched(broker):
     protocols = [JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"\x00\x01")]
-    join = dict(group_id="jg", session_timeout_ms=10_000, rebalance_timeout_ms=10_000, protocol_type="consumer",
-                protocols=protocols)
+    join = {"group_id": "jg", "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000,
+            "protocol_type": "consumer", "protocols": protocols}
     with RawClient(broker.bootstrap) as client:
         first = client.request(JOIN_GROUP, 4, member_id="", **join)
         assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED and first.member_id.startswith("raw-test-client-")

@@ -10,7 +10,10 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.coordinator import group_admin
-from wirebroker.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from wirebroker.protocol.messages.delete_groups import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 42

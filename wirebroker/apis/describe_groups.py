@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from wirebroker.apis.group_requests import authorized_operations
 from wirebroker.coordinator import group_admin
-from wirebroker.protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from wirebroker.protocol.messages.describe_groups import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 15

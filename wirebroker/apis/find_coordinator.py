@@ -12,7 +12,10 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.protocol.errors import ErrorCode, KafkaError
-from wirebroker.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from wirebroker.protocol.messages.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 10

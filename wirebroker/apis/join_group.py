@@ -34,7 +34,7 @@ def handle(ctx: RequestContext, request: JoinGroupRequest) -> None:
             coordinator.check_loaded()
         except KafkaError as exc:
             ctx.respond(join_error(exc.code, request.member_id))
-            return None
+            return
         coordinator.classic.join(request, ctx.api_version, ctx.client_id or "", client_host(ctx), ctx.respond)
-    return None
+    return
 

@@ -12,7 +12,10 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.protocol.errors import ErrorCode, KafkaError
-from wirebroker.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
+from wirebroker.protocol.messages.leave_group import (
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 13

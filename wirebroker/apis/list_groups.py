@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from wirebroker.coordinator import group_admin
 from wirebroker.protocol.errors import ErrorCode, KafkaError
-from wirebroker.protocol.messages.list_groups import ListGroupsRequest, ListGroupsResponse
+from wirebroker.protocol.messages.list_groups import (
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 16

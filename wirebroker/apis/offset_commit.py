@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from wirebroker.coordinator import offset_manager
 from wirebroker.coordinator.offset_manager import DEFAULT_RETENTION, PartitionCommit
-from wirebroker.protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from wirebroker.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 8

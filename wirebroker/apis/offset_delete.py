@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from wirebroker.coordinator import offset_manager
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
+from wirebroker.protocol.messages.offset_delete import (
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 47

@@ -17,7 +17,10 @@ from __future__ import annotations
 from wirebroker.coordinator import offset_manager
 from wirebroker.coordinator.offset_manager import FetchedOffset
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from wirebroker.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
 from wirebroker.server.context import RequestContext
 
 API_KEY = 9

@@ -26,6 +26,6 @@ def handle(ctx: RequestContext, request: SyncGroupRequest) -> None:
             coordinator.check_loaded()
         except KafkaError as exc:
             ctx.respond(sync_error(exc.code))
-            return None
+            return
         coordinator.classic.sync(request, ctx.respond)
-    return None
+    return

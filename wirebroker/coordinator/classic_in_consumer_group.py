@@ -27,8 +27,16 @@ from wirebroker.coordinator.classic_protocol import (
     join_error,
     sync_error,
 )
-from wirebroker.coordinator.consumer_group import ConsumerGroup, ConsumerMember, MemberState
-from wirebroker.coordinator.embedded_protocol import parse_subscription, read_version, serialize_assignment
+from wirebroker.coordinator.consumer_group import (
+    ConsumerGroup,
+    ConsumerMember,
+    MemberState,
+)
+from wirebroker.coordinator.embedded_protocol import (
+    parse_subscription,
+    read_version,
+    serialize_assignment,
+)
 from wirebroker.coordinator.group import CONSUMER_PROTOCOL_TYPE
 from wirebroker.coordinator.group_conversion import by_topic_id, by_topic_name
 from wirebroker.protocol.errors import (

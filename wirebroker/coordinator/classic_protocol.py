@@ -24,7 +24,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import internal_records as records
-from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
+from wirebroker.coordinator.classic_group import (
+    ClassicGroup,
+    ClassicGroupState,
+    ClassicMember,
+)
 from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.protocol.errors import (
     CoordinatorNotAvailableError,

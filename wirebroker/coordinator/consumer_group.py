@@ -30,9 +30,15 @@ from wirebroker.protocol.errors import (
 from wirebroker.protocol.messages.consumer_group_current_member_assignment_value import (
     ConsumerGroupCurrentMemberAssignmentValue,
 )
-from wirebroker.protocol.messages.consumer_group_member_metadata_value import ConsumerGroupMemberMetadataValue
-from wirebroker.protocol.messages.consumer_group_metadata_value import ConsumerGroupMetadataValue
-from wirebroker.protocol.messages.consumer_group_partition_metadata_value import ConsumerGroupPartitionMetadataValue
+from wirebroker.protocol.messages.consumer_group_member_metadata_value import (
+    ConsumerGroupMemberMetadataValue,
+)
+from wirebroker.protocol.messages.consumer_group_metadata_value import (
+    ConsumerGroupMetadataValue,
+)
+from wirebroker.protocol.messages.consumer_group_partition_metadata_value import (
+    ConsumerGroupPartitionMetadataValue,
+)
 from wirebroker.protocol.messages.consumer_group_target_assignment_member_value import (
     ConsumerGroupTargetAssignmentMemberValue,
 )
@@ -293,12 +299,11 @@ class ConsumerGroup:
                     classic_session_timeout_ms=classic.session_timeout_ms if is_classic else None,
                     classic_protocols=tuple((p.name, bytes(p.metadata)) for p in classic.supported_protocols)
                     if is_classic else None)
-        elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
-            if value is not None:
-                current = self.members.get(member_id) or ConsumerMember(member_id)
-                self.members[member_id] = replace(
-                    current, member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
-                    state=MemberState(value.state) if value.state in MemberState._value2member_map_
-                    else MemberState.UNKNOWN,
-                    assigned=_assignment(value.assigned_partitions),
-                    pending_revocation=_assignment(value.partitions_pending_revocation))
+        elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT and value is not None:
+            current = self.members.get(member_id) or ConsumerMember(member_id)
+            self.members[member_id] = replace(
+                current, member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
+                state=MemberState(value.state) if value.state in MemberState._value2member_map_
+                else MemberState.UNKNOWN,
+                assigned=_assignment(value.assigned_partitions),
+                pending_revocation=_assignment(value.partitions_pending_revocation))

@@ -12,10 +12,11 @@ the request was a full one. Every change is a record (consumer_group.py) written
 A member that stops heartbeating for `group.consumer.session.timeout.ms`, or does not revoke partitions within
 its rebalance timeout, is fenced: removed, and the group epoch bumped so the others share its partitions.
 
-Classic and consumer members meeting (Kafka's migration rules, policy `bidirectional` upgrade only at join): a
-consumer-protocol member may join a group id held by an empty classic group (the classic group is replaced, its
-offsets kept); a non-empty classic group is not converted and the heartbeat fails with GROUP_ID_NOT_FOUND, and a
-classic JoinGroup for a non-empty consumer group fails with INCONSISTENT_GROUP_PROTOCOL.
+Classic and consumer members meeting (Kafka's migration policy `bidirectional`, group_conversion.py): a
+consumer-protocol member joining a classic group converts it (an empty one is simply replaced, its offsets kept; a
+non-empty one is upgraded if it speaks the consumer protocol, else GROUP_ID_NOT_FOUND); classic members of a
+consumer group are served by classic_in_consumer_group.py; when the last consumer-protocol member leaves a group
+of classic members, it goes back to being a classic group.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import assignors, group_conversion
-from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup, ConsumerMember, MemberState
+from wirebroker.coordinator.consumer_group import (
+    Assignment,
+    ConsumerGroup,
+    ConsumerMember,
+    MemberState,
+)
 from wirebroker.coordinator.current_assignment import next_member_state
 from wirebroker.coordinator.internal_records import CoordinatorRecord
 from wirebroker.protocol.errors import (

@@ -13,7 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from wirebroker.coordinator.consumer_group import Assignment, ConsumerMember, MemberState
+from wirebroker.coordinator.consumer_group import (
+    Assignment,
+    ConsumerMember,
+    MemberState,
+)
 
 
 def next_member_state(member: ConsumerMember, target_epoch: int, target: Assignment,

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import struct
 
-from wirebroker.protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
-from wirebroker.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
+from wirebroker.protocol.messages.consumer_protocol_assignment import (
+    ConsumerProtocolAssignment,
+)
+from wirebroker.protocol.messages.consumer_protocol_subscription import (
+    ConsumerProtocolSubscription,
+)
 from wirebroker.protocol.primitives import DecodeError
 
 _VERSION = struct.Struct(">h")

@@ -20,9 +20,17 @@ import logging
 from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import internal_records as records
-from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
-from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup, ConsumerMember
+from wirebroker.coordinator.classic_group import (
+    ClassicGroup,
+    ClassicGroupState,
+    ClassicMember,
+)
 from wirebroker.coordinator.classic_protocol import join_error, sync_error
+from wirebroker.coordinator.consumer_group import (
+    Assignment,
+    ConsumerGroup,
+    ConsumerMember,
+)
 from wirebroker.coordinator.embedded_protocol import (
     parse_assignment,
     parse_subscription,

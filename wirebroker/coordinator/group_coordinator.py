@@ -22,7 +22,9 @@ from typing import Any, Protocol
 from wirebroker.coordinator import group_conversion
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
-from wirebroker.coordinator.classic_in_consumer_group import ClassicMembersOfConsumerGroups
+from wirebroker.coordinator.classic_in_consumer_group import (
+    ClassicMembersOfConsumerGroups,
+)
 from wirebroker.coordinator.classic_protocol import ClassicGroupManager
 from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.coordinator.consumer_protocol import ConsumerGroupManager

@@ -36,12 +36,24 @@ from wirebroker.protocol.messages.consumer_group_current_member_assignment_key i
 from wirebroker.protocol.messages.consumer_group_current_member_assignment_value import (
     ConsumerGroupCurrentMemberAssignmentValue,
 )
-from wirebroker.protocol.messages.consumer_group_member_metadata_key import ConsumerGroupMemberMetadataKey
-from wirebroker.protocol.messages.consumer_group_member_metadata_value import ConsumerGroupMemberMetadataValue
-from wirebroker.protocol.messages.consumer_group_metadata_key import ConsumerGroupMetadataKey
-from wirebroker.protocol.messages.consumer_group_metadata_value import ConsumerGroupMetadataValue
-from wirebroker.protocol.messages.consumer_group_partition_metadata_key import ConsumerGroupPartitionMetadataKey
-from wirebroker.protocol.messages.consumer_group_partition_metadata_value import ConsumerGroupPartitionMetadataValue
+from wirebroker.protocol.messages.consumer_group_member_metadata_key import (
+    ConsumerGroupMemberMetadataKey,
+)
+from wirebroker.protocol.messages.consumer_group_member_metadata_value import (
+    ConsumerGroupMemberMetadataValue,
+)
+from wirebroker.protocol.messages.consumer_group_metadata_key import (
+    ConsumerGroupMetadataKey,
+)
+from wirebroker.protocol.messages.consumer_group_metadata_value import (
+    ConsumerGroupMetadataValue,
+)
+from wirebroker.protocol.messages.consumer_group_partition_metadata_key import (
+    ConsumerGroupPartitionMetadataKey,
+)
+from wirebroker.protocol.messages.consumer_group_partition_metadata_value import (
+    ConsumerGroupPartitionMetadataValue,
+)
 from wirebroker.protocol.messages.consumer_group_target_assignment_member_key import (
     ConsumerGroupTargetAssignmentMemberKey,
 )

@@ -20,8 +20,18 @@ from typing import Any
 from wirebroker.coordinator import internal_records
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.timer import wall_clock_ms
-from wirebroker.protocol.errors import CoordinatorNotAvailableError, ErrorCode, KafkaError, TopicAlreadyExistsError
-from wirebroker.protocol.records import BATCH_HEADER_SIZE, build_batch, iter_records, read_header
+from wirebroker.protocol.errors import (
+    CoordinatorNotAvailableError,
+    ErrorCode,
+    KafkaError,
+    TopicAlreadyExistsError,
+)
+from wirebroker.protocol.records import (
+    BATCH_HEADER_SIZE,
+    build_batch,
+    iter_records,
+    read_header,
+)
 
 log = logging.getLogger(__name__)
 

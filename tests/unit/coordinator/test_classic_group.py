@@ -145,7 +145,7 @@ def test_leave_group_rebalances_and_last_leave_empties(coordinator, timer):
 
 
 def test_rebalance_timeout_drops_members_that_do_not_rejoin(coordinator, timer):
-    leader, follower, generation = stable_pair(coordinator, timer)
+    leader, follower, _ = stable_pair(coordinator, timer)
     rejoin = join(coordinator, member_id=leader, version=3)  # a leader's JoinGroup forces a rebalance
     assert rejoin.items == []
     timer.advance(REBALANCE_MS)
@@ -201,8 +201,9 @@ def test_session_timeout_bounds(coordinator):
 
 
 def test_initial_rebalance_delay_gathers_members(make_coordinator, timer):
-    from tests.unit.coordinator.conftest import TEST_CONFIG
     from dataclasses import replace
+
+    from tests.unit.coordinator.conftest import TEST_CONFIG
     c = make_coordinator(replace(TEST_CONFIG, initial_rebalance_delay_ms=1000))
     a = join(c, version=3)
     timer.advance(600)

@@ -8,10 +8,16 @@ from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.coordinator.embedded_protocol import parse_assignment
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
-from wirebroker.protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
-from wirebroker.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+from wirebroker.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+)
+from wirebroker.protocol.messages.consumer_protocol_assignment import (
+    ConsumerProtocolAssignment,
+)
+from wirebroker.protocol.messages.consumer_protocol_subscription import (
+    ConsumerProtocolSubscription,
+)
 
 TP = ConsumerGroupHeartbeatRequest.TopicPartitions
 
