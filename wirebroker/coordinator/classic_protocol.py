@@ -59,6 +59,7 @@ UNKNOWN_MEMBER_ID = ""
 # long if the rebalance has not completed, so clients that gave up and retried do not pile up as defunct members.
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 FIRST_MEMBER_ID_REQUIRED_VERSION = 4  # KIP-394
+FIRST_SKIP_ASSIGNMENT_VERSION = 9  # KIP-814
 
 JoinRespond = Callable[[JoinGroupResponse], None]
 SyncRespond = Callable[[SyncGroupResponse], None]
@@ -142,7 +143,7 @@ class ClassicGroupManager:
         if instance_id is not None:
             existing = group.static_member_id(instance_id)
             if existing is not None:
-                self._rejoin_static_member(group, existing, member_id, request, protocols, respond)
+                self._rejoin_static_member(group, existing, member_id, request, version, protocols, respond)
                 return
         elif version >= FIRST_MEMBER_ID_REQUIRED_VERSION:
             group.pending_members.add(member_id)
@@ -204,7 +205,7 @@ class ClassicGroupManager:
         self._rebalance_or_complete_join(group, reason)
 
     def _rejoin_static_member(self, group: ClassicGroup, old_member_id: str, new_member_id: str,
-                              request: JoinGroupRequest, protocols: list[tuple[str, bytes]],
+                              request: JoinGroupRequest, version: int, protocols: list[tuple[str, bytes]],
                               respond: JoinRespond) -> None:
         old = group.members[old_member_id]
         # The previous incarnation is fenced: its parked requests learn so now.
@@ -225,7 +226,13 @@ class ClassicGroupManager:
             if group.protocol_name == group.select_protocol():
                 self.c.write(group.group_id, [records.group_metadata(group.group_id, group.to_record_value())])
                 response = self._join_response(group, new_member_id)
-                response.skip_assignment = group.is_leader(new_member_id)  # KIP-814: keep the assignment
+                if group.is_leader(new_member_id):
+                    # KIP-814: from v9 the leader gets the members but must not assign again; before, it is
+                    # answered as a follower, so it keeps the assignment it has.
+                    if version >= FIRST_SKIP_ASSIGNMENT_VERSION:
+                        response.skip_assignment = True
+                    else:
+                        response.members = []
                 respond(response)
                 return
             member.awaiting_join = respond

@@ -213,3 +213,16 @@ def test_initial_rebalance_delay_gathers_members(make_coordinator, timer):
     timer.advance(1000)
     assert a.last.generation_id == b.last.generation_id == 1
     assert len(a.last.members) + len(b.last.members) == 2
+
+
+def test_static_leader_rejoin_skips_assignment_from_v9_and_is_a_follower_before(coordinator, timer):
+    a = join(coordinator, version=9, instance="i-a")
+    timer.advance(0)
+    leader = a.last.member_id
+    sync(coordinator, leader, 1, {leader: b"A"}, instance="i-a")
+    for version, members, skip in ((9, 1, True), (5, 0, False)):
+        response = join(coordinator, version=version, instance="i-a").last
+        assert response.error_code == ErrorCode.NONE and response.generation_id == 1
+        assert response.leader == response.member_id
+        assert (len(response.members), response.skip_assignment) == (members, skip)
+        assert coordinator.groups["g"].state is S.STABLE
