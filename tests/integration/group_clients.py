@@ -76,11 +76,15 @@ class ThreadedConsumer:
 class KafkaPythonConsumer(ThreadedConsumer):
     name = "kafka-python"
 
+    def __init__(self, bootstrap: str, group: str, topic: str, **config) -> None:
+        super().__init__(bootstrap, group, topic)
+        self.config = config
+
     def run(self) -> None:
         consumer = kafka.KafkaConsumer(self.topic, bootstrap_servers=self.bootstrap, group_id=self.group,
                                        auto_offset_reset="earliest", enable_auto_commit=False,
                                        session_timeout_ms=SESSION_TIMEOUT_MS,
-                                       heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS)
+                                       heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS, **self.config)
         while not self._stop.is_set():
             batches = consumer.poll(200)
             for records in batches.values():

@@ -11,6 +11,10 @@ import confluent_kafka
 import kafka
 import pytest
 from confluent_kafka.admin import AdminClient
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
 from tests.integration.group_clients import (
     AioKafkaConsumer,
@@ -113,6 +117,25 @@ def test_a_killed_member_loses_its_partitions_within_the_session_timeout(group_b
         if process.poll() is None:
             process.kill()
         survivor.close()
+
+
+@pytest.mark.parametrize("assignor", [RangePartitionAssignor, RoundRobinPartitionAssignor, StickyPartitionAssignor,
+                                      CooperativeStickyAssignor], ids=lambda a: a.name)
+def test_client_side_assignors(group_broker, assignor):
+    bootstrap = group_broker.bootstrap
+    create_topic(bootstrap, "assigned", PARTITIONS)
+    produce(bootstrap, "assigned", 5, PARTITIONS)
+    consumers = [KafkaPythonConsumer(bootstrap, "assigned-group", "assigned",
+                                     partition_assignment_strategy=[assignor]).start() for _ in range(2)]
+    try:
+        wait_for(lambda: sum(len(c.consumed) for c in consumers) >= 30 and all(len(c.assignment) == 3
+                                                                               for c in consumers), 40,
+                 f"two members sharing with {assignor.name}")
+        assert_partitions_split(consumers)
+        assert_exactly_once(consumers, 30)
+    finally:
+        for c in consumers:
+            c.close()
 
 
 @pytest.mark.parametrize("how", ["stop", "kill"])
