@@ -38,6 +38,7 @@ def spark() -> SparkSession:
         _session = (SparkSession.builder.master("local[2]").appName("wirebroker-compat")
                     .config("spark.jars", jars)
                     .config("spark.ui.enabled", "false")
+                    .config("spark.ui.showConsoleProgress", "false")
                     .config("spark.sql.shuffle.partitions", "2")
                     .config("spark.driver.memory", "1g")
                     .getOrCreate())
