@@ -191,7 +191,7 @@ class ConsumerGroup:
         return {name for m in self.members.values() for name in m.subscribed_topic_names}
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
-        return topic in self.subscribed_topic_names()
+        return topic in self.subscription_metadata or topic in self.subscribed_topic_names()
 
     def partition_owners(self) -> dict[tuple[bytes, int], str]:
         """(topic id, partition) -> the member that holds it (assigned or still to revoke)."""

@@ -9,6 +9,9 @@ Each heartbeat: update the member's subscription (a change bumps the group epoch
 the target assignment, run the server-side assignor; move the member towards its target (current_assignment.py);
 push its session expiry out; answer with its epoch, the heartbeat interval, and its assignment when it changed or
 the request was a full one. Every change is a record (consumer_group.py) written before it is applied.
+A subscription may be a regular expression (KIP-848): it must match a topic name whole and is resolved against
+the topics that exist at each heartbeat, so a new matching topic moves the group epoch. Kafka uses RE2/J syntax;
+Python's `re` agrees on the patterns clients send (literals, classes, `.*`, alternation).
 A member that stops heartbeating for `group.consumer.session.timeout.ms`, or does not revoke partitions within
 its rebalance timeout, is fenced: removed, and the group epoch bumped so the others share its partitions.
 
@@ -22,6 +25,7 @@ of classic members, it goes back to being a classic group.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -39,6 +43,7 @@ from wirebroker.protocol.errors import (
     ErrorCode,
     FencedMemberEpochError,
     GroupMaxSizeReachedError,
+    InvalidRegularExpressionError,
     InvalidRequestError,
     KafkaError,
     UnknownMemberIdError,
@@ -94,6 +99,12 @@ class ConsumerGroupManager:
             raise InvalidRequestError("MemberId can't be empty.")
         if request.server_assignor is not None:
             assignors.assignor(request.server_assignor, self.c.config.consumer_assignors)
+        if request.subscribed_topic_regex is not None:
+            try:
+                re.compile(request.subscribed_topic_regex)
+            except re.error as exc:
+                raise InvalidRegularExpressionError(f"SubscribedTopicRegex {request.subscribed_topic_regex!r} is "
+                                                    f"not a valid regular expression: {exc}") from None
 
     # ---- join / heartbeat ----------------------------------------------------------------------------------------
 
@@ -192,9 +203,18 @@ class ConsumerGroupManager:
         out.append(successor.assignment_record(group.group_id))
         return successor
 
+    def member_topics(self, member: ConsumerMember) -> set[str]:
+        """The topics a member subscribes to: its names, and the topics its regular expression matches whole
+        (internal topics excluded), resolved against the topics that exist now."""
+        topics = set(member.subscribed_topic_names)
+        if member.subscribed_topic_regex:
+            pattern = re.compile(member.subscribed_topic_regex)
+            topics.update(t.name for t in self.c.topics.topics() if not t.is_internal and pattern.fullmatch(t.name))
+        return topics
+
     def subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
         metadata = {}
-        for name in sorted(group.subscribed_topic_names()):
+        for name in sorted(set().union(*(self.member_topics(m) for m in group.members.values()))):
             topic = self.c.topics.topic(name)
             if topic is not None:
                 metadata[name] = (topic.topic_id, topic.partitions)
@@ -207,7 +227,7 @@ class ConsumerGroupManager:
         assign = assignors.assignor(name, self.c.config.consumer_assignors)
         names = {name: topic_id for name, (topic_id, _) in group.subscription_metadata.items()}
         subscriptions = {
-            m.member_id: frozenset(names[t] for t in m.subscribed_topic_names if t in names)
+            m.member_id: frozenset(names[t] for t in self.member_topics(m) if t in names)
             for m in group.members.values()
         }
         counts = {topic_id: n for topic_id, n in group.subscription_metadata.values()}

@@ -22,11 +22,11 @@ from wirebroker.protocol.messages.consumer_protocol_subscription import (
 TP = ConsumerGroupHeartbeatRequest.TopicPartitions
 
 
-def hb(c, member_id="", epoch=0, topics=("t",), owned=(), group="g", instance=None, assignor=None):
+def hb(c, member_id="", epoch=0, topics=("t",), owned=(), group="g", instance=None, assignor=None, regex=None):
     joining = epoch == 0
     request = ConsumerGroupHeartbeatRequest(
         group_id=group, member_id=member_id, member_epoch=epoch, instance_id=instance,
-        rebalance_timeout_ms=5000 if joining else -1,
+        rebalance_timeout_ms=5000 if joining else -1, subscribed_topic_regex=regex,
         subscribed_topic_names=list(topics) if joining else None, server_assignor=assignor,
         topic_partitions=[TP(topic_id=t, partitions=sorted(p)) for t, p in owned] if owned is not None else None)
     with c.lock:
@@ -66,6 +66,14 @@ def test_join_gets_everything_then_shares_after_revocation(coordinator, metadata
     theirs = {p for _, ps in owned_of(b2) for p in ps}
     assert mine | theirs == set(range(6)) and not mine & theirs
     assert group.state_name == "Stable"
+
+
+def test_regular_expression_subscriptions(coordinator, metadata):
+    metadata.create_topic("logs-a", 2, {})
+    metadata.create_topic("logs-b", 1, {})
+    member = hb(coordinator, topics=(), regex="logs-.*")
+    assert member.error_code == ErrorCode.NONE and partitions(member) == 3
+    assert hb(coordinator, topics=(), regex="(").error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
 
 
 def test_stale_epochs_and_unknown_members(coordinator):
