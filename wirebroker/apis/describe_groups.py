@@ -2,7 +2,8 @@
 
 Behaviour:
 - Each group's state, protocol type, protocol and members (coordinator/group_admin.py); subscriptions and
-  assignments only for a Stable classic group. An unknown group is "Dead" with no error.
+  assignments only for a Stable classic group. An unknown group, or a KIP-848 consumer group (see
+  ConsumerGroupDescribe), is "Dead" with no error, as Kafka.
 Version notes:
 - v1+ throttle time; v3+ authorized operations (KIP-430; no authorizer: READ, DELETE, DESCRIBE);
   v4+ group_instance_id per member (KIP-345); v5+ flexible.

@@ -2,8 +2,8 @@
 
 Describe: a Stable classic group shows its protocol and every member's subscription and assignment; in any other
 state the members are listed without them (as Kafka: they are not settled). A group this coordinator does not know
-is described as Dead with no error (DescribeGroups v0-5). Consumer groups are described too, with protocol type
-"consumer" and their KIP-848 state name. List: every group with its protocol type, state (v4+) and type (v5+),
+is described as Dead with no error (DescribeGroups v0-5), and so is a KIP-848 consumer group, as Kafka does
+(ConsumerGroupDescribe describes those). List: every group with its protocol type, state (v4+) and type (v5+),
 filtered by state and type case-insensitively. Delete: only groups with no members (NON_EMPTY_GROUP otherwise);
 their offsets go with them.
 """
@@ -26,26 +26,21 @@ def describe(c: GroupCoordinator, group_id: str) -> _Group:
     except KafkaError as exc:
         return _Group(error_code=exc.code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
     group = c.group(group_id)
-    if group is None:
+    if not isinstance(group, ClassicGroup):
+        # Kafka describes only classic groups here; consumer groups answer ConsumerGroupDescribe.
         return _Group(error_code=ErrorCode.NONE, group_id=group_id, group_state=ClassicGroupState.DEAD.value,
                       protocol_type="", protocol_data="", members=[])
-    if isinstance(group, ClassicGroup):
-        stable = group.is_in(ClassicGroupState.STABLE)
-        members = [
-            _Member(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                    client_host=m.client_host,
-                    member_metadata=m.metadata(group.protocol_name) if stable else b"",
-                    member_assignment=m.assignment if stable else b"")
-            for m in group.members.values()
-        ]
-        return _Group(error_code=ErrorCode.NONE, group_id=group_id, group_state=group.state_name,
-                      protocol_type=group.protocol_type or "", protocol_data=group.protocol_name if stable else "",
-                      members=members)
-    members = [_Member(member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
-                       client_host=m.client_host, member_metadata=b"", member_assignment=b"")
-               for m in group.members.values()]
+    stable = group.is_in(ClassicGroupState.STABLE)
+    members = [
+        _Member(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata(group.protocol_name) if stable else b"",
+                member_assignment=m.assignment if stable else b"")
+        for m in group.members.values()
+    ]
     return _Group(error_code=ErrorCode.NONE, group_id=group_id, group_state=group.state_name,
-                  protocol_type=group.protocol_type, protocol_data="", members=members)
+                  protocol_type=group.protocol_type or "", protocol_data=group.protocol_name if stable else "",
+                  members=members)
 
 
 def list_groups(c: GroupCoordinator, states: list[str], types: list[str]) -> list[ListGroupsResponse.ListedGroup]:
