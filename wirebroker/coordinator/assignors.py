@@ -1,16 +1,15 @@
 """Server-side partition assignors for consumer groups (KIP-848): `uniform` (the default) and `range`.
 
 Both take the members' subscriptions, the subscribed topics' partition counts and the current target assignment,
-and return the new target assignment, member id -> {topic id: partitions}. Both are sticky: a partition stays
-with its member while that member is still subscribed and not over its share, so a membership change moves as
-few partitions as it can.
+and return the new target assignment, member id -> {topic id: partitions}.
 
 - uniform (Kafka's UniformAssignor): every member subscribed to a topic may get its partitions; members end up with
   as equal a number of partitions as their subscriptions allow (when all members subscribe to the same topics,
-  the counts differ by at most one).
+  the counts differ by at most one). It is sticky: a partition stays with its member while that member is still
+  subscribed and not over its share, so a membership change moves as few partitions as it can.
 - range (Kafka's RangeAssignor): per topic, the subscribed members sorted by id share the partitions in
   contiguous ranges, the first `partitions % members` of them one partition more; co-partitioned topics end up
-  with the same partition numbers on the same member.
+  with the same partition numbers on the same member. It is computed afresh each time (not sticky).
 """
 
 from __future__ import annotations
