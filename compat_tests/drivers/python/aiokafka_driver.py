@@ -8,6 +8,7 @@ import time
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import CommitFailedError, IllegalStateError, RebalanceInProgressError
 
 import driver_common as dc
 from driver_common import expect
@@ -192,7 +193,10 @@ class GroupMember:
         while True:
             for tp, batch in (await self.consumer.getmany(timeout_ms=200)).items():
                 self.seen.update((tp.partition, r.offset) for r in batch)
-            await self.consumer.commit()
+            try:
+                await self.consumer.commit()
+            except (CommitFailedError, IllegalStateError, RebalanceInProgressError):
+                pass  # the group is rebalancing (or the partition just moved): the next round commits again
 
     async def stop(self) -> None:
         self.task.cancel()

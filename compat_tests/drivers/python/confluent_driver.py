@@ -14,6 +14,9 @@ from driver_common import expect
 # librdkafka's message.max.bytes (1,000,000 by default) bounds a whole request; a 1,000,000-byte record needs a bit
 # more, and it must stay under the broker's own message.max.bytes (1,048,588) so no batch holds two such records.
 LARGE_MESSAGE_MAX_BYTES = 1_048_576
+# A commit racing a rebalance fails with these; the member commits again after it rejoins.
+REBALANCE_COMMIT_ERRORS = (KafkaError.REBALANCE_IN_PROGRESS, KafkaError.ILLEGAL_GENERATION,
+                           KafkaError.UNKNOWN_MEMBER_ID, KafkaError._ASSIGNMENT_LOST)
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 1, config: dict | None = None) -> None:
@@ -157,7 +160,11 @@ class GroupMember(dc.GroupMember):
         msg = self.consumer.poll(0.2)
         if msg is not None and msg.error() is None:
             self.seen.add((msg.partition(), msg.offset()))
-            self.consumer.commit(msg, asynchronous=False)
+            try:
+                self.consumer.commit(msg, asynchronous=False)
+            except KafkaException as exc:
+                if exc.args[0].code() not in REBALANCE_COMMIT_ERRORS:
+                    raise
 
     def assigned_partitions(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}

@@ -173,9 +173,12 @@ def consumer_group(bootstrap: str, prefix: str) -> str:
                       "A to get all 4 partitions")
         b = kt.Background("console-consumer", *consume_args)
         members: list[set[int]] = []
-        dc.wait_until(lambda: (members.__setitem__(slice(None), describe_members(bootstrap, group)),
-                               sorted(map(len, members)) == [2, 2] and not members[0] & members[1])[-1],
-                      "the rebalance to 2+2")
+
+        def split_two_and_two() -> bool:
+            members[:] = describe_members(bootstrap, group)
+            return sorted(map(len, members)) == [2, 2] and not members[0] & members[1]
+
+        dc.wait_until(split_two_and_two, "the rebalance to 2+2")
         total = len(lines)
         # At least once: records A read but had not committed when B joined may be read again by B.
         dc.wait_until(lambda: set(a.lines + b.lines) >= set(lines), f"all {total} records")

@@ -7,7 +7,7 @@ import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka.errors import CommitFailedError, RebalanceInProgressError, TopicAlreadyExistsError
 
 import driver_common as dc
 from driver_common import expect
@@ -167,7 +167,10 @@ class GroupMember(dc.GroupMember):
     def poll_once(self) -> None:
         for tp, batch in self.consumer.poll(timeout_ms=200).items():
             self.seen.update((tp.partition, r.offset) for r in batch)
-        self.consumer.commit()
+        try:
+            self.consumer.commit()
+        except (CommitFailedError, RebalanceInProgressError):
+            pass  # the group is rebalancing: the next poll rejoins and the next commit carries these offsets
 
     def assigned_partitions(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
