@@ -114,7 +114,7 @@ def _compiled_java(main_class: str, jars: Path, classes: Path, jvm_opts: list[st
 def go_environment(cache_dir: Path = DEFAULT_CACHE_DIR) -> dict[str, str]:
     # -modcacherw keeps the module cache deletable with rm -rf.
     return {"GOMODCACHE": str(cache_dir / "go" / "mod"), "GOCACHE": str(cache_dir / "go" / "build"),
-            "GOFLAGS": "-modcacherw -mod=readonly", "CGO_ENABLED": "0"}
+            "GOFLAGS": "-modcacherw -mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
 
 
 @one_at_a_time

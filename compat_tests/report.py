@@ -42,7 +42,9 @@ def summary_lines(result: MatrixResult) -> list[str]:
     for broker in _brokers(result):
         cells = [c for c in result.cells if c.broker == broker]
         passed = sum(c.ok for c in cells)
-        lines.append(f"{BROKER_LABELS[broker]} ({result.brokers[broker]['name']}): {passed}/{len(cells)} cells green")
+        name = result.brokers[broker]["name"]
+        label = BROKER_LABELS[broker] if name == BROKER_LABELS[broker] else f"{BROKER_LABELS[broker]} ({name})"
+        lines.append(f"{label}: {passed}/{len(cells)} cells green")
     for suite in result.suites:
         lines.append(f"kafka-python's integration tests on {BROKER_LABELS.get(suite.broker, suite.broker)}: "
                      f"{suite.passed} passed, {suite.failed} failed, {suite.errors} errors, {suite.skipped} skipped"
