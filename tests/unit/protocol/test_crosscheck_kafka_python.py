@@ -272,7 +272,7 @@ def kp_value(field: Any, value: Any, version: int) -> Any:
 
 def build_wb(struct: Any, tree: Tree, wb_top: type, wb_cls: type) -> Any:
     obj = wb_cls()
-    # Set attributes rather than pass them to the constructor, which reads None as "the default".
+    # Attributes set one by one: what the constructor does with None is not what this test is about.
     for name, value in tree.items():
         setattr(obj, wb_slot(wb_cls, struct.fields[name]), wb_value(struct.fields[name], value, wb_top))
     return obj
