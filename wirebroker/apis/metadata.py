@@ -49,9 +49,10 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     for wanted in request.topics:
         if wanted.name is None:
             topic = broker.metadata.topic_by_id(wanted.topic_id)
+            unknown_name = None if version >= 12 else ""  # the name is nullable from v12
             response.topics.append(
                 _topic(topic, broker.node_id, include_operations) if topic
-                else _error_topic(None, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
+                else _error_topic(unknown_name, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
             )
         else:
             response.topics.append(_named_topic(ctx, wanted.name, auto_create, include_operations))

@@ -14,6 +14,16 @@ from wirebroker.protocol.primitives import DecodeError, Output
 M = TypeVar("M", bound="Message")
 
 
+class _Unset:
+    """A constructor argument not given (None can be a value: null, for nullable fields)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
 class Struct:
     """A generated struct: fields in `__slots__`, compared by value."""
 

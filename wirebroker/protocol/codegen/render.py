@@ -11,7 +11,7 @@ _IMPORTS = '''from __future__ import annotations
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -67,15 +67,25 @@ def _hint(message: Message, f: Field) -> str:
 
 
 def _init(message: Message, struct: Struct) -> list[str]:
-    params = ", ".join(f"{f.attr}: {_hint(message, f)} = None" for f in struct.fields)
-    lines = [f"def __init__(self, {params}, unknown_tagged_fields: list | None = None) -> None:"
-             if struct.fields else "def __init__(self, unknown_tagged_fields: list | None = None) -> None:"]
+    """__init__: keyword defaults as the schema says. For a field nullable in some version, None is null and an
+    omitted argument is the default; elsewhere None also means the default. Lists and structs are fresh each time."""
+    params, body = [], []
     for f in struct.fields:
         default = default_expr(message, f)
-        value = f.attr if default == "None" else f"{default} if {f.attr} is None else {f.attr}"
-        lines.append(f"    self.{f.attr} = {value}")
-    lines.append("    self.unknown_tagged_fields = unknown_tagged_fields")
-    return lines
+        fresh = default == "[]" or default.endswith("()")
+        nullable = bool(f.nullable_versions)
+        if fresh and nullable:
+            params.append(f"{f.attr}: {_hint(message, f)} = UNSET")
+            body.append(f"    self.{f.attr} = {default} if {f.attr} is UNSET else {f.attr}")
+        elif nullable or default == "None":
+            params.append(f"{f.attr}: {_hint(message, f)} = {default}")
+            body.append(f"    self.{f.attr} = {f.attr}")
+        else:
+            params.append(f"{f.attr}: {_hint(message, f)} = None")
+            body.append(f"    self.{f.attr} = {default} if {f.attr} is None else {f.attr}")
+    params.append("unknown_tagged_fields: list | None = None")
+    return [f"def __init__(self, {', '.join(params)}) -> None:", *body,
+            "    self.unknown_tagged_fields = unknown_tagged_fields"]
 
 
 def _class(message: Message, struct: Struct, base: str, docstring: str, extra: list[str], inner: list[list[str]]):

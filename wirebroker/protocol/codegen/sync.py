@@ -34,6 +34,11 @@ KAFKA4_MIN_VERSIONS = {
 }
 
 
+# Versions this snapshot marks `latestVersionUnstable` that Apache Kafka 4.3.1 (the release whose API set the broker
+# matches) serves as stable; clients use them (confluent-kafka 2.16 speaks only ConsumerGroupHeartbeat v1).
+STABLE_IN_KAFKA_4_3 = {"ConsumerGroupHeartbeat": 1}
+
+
 def strip(node: object) -> object:
     if isinstance(node, dict):
         return {k: strip(v) for k, v in node.items() if k not in DROPPED_KEYS}
@@ -47,8 +52,9 @@ def manifest_entry(spec: dict) -> dict | None:
     if "broker" not in spec.get("listeners", ()):
         return None
     valid = Versions.parse(spec["validVersions"])
-    high = valid.high - 1 if spec.get("latestVersionUnstable") else valid.high
     name = spec["name"][: -len("Request")]
+    unstable = spec.get("latestVersionUnstable") and STABLE_IN_KAFKA_4_3.get(name) != valid.high
+    high = valid.high - 1 if unstable else valid.high
     low = max(valid.low, KAFKA4_MIN_VERSIONS.get(name, 0))
     if high < low:
         return None

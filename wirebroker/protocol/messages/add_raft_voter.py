@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -42,8 +42,8 @@ class AddRaftVoterRequest(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('cluster_id', 'timeout_ms', 'voter_id', 'voter_directory_id', 'listeners', 'unknown_tagged_fields',)
 
-    def __init__(self, cluster_id: str | None = None, timeout_ms: int | None = None, voter_id: int | None = None, voter_directory_id: bytes | None = None, listeners: list[AddRaftVoterRequest.Listener] | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.cluster_id = '' if cluster_id is None else cluster_id
+    def __init__(self, cluster_id: str | None = '', timeout_ms: int | None = None, voter_id: int | None = None, voter_directory_id: bytes | None = None, listeners: list[AddRaftVoterRequest.Listener] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        self.cluster_id = cluster_id
         self.timeout_ms = 0 if timeout_ms is None else timeout_ms
         self.voter_id = 0 if voter_id is None else voter_id
         self.voter_directory_id = UUID_ZERO if voter_directory_id is None else voter_directory_id
@@ -73,10 +73,10 @@ class AddRaftVoterResponse(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.unknown_tagged_fields = unknown_tagged_fields
 
 

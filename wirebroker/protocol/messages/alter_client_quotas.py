@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -53,9 +53,9 @@ class AlterClientQuotasRequest(Message):
 
         __slots__ = ('entity_type', 'entity_name', 'unknown_tagged_fields',)
 
-        def __init__(self, entity_type: str | None = None, entity_name: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, entity_type: str | None = None, entity_name: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.entity_type = '' if entity_type is None else entity_type
-            self.entity_name = '' if entity_name is None else entity_name
+            self.entity_name = entity_name
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class OpData(Struct):
@@ -103,9 +103,9 @@ class AlterClientQuotasResponse(Message):
 
         __slots__ = ('entity_type', 'entity_name', 'unknown_tagged_fields',)
 
-        def __init__(self, entity_type: str | None = None, entity_name: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, entity_type: str | None = None, entity_name: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.entity_type = '' if entity_type is None else entity_type
-            self.entity_name = '' if entity_name is None else entity_name
+            self.entity_name = entity_name
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class EntryData(Struct):
@@ -113,9 +113,9 @@ class AlterClientQuotasResponse(Message):
 
         __slots__ = ('error_code', 'error_message', 'entity', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, error_message: str | None = None, entity: list[AlterClientQuotasResponse.EntityData] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, error_message: str | None = '', entity: list[AlterClientQuotasResponse.EntityData] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.entity = [] if entity is None else entity
             self.unknown_tagged_fields = unknown_tagged_fields
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -53,9 +53,9 @@ class AlterConfigsRequest(Message):
 
         __slots__ = ('name', 'value', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, value: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, value: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
-            self.value = '' if value is None else value
+            self.value = value
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class AlterConfigsResource(Struct):
@@ -92,9 +92,9 @@ class AlterConfigsResponse(Message):
 
         __slots__ = ('error_code', 'error_message', 'resource_type', 'resource_name', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, error_message: str | None = None, resource_type: int | None = None, resource_name: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, error_message: str | None = '', resource_type: int | None = None, resource_name: str | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.resource_type = 0 if resource_type is None else resource_type
             self.resource_name = '' if resource_name is None else resource_name
             self.unknown_tagged_fields = unknown_tagged_fields

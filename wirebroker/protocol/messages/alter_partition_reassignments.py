@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -79,10 +79,10 @@ class AlterPartitionReassignmentsResponse(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'responses', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, responses: list[AlterPartitionReassignmentsResponse.ReassignableTopicResponse] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', responses: list[AlterPartitionReassignmentsResponse.ReassignableTopicResponse] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.responses = [] if responses is None else responses
         self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -91,10 +91,10 @@ class AlterPartitionReassignmentsResponse(Message):
 
         __slots__ = ('partition_index', 'error_code', 'error_message', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_index: int | None = None, error_code: int | None = None, error_message: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_index: int | None = None, error_code: int | None = None, error_message: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.partition_index = 0 if partition_index is None else partition_index
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class ReassignableTopicResponse(Struct):

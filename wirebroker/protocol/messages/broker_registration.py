@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -46,13 +46,13 @@ class BrokerRegistrationRequest(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('broker_id', 'cluster_id', 'incarnation_id', 'listeners', 'features', 'rack', 'is_migrating_zk_broker', 'log_dirs', 'previous_broker_epoch', 'unknown_tagged_fields',)
 
-    def __init__(self, broker_id: int | None = None, cluster_id: str | None = None, incarnation_id: bytes | None = None, listeners: list[BrokerRegistrationRequest.Listener] | None = None, features: list[BrokerRegistrationRequest.Feature] | None = None, rack: str | None = None, is_migrating_zk_broker: bool | None = None, log_dirs: list[bytes] | None = None, previous_broker_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, broker_id: int | None = None, cluster_id: str | None = None, incarnation_id: bytes | None = None, listeners: list[BrokerRegistrationRequest.Listener] | None = None, features: list[BrokerRegistrationRequest.Feature] | None = None, rack: str | None = '', is_migrating_zk_broker: bool | None = None, log_dirs: list[bytes] | None = None, previous_broker_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.broker_id = 0 if broker_id is None else broker_id
         self.cluster_id = '' if cluster_id is None else cluster_id
         self.incarnation_id = UUID_ZERO if incarnation_id is None else incarnation_id
         self.listeners = [] if listeners is None else listeners
         self.features = [] if features is None else features
-        self.rack = '' if rack is None else rack
+        self.rack = rack
         self.is_migrating_zk_broker = False if is_migrating_zk_broker is None else is_migrating_zk_broker
         self.log_dirs = [] if log_dirs is None else log_dirs
         self.previous_broker_epoch = -1 if previous_broker_epoch is None else previous_broker_epoch

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -40,16 +40,16 @@ class ConsumerGroupMemberMetadataValue(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('instance_id', 'rack_id', 'client_id', 'client_host', 'subscribed_topic_names', 'subscribed_topic_regex', 'rebalance_timeout_ms', 'server_assignor', 'classic_member_metadata', 'unknown_tagged_fields',)
 
-    def __init__(self, instance_id: str | None = None, rack_id: str | None = None, client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = None, rebalance_timeout_ms: int | None = None, server_assignor: str | None = None, classic_member_metadata: ConsumerGroupMemberMetadataValue.ClassicMemberMetadata | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.instance_id = '' if instance_id is None else instance_id
-        self.rack_id = '' if rack_id is None else rack_id
+    def __init__(self, instance_id: str | None = '', rack_id: str | None = '', client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = '', rebalance_timeout_ms: int | None = None, server_assignor: str | None = '', classic_member_metadata: ConsumerGroupMemberMetadataValue.ClassicMemberMetadata | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
+        self.instance_id = instance_id
+        self.rack_id = rack_id
         self.client_id = '' if client_id is None else client_id
         self.client_host = '' if client_host is None else client_host
         self.subscribed_topic_names = [] if subscribed_topic_names is None else subscribed_topic_names
-        self.subscribed_topic_regex = '' if subscribed_topic_regex is None else subscribed_topic_regex
+        self.subscribed_topic_regex = subscribed_topic_regex
         self.rebalance_timeout_ms = -1 if rebalance_timeout_ms is None else rebalance_timeout_ms
-        self.server_assignor = '' if server_assignor is None else server_assignor
-        self.classic_member_metadata = _ConsumerGroupMemberMetadataValue_ClassicMemberMetadata() if classic_member_metadata is None else classic_member_metadata
+        self.server_assignor = server_assignor
+        self.classic_member_metadata = _ConsumerGroupMemberMetadataValue_ClassicMemberMetadata() if classic_member_metadata is UNSET else classic_member_metadata
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class ClassicProtocol(Struct):

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -84,9 +84,9 @@ class CreateAclsResponse(Message):
 
         __slots__ = ('error_code', 'error_message', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, error_message: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, error_message: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _CreateAclsResponse_AclCreationResult = CreateAclsResponse.AclCreationResult

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -43,9 +43,9 @@ class CreateDelegationTokenRequest(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('owner_principal_type', 'owner_principal_name', 'renewers', 'max_lifetime_ms', 'unknown_tagged_fields',)
 
-    def __init__(self, owner_principal_type: str | None = None, owner_principal_name: str | None = None, renewers: list[CreateDelegationTokenRequest.CreatableRenewers] | None = None, max_lifetime_ms: int | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.owner_principal_type = '' if owner_principal_type is None else owner_principal_type
-        self.owner_principal_name = '' if owner_principal_name is None else owner_principal_name
+    def __init__(self, owner_principal_type: str | None = '', owner_principal_name: str | None = '', renewers: list[CreateDelegationTokenRequest.CreatableRenewers] | None = None, max_lifetime_ms: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        self.owner_principal_type = owner_principal_type
+        self.owner_principal_name = owner_principal_name
         self.renewers = [] if renewers is None else renewers
         self.max_lifetime_ms = 0 if max_lifetime_ms is None else max_lifetime_ms
         self.unknown_tagged_fields = unknown_tagged_fields

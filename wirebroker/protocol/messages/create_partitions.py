@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -62,10 +62,10 @@ class CreatePartitionsRequest(Message):
 
         __slots__ = ('name', 'count', 'assignments', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, count: int | None = None, assignments: list[CreatePartitionsRequest.CreatePartitionsAssignment] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, count: int | None = None, assignments: list[CreatePartitionsRequest.CreatePartitionsAssignment] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
             self.count = 0 if count is None else count
-            self.assignments = [] if assignments is None else assignments
+            self.assignments = [] if assignments is UNSET else assignments
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _CreatePartitionsRequest_CreatePartitionsAssignment = CreatePartitionsRequest.CreatePartitionsAssignment

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -66,9 +66,9 @@ class CreateTopicsRequest(Message):
 
         __slots__ = ('name', 'value', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, value: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, value: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
-            self.value = '' if value is None else value
+            self.value = value
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class CreatableTopic(Struct):
@@ -108,9 +108,9 @@ class CreateTopicsResponse(Message):
 
         __slots__ = ('name', 'value', 'read_only', 'config_source', 'is_sensitive', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, value: str | None = None, read_only: bool | None = None, config_source: int | None = None, is_sensitive: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, value: str | None = '', read_only: bool | None = None, config_source: int | None = None, is_sensitive: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
-            self.value = '' if value is None else value
+            self.value = value
             self.read_only = False if read_only is None else read_only
             self.config_source = -1 if config_source is None else config_source
             self.is_sensitive = False if is_sensitive is None else is_sensitive
@@ -121,15 +121,15 @@ class CreateTopicsResponse(Message):
 
         __slots__ = ('name', 'topic_id', 'error_code', 'error_message', 'topic_config_error_code', 'num_partitions', 'replication_factor', 'configs', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, topic_id: bytes | None = None, error_code: int | None = None, error_message: str | None = None, topic_config_error_code: int | None = None, num_partitions: int | None = None, replication_factor: int | None = None, configs: list[CreateTopicsResponse.CreatableTopicConfigs] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, topic_id: bytes | None = None, error_code: int | None = None, error_message: str | None = '', topic_config_error_code: int | None = None, num_partitions: int | None = None, replication_factor: int | None = None, configs: list[CreateTopicsResponse.CreatableTopicConfigs] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
             self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.topic_config_error_code = 0 if topic_config_error_code is None else topic_config_error_code
             self.num_partitions = -1 if num_partitions is None else num_partitions
             self.replication_factor = -1 if replication_factor is None else replication_factor
-            self.configs = [] if configs is None else configs
+            self.configs = [] if configs is UNSET else configs
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _CreateTopicsResponse_CreatableTopicConfigs = CreateTopicsResponse.CreatableTopicConfigs

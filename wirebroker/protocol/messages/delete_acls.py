@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -52,12 +52,12 @@ class DeleteAclsRequest(Message):
 
         __slots__ = ('resource_type_filter', 'resource_name_filter', 'pattern_type_filter', 'principal_filter', 'host_filter', 'operation', 'permission_type', 'unknown_tagged_fields',)
 
-        def __init__(self, resource_type_filter: int | None = None, resource_name_filter: str | None = None, pattern_type_filter: int | None = None, principal_filter: str | None = None, host_filter: str | None = None, operation: int | None = None, permission_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, resource_type_filter: int | None = None, resource_name_filter: str | None = '', pattern_type_filter: int | None = None, principal_filter: str | None = '', host_filter: str | None = '', operation: int | None = None, permission_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.resource_type_filter = 0 if resource_type_filter is None else resource_type_filter
-            self.resource_name_filter = '' if resource_name_filter is None else resource_name_filter
+            self.resource_name_filter = resource_name_filter
             self.pattern_type_filter = 3 if pattern_type_filter is None else pattern_type_filter
-            self.principal_filter = '' if principal_filter is None else principal_filter
-            self.host_filter = '' if host_filter is None else host_filter
+            self.principal_filter = principal_filter
+            self.host_filter = host_filter
             self.operation = 0 if operation is None else operation
             self.permission_type = 0 if permission_type is None else permission_type
             self.unknown_tagged_fields = unknown_tagged_fields
@@ -84,9 +84,9 @@ class DeleteAclsResponse(Message):
 
         __slots__ = ('error_code', 'error_message', 'resource_type', 'resource_name', 'pattern_type', 'principal', 'host', 'operation', 'permission_type', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, error_message: str | None = None, resource_type: int | None = None, resource_name: str | None = None, pattern_type: int | None = None, principal: str | None = None, host: str | None = None, operation: int | None = None, permission_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, error_message: str | None = '', resource_type: int | None = None, resource_name: str | None = None, pattern_type: int | None = None, principal: str | None = None, host: str | None = None, operation: int | None = None, permission_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.resource_type = 0 if resource_type is None else resource_type
             self.resource_name = '' if resource_name is None else resource_name
             self.pattern_type = 3 if pattern_type is None else pattern_type
@@ -101,9 +101,9 @@ class DeleteAclsResponse(Message):
 
         __slots__ = ('error_code', 'error_message', 'matching_acls', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, error_message: str | None = None, matching_acls: list[DeleteAclsResponse.DeleteAclsMatchingAcl] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, error_message: str | None = '', matching_acls: list[DeleteAclsResponse.DeleteAclsMatchingAcl] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.matching_acls = [] if matching_acls is None else matching_acls
             self.unknown_tagged_fields = unknown_tagged_fields
 

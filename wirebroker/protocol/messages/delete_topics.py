@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -81,8 +81,8 @@ class DeleteTopicsResponse(Message):
 
         __slots__ = ('name', 'topic_id', 'error_code', 'error_message', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, topic_id: bytes | None = None, error_code: int | None = None, error_message: str | None = None, unknown_tagged_fields: list | None = None) -> None:
-            self.name = '' if name is None else name
+        def __init__(self, name: str | None = '', topic_id: bytes | None = None, error_code: int | None = None, error_message: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+            self.name = name
             self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.error_code = 0 if error_code is None else error_code
             self.error_message = error_message

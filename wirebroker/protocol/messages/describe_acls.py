@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -44,12 +44,12 @@ class DescribeAclsRequest(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('resource_type_filter', 'resource_name_filter', 'pattern_type_filter', 'principal_filter', 'host_filter', 'operation', 'permission_type', 'unknown_tagged_fields',)
 
-    def __init__(self, resource_type_filter: int | None = None, resource_name_filter: str | None = None, pattern_type_filter: int | None = None, principal_filter: str | None = None, host_filter: str | None = None, operation: int | None = None, permission_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, resource_type_filter: int | None = None, resource_name_filter: str | None = '', pattern_type_filter: int | None = None, principal_filter: str | None = '', host_filter: str | None = '', operation: int | None = None, permission_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.resource_type_filter = 0 if resource_type_filter is None else resource_type_filter
-        self.resource_name_filter = '' if resource_name_filter is None else resource_name_filter
+        self.resource_name_filter = resource_name_filter
         self.pattern_type_filter = 3 if pattern_type_filter is None else pattern_type_filter
-        self.principal_filter = '' if principal_filter is None else principal_filter
-        self.host_filter = '' if host_filter is None else host_filter
+        self.principal_filter = principal_filter
+        self.host_filter = host_filter
         self.operation = 0 if operation is None else operation
         self.permission_type = 0 if permission_type is None else permission_type
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -65,10 +65,10 @@ class DescribeAclsResponse(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'resources', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, resources: list[DescribeAclsResponse.DescribeAclsResource] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', resources: list[DescribeAclsResponse.DescribeAclsResource] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.resources = [] if resources is None else resources
         self.unknown_tagged_fields = unknown_tagged_fields
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -55,10 +55,10 @@ class DescribeClientQuotasRequest(Message):
 
         __slots__ = ('entity_type', 'match_type', 'match', 'unknown_tagged_fields',)
 
-        def __init__(self, entity_type: str | None = None, match_type: int | None = None, match: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, entity_type: str | None = None, match_type: int | None = None, match: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.entity_type = '' if entity_type is None else entity_type
             self.match_type = 0 if match_type is None else match_type
-            self.match = '' if match is None else match
+            self.match = match
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _DescribeClientQuotasRequest_ComponentData = DescribeClientQuotasRequest.ComponentData
@@ -73,11 +73,11 @@ class DescribeClientQuotasResponse(Message):
     FIRST_FLEXIBLE_VERSION = 1
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'entries', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, entries: list[DescribeClientQuotasResponse.EntryData] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', entries: list[DescribeClientQuotasResponse.EntryData] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
-        self.entries = [] if entries is None else entries
+        self.error_message = error_message
+        self.entries = [] if entries is UNSET else entries
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class EntityData(Struct):
@@ -85,9 +85,9 @@ class DescribeClientQuotasResponse(Message):
 
         __slots__ = ('entity_type', 'entity_name', 'unknown_tagged_fields',)
 
-        def __init__(self, entity_type: str | None = None, entity_name: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, entity_type: str | None = None, entity_name: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.entity_type = '' if entity_type is None else entity_type
-            self.entity_name = '' if entity_name is None else entity_name
+            self.entity_name = entity_name
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class ValueData(Struct):

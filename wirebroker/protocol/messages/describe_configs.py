@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -57,10 +57,10 @@ class DescribeConfigsRequest(Message):
 
         __slots__ = ('resource_type', 'resource_name', 'configuration_keys', 'unknown_tagged_fields',)
 
-        def __init__(self, resource_type: int | None = None, resource_name: str | None = None, configuration_keys: list[str] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, resource_type: int | None = None, resource_name: str | None = None, configuration_keys: list[str] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
             self.resource_type = 0 if resource_type is None else resource_type
             self.resource_name = '' if resource_name is None else resource_name
-            self.configuration_keys = [] if configuration_keys is None else configuration_keys
+            self.configuration_keys = [] if configuration_keys is UNSET else configuration_keys
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _DescribeConfigsRequest_DescribeConfigsResource = DescribeConfigsRequest.DescribeConfigsResource
@@ -85,9 +85,9 @@ class DescribeConfigsResponse(Message):
 
         __slots__ = ('name', 'value', 'source', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, value: str | None = None, source: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, value: str | None = '', source: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
-            self.value = '' if value is None else value
+            self.value = value
             self.source = 0 if source is None else source
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -96,16 +96,16 @@ class DescribeConfigsResponse(Message):
 
         __slots__ = ('name', 'value', 'read_only', 'is_default', 'config_source', 'is_sensitive', 'synonyms', 'config_type', 'documentation', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, value: str | None = None, read_only: bool | None = None, is_default: bool | None = None, config_source: int | None = None, is_sensitive: bool | None = None, synonyms: list[DescribeConfigsResponse.DescribeConfigsSynonym] | None = None, config_type: int | None = None, documentation: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, value: str | None = '', read_only: bool | None = None, is_default: bool | None = None, config_source: int | None = None, is_sensitive: bool | None = None, synonyms: list[DescribeConfigsResponse.DescribeConfigsSynonym] | None = None, config_type: int | None = None, documentation: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
-            self.value = '' if value is None else value
+            self.value = value
             self.read_only = False if read_only is None else read_only
             self.is_default = False if is_default is None else is_default
             self.config_source = -1 if config_source is None else config_source
             self.is_sensitive = False if is_sensitive is None else is_sensitive
             self.synonyms = [] if synonyms is None else synonyms
             self.config_type = 0 if config_type is None else config_type
-            self.documentation = '' if documentation is None else documentation
+            self.documentation = documentation
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class DescribeConfigsResult(Struct):
@@ -113,9 +113,9 @@ class DescribeConfigsResponse(Message):
 
         __slots__ = ('error_code', 'error_message', 'resource_type', 'resource_name', 'configs', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, error_message: str | None = None, resource_type: int | None = None, resource_name: str | None = None, configs: list[DescribeConfigsResponse.DescribeConfigsResourceResult] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, error_message: str | None = '', resource_type: int | None = None, resource_name: str | None = None, configs: list[DescribeConfigsResponse.DescribeConfigsResourceResult] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.resource_type = 0 if resource_type is None else resource_type
             self.resource_name = '' if resource_name is None else resource_name
             self.configs = [] if configs is None else configs

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -42,8 +42,8 @@ class DescribeDelegationTokenRequest(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('owners', 'unknown_tagged_fields',)
 
-    def __init__(self, owners: list[DescribeDelegationTokenRequest.DescribeDelegationTokenOwner] | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.owners = [] if owners is None else owners
+    def __init__(self, owners: list[DescribeDelegationTokenRequest.DescribeDelegationTokenOwner] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
+        self.owners = [] if owners is UNSET else owners
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class DescribeDelegationTokenOwner(Struct):

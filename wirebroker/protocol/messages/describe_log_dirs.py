@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -44,8 +44,8 @@ class DescribeLogDirsRequest(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('topics', 'unknown_tagged_fields',)
 
-    def __init__(self, topics: list[DescribeLogDirsRequest.DescribableLogDirTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.topics = [] if topics is None else topics
+    def __init__(self, topics: list[DescribeLogDirsRequest.DescribableLogDirTopic] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
+        self.topics = [] if topics is UNSET else topics
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class DescribableLogDirTopic(Struct):

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -84,9 +84,9 @@ class DescribeQuorumResponse(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('error_code', 'error_message', 'topics', 'nodes', 'unknown_tagged_fields',)
 
-    def __init__(self, error_code: int | None = None, error_message: str | None = None, topics: list[DescribeQuorumResponse.TopicData] | None = None, nodes: list[DescribeQuorumResponse.Node] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, error_code: int | None = None, error_message: str | None = '', topics: list[DescribeQuorumResponse.TopicData] | None = None, nodes: list[DescribeQuorumResponse.Node] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.topics = [] if topics is None else topics
         self.nodes = [] if nodes is None else nodes
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -109,10 +109,10 @@ class DescribeQuorumResponse(Message):
 
         __slots__ = ('partition_index', 'error_code', 'error_message', 'leader_id', 'leader_epoch', 'high_watermark', 'current_voters', 'observers', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_index: int | None = None, error_code: int | None = None, error_message: str | None = None, leader_id: int | None = None, leader_epoch: int | None = None, high_watermark: int | None = None, current_voters: list[DescribeQuorumResponse.ReplicaState] | None = None, observers: list[DescribeQuorumResponse.ReplicaState] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_index: int | None = None, error_code: int | None = None, error_message: str | None = '', leader_id: int | None = None, leader_epoch: int | None = None, high_watermark: int | None = None, current_voters: list[DescribeQuorumResponse.ReplicaState] | None = None, observers: list[DescribeQuorumResponse.ReplicaState] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition_index = 0 if partition_index is None else partition_index
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.leader_id = 0 if leader_id is None else leader_id
             self.leader_epoch = 0 if leader_epoch is None else leader_epoch
             self.high_watermark = 0 if high_watermark is None else high_watermark

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -109,9 +109,9 @@ class DescribeTopicPartitionsResponse(Message):
 
         __slots__ = ('error_code', 'name', 'topic_id', 'is_internal', 'partitions', 'topic_authorized_operations', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, name: str | None = None, topic_id: bytes | None = None, is_internal: bool | None = None, partitions: list[DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition] | None = None, topic_authorized_operations: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, name: str | None = '', topic_id: bytes | None = None, is_internal: bool | None = None, partitions: list[DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition] | None = None, topic_authorized_operations: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.name = '' if name is None else name
+            self.name = name
             self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.is_internal = False if is_internal is None else is_internal
             self.partitions = [] if partitions is None else partitions

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -42,8 +42,8 @@ class DescribeUserScramCredentialsRequest(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('users', 'unknown_tagged_fields',)
 
-    def __init__(self, users: list[DescribeUserScramCredentialsRequest.UserName] | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.users = [] if users is None else users
+    def __init__(self, users: list[DescribeUserScramCredentialsRequest.UserName] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
+        self.users = [] if users is UNSET else users
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class UserName(Struct):
@@ -67,10 +67,10 @@ class DescribeUserScramCredentialsResponse(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'results', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, results: list[DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', results: list[DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.results = [] if results is None else results
         self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -89,10 +89,10 @@ class DescribeUserScramCredentialsResponse(Message):
 
         __slots__ = ('user', 'error_code', 'error_message', 'credential_infos', 'unknown_tagged_fields',)
 
-        def __init__(self, user: str | None = None, error_code: int | None = None, error_message: str | None = None, credential_infos: list[DescribeUserScramCredentialsResponse.CredentialInfo] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, user: str | None = None, error_code: int | None = None, error_message: str | None = '', credential_infos: list[DescribeUserScramCredentialsResponse.CredentialInfo] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.user = '' if user is None else user
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.credential_infos = [] if credential_infos is None else credential_infos
             self.unknown_tagged_fields = unknown_tagged_fields
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -43,9 +43,9 @@ class ElectLeadersRequest(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('election_type', 'topic_partitions', 'timeout_ms', 'unknown_tagged_fields',)
 
-    def __init__(self, election_type: int | None = None, topic_partitions: list[ElectLeadersRequest.TopicPartitions] | None = None, timeout_ms: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, election_type: int | None = None, topic_partitions: list[ElectLeadersRequest.TopicPartitions] | None = UNSET, timeout_ms: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.election_type = 0 if election_type is None else election_type
-        self.topic_partitions = [] if topic_partitions is None else topic_partitions
+        self.topic_partitions = [] if topic_partitions is UNSET else topic_partitions
         self.timeout_ms = 60000 if timeout_ms is None else timeout_ms
         self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -82,10 +82,10 @@ class ElectLeadersResponse(Message):
 
         __slots__ = ('partition_id', 'error_code', 'error_message', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_id: int | None = None, error_code: int | None = None, error_message: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_id: int | None = None, error_code: int | None = None, error_message: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.partition_id = 0 if partition_id is None else partition_id
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class ReplicaElectionResult(Struct):

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -40,9 +40,9 @@ class EnvelopeRequest(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('request_data', 'request_principal', 'client_host_address', 'unknown_tagged_fields',)
 
-    def __init__(self, request_data: bytes | None = None, request_principal: bytes | None = None, client_host_address: bytes | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, request_data: bytes | None = None, request_principal: bytes | None = b'', client_host_address: bytes | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.request_data = b'' if request_data is None else request_data
-        self.request_principal = b'' if request_principal is None else request_principal
+        self.request_principal = request_principal
         self.client_host_address = b'' if client_host_address is None else client_host_address
         self.unknown_tagged_fields = unknown_tagged_fields
 

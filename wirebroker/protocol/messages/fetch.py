@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -189,7 +189,7 @@ class FetchResponse(Message):
 
         __slots__ = ('partition_index', 'error_code', 'high_watermark', 'last_stable_offset', 'log_start_offset', 'diverging_epoch', 'current_leader', 'snapshot_id', 'aborted_transactions', 'preferred_read_replica', 'records', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_index: int | None = None, error_code: int | None = None, high_watermark: int | None = None, last_stable_offset: int | None = None, log_start_offset: int | None = None, diverging_epoch: FetchResponse.EpochEndOffset | None = None, current_leader: FetchResponse.LeaderIdAndEpoch | None = None, snapshot_id: FetchResponse.SnapshotId | None = None, aborted_transactions: list[FetchResponse.AbortedTransaction] | None = None, preferred_read_replica: int | None = None, records: Any | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_index: int | None = None, error_code: int | None = None, high_watermark: int | None = None, last_stable_offset: int | None = None, log_start_offset: int | None = None, diverging_epoch: FetchResponse.EpochEndOffset | None = None, current_leader: FetchResponse.LeaderIdAndEpoch | None = None, snapshot_id: FetchResponse.SnapshotId | None = None, aborted_transactions: list[FetchResponse.AbortedTransaction] | None = UNSET, preferred_read_replica: int | None = None, records: Any | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition_index = 0 if partition_index is None else partition_index
             self.error_code = 0 if error_code is None else error_code
             self.high_watermark = 0 if high_watermark is None else high_watermark
@@ -198,7 +198,7 @@ class FetchResponse(Message):
             self.diverging_epoch = _FetchResponse_EpochEndOffset() if diverging_epoch is None else diverging_epoch
             self.current_leader = _FetchResponse_LeaderIdAndEpoch() if current_leader is None else current_leader
             self.snapshot_id = _FetchResponse_SnapshotId() if snapshot_id is None else snapshot_id
-            self.aborted_transactions = [] if aborted_transactions is None else aborted_transactions
+            self.aborted_transactions = [] if aborted_transactions is UNSET else aborted_transactions
             self.preferred_read_replica = -1 if preferred_read_replica is None else preferred_read_replica
             self.records = records
             self.unknown_tagged_fields = unknown_tagged_fields

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -61,10 +61,10 @@ class FindCoordinatorResponse(Message):
     FIRST_FLEXIBLE_VERSION = 3
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'node_id', 'host', 'port', 'coordinators', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, node_id: int | None = None, host: str | None = None, port: int | None = None, coordinators: list[FindCoordinatorResponse.Coordinator] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', node_id: int | None = None, host: str | None = None, port: int | None = None, coordinators: list[FindCoordinatorResponse.Coordinator] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.node_id = 0 if node_id is None else node_id
         self.host = '' if host is None else host
         self.port = 0 if port is None else port
@@ -76,13 +76,13 @@ class FindCoordinatorResponse(Message):
 
         __slots__ = ('key', 'node_id', 'host', 'port', 'error_code', 'error_message', 'unknown_tagged_fields',)
 
-        def __init__(self, key: str | None = None, node_id: int | None = None, host: str | None = None, port: int | None = None, error_code: int | None = None, error_message: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, key: str | None = None, node_id: int | None = None, host: str | None = None, port: int | None = None, error_code: int | None = None, error_message: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.key = '' if key is None else key
             self.node_id = 0 if node_id is None else node_id
             self.host = '' if host is None else host
             self.port = 0 if port is None else port
             self.error_code = 0 if error_code is None else error_code
-            self.error_message = '' if error_message is None else error_message
+            self.error_message = error_message
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _FindCoordinatorResponse_Coordinator = FindCoordinatorResponse.Coordinator

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -43,11 +43,11 @@ class GroupMetadataValue(Message):
     FIRST_FLEXIBLE_VERSION = 4
     __slots__ = ('protocol_type', 'generation', 'protocol', 'leader', 'current_state_timestamp', 'members', 'unknown_tagged_fields',)
 
-    def __init__(self, protocol_type: str | None = None, generation: int | None = None, protocol: str | None = None, leader: str | None = None, current_state_timestamp: int | None = None, members: list[GroupMetadataValue.MemberMetadata] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, protocol_type: str | None = None, generation: int | None = None, protocol: str | None = '', leader: str | None = '', current_state_timestamp: int | None = None, members: list[GroupMetadataValue.MemberMetadata] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.protocol_type = '' if protocol_type is None else protocol_type
         self.generation = 0 if generation is None else generation
-        self.protocol = '' if protocol is None else protocol
-        self.leader = '' if leader is None else leader
+        self.protocol = protocol
+        self.leader = leader
         self.current_state_timestamp = -1 if current_state_timestamp is None else current_state_timestamp
         self.members = [] if members is None else members
         self.unknown_tagged_fields = unknown_tagged_fields

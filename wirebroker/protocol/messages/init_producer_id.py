@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -43,8 +43,8 @@ class InitProducerIdRequest(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('transactional_id', 'transaction_timeout_ms', 'producer_id', 'producer_epoch', 'unknown_tagged_fields',)
 
-    def __init__(self, transactional_id: str | None = None, transaction_timeout_ms: int | None = None, producer_id: int | None = None, producer_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.transactional_id = '' if transactional_id is None else transactional_id
+    def __init__(self, transactional_id: str | None = '', transaction_timeout_ms: int | None = None, producer_id: int | None = None, producer_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        self.transactional_id = transactional_id
         self.transaction_timeout_ms = 0 if transaction_timeout_ms is None else transaction_timeout_ms
         self.producer_id = -1 if producer_id is None else producer_id
         self.producer_epoch = -1 if producer_epoch is None else producer_epoch

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -78,12 +78,12 @@ class JoinGroupResponse(Message):
     FIRST_FLEXIBLE_VERSION = 6
     __slots__ = ('throttle_time_ms', 'error_code', 'generation_id', 'protocol_type', 'protocol_name', 'leader', 'skip_assignment', 'member_id', 'members', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, generation_id: int | None = None, protocol_type: str | None = None, protocol_name: str | None = None, leader: str | None = None, skip_assignment: bool | None = None, member_id: str | None = None, members: list[JoinGroupResponse.JoinGroupResponseMember] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, generation_id: int | None = None, protocol_type: str | None = None, protocol_name: str | None = '', leader: str | None = None, skip_assignment: bool | None = None, member_id: str | None = None, members: list[JoinGroupResponse.JoinGroupResponseMember] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
         self.generation_id = -1 if generation_id is None else generation_id
         self.protocol_type = protocol_type
-        self.protocol_name = '' if protocol_name is None else protocol_name
+        self.protocol_name = protocol_name
         self.leader = '' if leader is None else leader
         self.skip_assignment = False if skip_assignment is None else skip_assignment
         self.member_id = '' if member_id is None else member_id

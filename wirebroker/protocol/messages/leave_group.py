@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -82,9 +82,9 @@ class LeaveGroupResponse(Message):
 
         __slots__ = ('member_id', 'group_instance_id', 'error_code', 'unknown_tagged_fields',)
 
-        def __init__(self, member_id: str | None = None, group_instance_id: str | None = None, error_code: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, member_id: str | None = None, group_instance_id: str | None = '', error_code: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.member_id = '' if member_id is None else member_id
-            self.group_instance_id = '' if group_instance_id is None else group_instance_id
+            self.group_instance_id = group_instance_id
             self.error_code = 0 if error_code is None else error_code
             self.unknown_tagged_fields = unknown_tagged_fields
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -68,10 +68,10 @@ class ListPartitionReassignmentsResponse(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'topics', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, topics: list[ListPartitionReassignmentsResponse.OngoingTopicReassignment] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', topics: list[ListPartitionReassignmentsResponse.OngoingTopicReassignment] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.topics = [] if topics is None else topics
         self.unknown_tagged_fields = unknown_tagged_fields
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -48,8 +48,8 @@ class MetadataRequest(Message):
     FIRST_FLEXIBLE_VERSION = 9
     __slots__ = ('topics', 'allow_auto_topic_creation', 'include_cluster_authorized_operations', 'include_topic_authorized_operations', 'unknown_tagged_fields',)
 
-    def __init__(self, topics: list[MetadataRequest.MetadataRequestTopic] | None = None, allow_auto_topic_creation: bool | None = None, include_cluster_authorized_operations: bool | None = None, include_topic_authorized_operations: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.topics = [] if topics is None else topics
+    def __init__(self, topics: list[MetadataRequest.MetadataRequestTopic] | None = UNSET, allow_auto_topic_creation: bool | None = None, include_cluster_authorized_operations: bool | None = None, include_topic_authorized_operations: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
+        self.topics = [] if topics is UNSET else topics
         self.allow_auto_topic_creation = True if allow_auto_topic_creation is None else allow_auto_topic_creation
         self.include_cluster_authorized_operations = False if include_cluster_authorized_operations is None else include_cluster_authorized_operations
         self.include_topic_authorized_operations = False if include_topic_authorized_operations is None else include_topic_authorized_operations
@@ -60,9 +60,9 @@ class MetadataRequest(Message):
 
         __slots__ = ('topic_id', 'name', 'unknown_tagged_fields',)
 
-        def __init__(self, topic_id: bytes | None = None, name: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, topic_id: bytes | None = None, name: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.topic_id = UUID_ZERO if topic_id is None else topic_id
-            self.name = '' if name is None else name
+            self.name = name
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _MetadataRequest_MetadataRequestTopic = MetadataRequest.MetadataRequestTopic
@@ -118,9 +118,9 @@ class MetadataResponse(Message):
 
         __slots__ = ('error_code', 'name', 'topic_id', 'is_internal', 'partitions', 'topic_authorized_operations', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, name: str | None = None, topic_id: bytes | None = None, is_internal: bool | None = None, partitions: list[MetadataResponse.MetadataResponsePartition] | None = None, topic_authorized_operations: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, name: str | None = '', topic_id: bytes | None = None, is_internal: bool | None = None, partitions: list[MetadataResponse.MetadataResponsePartition] | None = None, topic_authorized_operations: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
-            self.name = '' if name is None else name
+            self.name = name
             self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.is_internal = False if is_internal is None else is_internal
             self.partitions = [] if partitions is None else partitions

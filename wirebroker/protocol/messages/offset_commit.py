@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -60,12 +60,12 @@ class OffsetCommitRequest(Message):
 
         __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'commit_timestamp', 'committed_metadata', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_index: int | None = None, committed_offset: int | None = None, committed_leader_epoch: int | None = None, commit_timestamp: int | None = None, committed_metadata: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_index: int | None = None, committed_offset: int | None = None, committed_leader_epoch: int | None = None, commit_timestamp: int | None = None, committed_metadata: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.partition_index = 0 if partition_index is None else partition_index
             self.committed_offset = 0 if committed_offset is None else committed_offset
             self.committed_leader_epoch = -1 if committed_leader_epoch is None else committed_leader_epoch
             self.commit_timestamp = -1 if commit_timestamp is None else commit_timestamp
-            self.committed_metadata = '' if committed_metadata is None else committed_metadata
+            self.committed_metadata = committed_metadata
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class OffsetCommitRequestTopic(Struct):

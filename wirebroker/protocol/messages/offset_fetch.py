@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -44,9 +44,9 @@ class OffsetFetchRequest(Message):
     FIRST_FLEXIBLE_VERSION = 6
     __slots__ = ('group_id', 'topics', 'groups', 'require_stable', 'unknown_tagged_fields',)
 
-    def __init__(self, group_id: str | None = None, topics: list[OffsetFetchRequest.OffsetFetchRequestTopic] | None = None, groups: list[OffsetFetchRequest.OffsetFetchRequestGroup] | None = None, require_stable: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, group_id: str | None = None, topics: list[OffsetFetchRequest.OffsetFetchRequestTopic] | None = UNSET, groups: list[OffsetFetchRequest.OffsetFetchRequestGroup] | None = None, require_stable: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.group_id = '' if group_id is None else group_id
-        self.topics = [] if topics is None else topics
+        self.topics = [] if topics is UNSET else topics
         self.groups = [] if groups is None else groups
         self.require_stable = False if require_stable is None else require_stable
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -76,11 +76,11 @@ class OffsetFetchRequest(Message):
 
         __slots__ = ('group_id', 'member_id', 'member_epoch', 'topics', 'unknown_tagged_fields',)
 
-        def __init__(self, group_id: str | None = None, member_id: str | None = None, member_epoch: int | None = None, topics: list[OffsetFetchRequest.OffsetFetchRequestTopics] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, group_id: str | None = None, member_id: str | None = None, member_epoch: int | None = None, topics: list[OffsetFetchRequest.OffsetFetchRequestTopics] | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
             self.group_id = '' if group_id is None else group_id
             self.member_id = member_id
             self.member_epoch = -1 if member_epoch is None else member_epoch
-            self.topics = [] if topics is None else topics
+            self.topics = [] if topics is UNSET else topics
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _OffsetFetchRequest_OffsetFetchRequestTopic = OffsetFetchRequest.OffsetFetchRequestTopic
@@ -109,11 +109,11 @@ class OffsetFetchResponse(Message):
 
         __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'metadata', 'error_code', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_index: int | None = None, committed_offset: int | None = None, committed_leader_epoch: int | None = None, metadata: str | None = None, error_code: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_index: int | None = None, committed_offset: int | None = None, committed_leader_epoch: int | None = None, metadata: str | None = '', error_code: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition_index = 0 if partition_index is None else partition_index
             self.committed_offset = 0 if committed_offset is None else committed_offset
             self.committed_leader_epoch = -1 if committed_leader_epoch is None else committed_leader_epoch
-            self.metadata = '' if metadata is None else metadata
+            self.metadata = metadata
             self.error_code = 0 if error_code is None else error_code
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -132,11 +132,11 @@ class OffsetFetchResponse(Message):
 
         __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'metadata', 'error_code', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_index: int | None = None, committed_offset: int | None = None, committed_leader_epoch: int | None = None, metadata: str | None = None, error_code: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_index: int | None = None, committed_offset: int | None = None, committed_leader_epoch: int | None = None, metadata: str | None = '', error_code: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition_index = 0 if partition_index is None else partition_index
             self.committed_offset = 0 if committed_offset is None else committed_offset
             self.committed_leader_epoch = -1 if committed_leader_epoch is None else committed_leader_epoch
-            self.metadata = '' if metadata is None else metadata
+            self.metadata = metadata
             self.error_code = 0 if error_code is None else error_code
             self.unknown_tagged_fields = unknown_tagged_fields
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -41,11 +41,11 @@ class RequestHeader(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('request_api_key', 'request_api_version', 'correlation_id', 'client_id', 'unknown_tagged_fields',)
 
-    def __init__(self, request_api_key: int | None = None, request_api_version: int | None = None, correlation_id: int | None = None, client_id: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, request_api_key: int | None = None, request_api_version: int | None = None, correlation_id: int | None = None, client_id: str | None = '', unknown_tagged_fields: list | None = None) -> None:
         self.request_api_key = 0 if request_api_key is None else request_api_key
         self.request_api_version = 0 if request_api_version is None else request_api_version
         self.correlation_id = 0 if correlation_id is None else correlation_id
-        self.client_id = '' if client_id is None else client_id
+        self.client_id = client_id
         self.unknown_tagged_fields = unknown_tagged_fields
 
 

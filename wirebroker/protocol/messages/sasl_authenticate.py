@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -57,9 +57,9 @@ class SaslAuthenticateResponse(Message):
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('error_code', 'error_message', 'auth_bytes', 'session_lifetime_ms', 'unknown_tagged_fields',)
 
-    def __init__(self, error_code: int | None = None, error_message: str | None = None, auth_bytes: bytes | None = None, session_lifetime_ms: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, error_code: int | None = None, error_message: str | None = '', auth_bytes: bytes | None = None, session_lifetime_ms: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.error_code = 0 if error_code is None else error_code
-        self.error_message = '' if error_message is None else error_message
+        self.error_message = error_message
         self.auth_bytes = b'' if auth_bytes is None else auth_bytes
         self.session_lifetime_ms = 0 if session_lifetime_ms is None else session_lifetime_ms
         self.unknown_tagged_fields = unknown_tagged_fields

@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -44,9 +44,9 @@ class ShareAcknowledgeRequest(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'topics', 'unknown_tagged_fields',)
 
-    def __init__(self, group_id: str | None = None, member_id: str | None = None, share_session_epoch: int | None = None, topics: list[ShareAcknowledgeRequest.AcknowledgeTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, group_id: str | None = None, member_id: str | None = '', share_session_epoch: int | None = None, topics: list[ShareAcknowledgeRequest.AcknowledgeTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.group_id = group_id
-        self.member_id = '' if member_id is None else member_id
+        self.member_id = member_id
         self.share_session_epoch = 0 if share_session_epoch is None else share_session_epoch
         self.topics = [] if topics is None else topics
         self.unknown_tagged_fields = unknown_tagged_fields

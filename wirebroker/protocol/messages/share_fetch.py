@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -47,9 +47,9 @@ class ShareFetchRequest(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'max_wait_ms', 'min_bytes', 'max_bytes', 'topics', 'forgotten_topics_data', 'unknown_tagged_fields',)
 
-    def __init__(self, group_id: str | None = None, member_id: str | None = None, share_session_epoch: int | None = None, max_wait_ms: int | None = None, min_bytes: int | None = None, max_bytes: int | None = None, topics: list[ShareFetchRequest.FetchTopic] | None = None, forgotten_topics_data: list[ShareFetchRequest.ForgottenTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, group_id: str | None = None, member_id: str | None = '', share_session_epoch: int | None = None, max_wait_ms: int | None = None, min_bytes: int | None = None, max_bytes: int | None = None, topics: list[ShareFetchRequest.FetchTopic] | None = None, forgotten_topics_data: list[ShareFetchRequest.ForgottenTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.group_id = group_id
-        self.member_id = '' if member_id is None else member_id
+        self.member_id = member_id
         self.share_session_epoch = 0 if share_session_epoch is None else share_session_epoch
         self.max_wait_ms = 0 if max_wait_ms is None else max_wait_ms
         self.min_bytes = 0 if min_bytes is None else min_bytes

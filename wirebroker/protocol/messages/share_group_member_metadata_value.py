@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -39,8 +39,8 @@ class ShareGroupMemberMetadataValue(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('rack_id', 'client_id', 'client_host', 'subscribed_topic_names', 'unknown_tagged_fields',)
 
-    def __init__(self, rack_id: str | None = None, client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.rack_id = '' if rack_id is None else rack_id
+    def __init__(self, rack_id: str | None = '', client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        self.rack_id = rack_id
         self.client_id = '' if client_id is None else client_id
         self.client_host = '' if client_host is None else client_host
         self.subscribed_topic_names = [] if subscribed_topic_names is None else subscribed_topic_names

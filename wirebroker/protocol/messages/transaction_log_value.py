@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -43,14 +43,14 @@ class TransactionLogValue(Message):
     FIRST_FLEXIBLE_VERSION = 1
     __slots__ = ('producer_id', 'previous_producer_id', 'next_producer_id', 'producer_epoch', 'transaction_timeout_ms', 'transaction_status', 'transaction_partitions', 'transaction_last_update_timestamp_ms', 'transaction_start_timestamp_ms', 'client_transaction_version', 'unknown_tagged_fields',)
 
-    def __init__(self, producer_id: int | None = None, previous_producer_id: int | None = None, next_producer_id: int | None = None, producer_epoch: int | None = None, transaction_timeout_ms: int | None = None, transaction_status: int | None = None, transaction_partitions: list[TransactionLogValue.PartitionsSchema] | None = None, transaction_last_update_timestamp_ms: int | None = None, transaction_start_timestamp_ms: int | None = None, client_transaction_version: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, producer_id: int | None = None, previous_producer_id: int | None = None, next_producer_id: int | None = None, producer_epoch: int | None = None, transaction_timeout_ms: int | None = None, transaction_status: int | None = None, transaction_partitions: list[TransactionLogValue.PartitionsSchema] | None = UNSET, transaction_last_update_timestamp_ms: int | None = None, transaction_start_timestamp_ms: int | None = None, client_transaction_version: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.producer_id = 0 if producer_id is None else producer_id
         self.previous_producer_id = -1 if previous_producer_id is None else previous_producer_id
         self.next_producer_id = -1 if next_producer_id is None else next_producer_id
         self.producer_epoch = 0 if producer_epoch is None else producer_epoch
         self.transaction_timeout_ms = 0 if transaction_timeout_ms is None else transaction_timeout_ms
         self.transaction_status = 0 if transaction_status is None else transaction_status
-        self.transaction_partitions = [] if transaction_partitions is None else transaction_partitions
+        self.transaction_partitions = [] if transaction_partitions is UNSET else transaction_partitions
         self.transaction_last_update_timestamp_ms = 0 if transaction_last_update_timestamp_ms is None else transaction_last_update_timestamp_ms
         self.transaction_start_timestamp_ms = 0 if transaction_start_timestamp_ms is None else transaction_start_timestamp_ms
         self.client_transaction_version = 0 if client_transaction_version is None else client_transaction_version

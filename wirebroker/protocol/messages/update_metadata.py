@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -103,12 +103,12 @@ class UpdateMetadataRequest(Message):
 
         __slots__ = ('id', 'v0_host', 'v0_port', 'endpoints', 'rack', 'unknown_tagged_fields',)
 
-        def __init__(self, id: int | None = None, v0_host: str | None = None, v0_port: int | None = None, endpoints: list[UpdateMetadataRequest.UpdateMetadataEndpoint] | None = None, rack: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, id: int | None = None, v0_host: str | None = None, v0_port: int | None = None, endpoints: list[UpdateMetadataRequest.UpdateMetadataEndpoint] | None = None, rack: str | None = '', unknown_tagged_fields: list | None = None) -> None:
             self.id = 0 if id is None else id
             self.v0_host = '' if v0_host is None else v0_host
             self.v0_port = 0 if v0_port is None else v0_port
             self.endpoints = [] if endpoints is None else endpoints
-            self.rack = '' if rack is None else rack
+            self.rack = rack
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _UpdateMetadataRequest_UpdateMetadataPartitionState = UpdateMetadataRequest.UpdateMetadataPartitionState

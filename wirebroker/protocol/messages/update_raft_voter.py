@@ -8,7 +8,7 @@ from typing import Any
 
 import struct as _struct
 
-from wirebroker.protocol.message import Message, Struct
+from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -45,8 +45,8 @@ class UpdateRaftVoterRequest(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('cluster_id', 'current_leader_epoch', 'voter_id', 'voter_directory_id', 'listeners', 'k_raft_version_feature', 'unknown_tagged_fields',)
 
-    def __init__(self, cluster_id: str | None = None, current_leader_epoch: int | None = None, voter_id: int | None = None, voter_directory_id: bytes | None = None, listeners: list[UpdateRaftVoterRequest.Listener] | None = None, k_raft_version_feature: UpdateRaftVoterRequest.KRaftVersionFeature | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.cluster_id = '' if cluster_id is None else cluster_id
+    def __init__(self, cluster_id: str | None = '', current_leader_epoch: int | None = None, voter_id: int | None = None, voter_directory_id: bytes | None = None, listeners: list[UpdateRaftVoterRequest.Listener] | None = None, k_raft_version_feature: UpdateRaftVoterRequest.KRaftVersionFeature | None = None, unknown_tagged_fields: list | None = None) -> None:
+        self.cluster_id = cluster_id
         self.current_leader_epoch = 0 if current_leader_epoch is None else current_leader_epoch
         self.voter_id = 0 if voter_id is None else voter_id
         self.voter_directory_id = UUID_ZERO if voter_directory_id is None else voter_directory_id
