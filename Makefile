@@ -5,6 +5,7 @@ PYTHON ?= python3
 
 install:
 	$(PYTHON) -m pip install -q -e '.[test]'
+	$(PYTHON) -m compileall -q wirebroker  # bytecode now, so start-up never compiles (even with PYTHONDONTWRITEBYTECODE)
 
 tools:  # external programs the tests drive; installed here, never by hand
 	@missing=""; for tool in kcat docker-compose; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
