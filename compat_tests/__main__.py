@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 from compat_tests import report
 from compat_tests.cache import DEFAULT_CACHE_DIR
@@ -43,7 +44,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
         return 2
     brokers = BROKER_KEYS if args.broker == "both" else (args.broker,)
-    from pathlib import Path
     result = run_matrix(brokers, args.clients, args.scenarios, fast=args.fast, workers=args.workers,
                         cache_dir=Path(args.cache_dir))
     for path in report.write_all(result):

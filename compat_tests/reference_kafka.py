@@ -10,6 +10,7 @@ log4j2.properties, broker.log (the broker's own log), data/ (log.dirs).
 """
 from __future__ import annotations
 
+import base64
 import subprocess
 import uuid
 from pathlib import Path
@@ -161,6 +162,4 @@ class ReferenceKafka(BrokerProcess):
 
 def _random_cluster_id() -> str:
     """What `StorageTool random-uuid` prints (a URL-safe base64 UUID), without a JVM start."""
-    import base64
-
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

@@ -113,7 +113,7 @@ def html_page(result: MatrixResult) -> str:
             if all(p is None for p in parts):
                 cells.append("<td></td>")
             else:
-                cells.append("<td>" + "".join(_html_cell(p, b) for p, b in zip(parts, brokers)) + "</td>")
+                cells.append("<td>" + "".join(_html_cell(p, b) for p, b in zip(parts, brokers, strict=True)) + "</td>")
         rows.append(f'<tr><th class="client">{html.escape(client)}</th>{"".join(cells)}</tr>')
     summary = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result))
     suites = "".join(_suite_html(s) for s in result.suites)

@@ -52,6 +52,6 @@ class MatrixResult:
 
     def to_json(self) -> dict:
         data = asdict(self)
-        for suite, raw in zip(self.suites, data["suites"]):
+        for suite, raw in zip(self.suites, data["suites"], strict=True):
             raw["ok"] = suite.ok
         return data

@@ -110,12 +110,13 @@ def _choose_clients(names: Iterable[str] | None, fast: bool) -> list[Client]:
 
 def _install(chosen: list[Client], cache_dir: Path, run_suite: bool
              ) -> tuple[dict[str, object], dict[str, str]]:
-    """Install each client (two at a time: most of it is waiting on registries); errors become red cells."""
+    """Install each client (two at a time: most of it is waiting on registries); errors become red cells.
+
+    Installs that clients share (the venv, the Go build, the tools' jars) serialize themselves (installers.py).
+    """
     installs: dict[str, Callable[[], object]] = {c.name: (lambda c=c: c.install(cache_dir)) for c in chosen}
     if run_suite:
         installs[SUITE_NAME] = lambda: _install_suite(cache_dir)
-    # The venv is shared by most installs: make it first so that parallel installs do not race on it.
-    installers.python_env(cache_dir)
     invocations: dict[str, object] = {}
     errors: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -212,8 +213,8 @@ def run_driver(invocation: Invocation, client: Client, scenarios: list[str], bro
 
 def _parse_lines(stdout: str, broker: str, client: str) -> list[Cell]:
     cells = []
-    for line in stdout.splitlines():
-        line = line.strip()
+    for raw in stdout.splitlines():
+        line = raw.strip()
         if not line.startswith("{"):
             continue
         try:

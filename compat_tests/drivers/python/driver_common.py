@@ -64,7 +64,7 @@ def check_roundtrip(consumed: list[tuple[int, bytes | None, bytes | None, list[t
     """Compare (offset, key, value, headers) tuples with roundtrip_records(); header values as bytes (None=b'')."""
     expected = roundtrip_records()
     expect(len(consumed) == len(expected), f"consumed {len(consumed)} records, expected {len(expected)}")
-    for i, ((offset, key, value, headers), (ekey, evalue, eheaders)) in enumerate(zip(consumed, expected)):
+    for i, ((offset, key, value, headers), (ekey, evalue, eheaders)) in enumerate(zip(consumed, expected, strict=True)):
         expect(offset == i, f"record {i} has offset {offset}")
         expect(key == ekey, f"record {i}: key {key!r} != {ekey!r}")
         expect(value == evalue, f"record {i}: value {value!r} != {evalue!r}")
@@ -75,7 +75,7 @@ def check_roundtrip(consumed: list[tuple[int, bytes | None, bytes | None, list[t
 
 def check_values(values: list[bytes | None], expected: list[bytes], what: str) -> str:
     expect(len(values) == len(expected), f"{what}: consumed {len(values)} records, expected {len(expected)}")
-    for i, (got, want) in enumerate(zip(values, expected)):
+    for i, (got, want) in enumerate(zip(values, expected, strict=True)):
         expect(got == want, f"{what}: record {i} differs ({(got or b'')[:40]!r}... != {want[:40]!r}...)")
     return f"{what}: {len(values)} records intact and in order"
 

@@ -18,6 +18,7 @@ from driver_common import expect
 
 NULL_MARKER = "<null>"      # what the producer reads as a null value
 NULL_LITERAL = "(null)"     # what the consumer prints for a null value
+TIMEOUT_MS = str(int(dc.SCENARIO_DEADLINE_S * 1000))  # the console consumer gives up after this without records
 PRINT_ALL = ("--formatter-property", "print.key=true", "--formatter-property", "print.headers=true",
              "--formatter-property", "print.offset=true", "--formatter-property", f"null.literal={NULL_LITERAL}")
 
@@ -35,7 +36,7 @@ def produce(bootstrap: str, topic: str, lines: list[str], *args: str) -> None:
 def consume(bootstrap: str, topic: str, count: int, *args: str) -> list[str]:
     """count records of partition 0 from the earliest offset, as the console consumer prints them."""
     proc = kt.run("console-consumer", "--bootstrap-server", bootstrap, "--topic", topic, "--partition", "0",
-                  "--offset", "earliest", "--max-messages", str(count), "--timeout-ms", str(int(dc.SCENARIO_DEADLINE_S * 1000)),
+                  "--offset", "earliest", "--max-messages", str(count), "--timeout-ms", TIMEOUT_MS,
                   *args)
     return proc.stdout.splitlines()
 
@@ -50,7 +51,7 @@ def table(output: str) -> list[dict[str, str]]:
         if cells[0] == "GROUP":
             header = cells
         elif header and len(cells) >= len(header) - 1:
-            rows.append(dict(zip(header, cells)))
+            rows.append(dict(zip(header, cells, strict=False)))
     return rows
 
 
@@ -111,7 +112,7 @@ def reset_and_read_one(bootstrap: str, topic: str, group: str, *reset: str) -> i
     kt.run("consumer-groups", "--bootstrap-server", bootstrap, "--group", group, "--topic", f"{topic}:0",
            "--reset-offsets", *reset, "--execute")
     proc = kt.run("console-consumer", "--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
-                  "--max-messages", "1", "--timeout-ms", str(int(dc.SCENARIO_DEADLINE_S * 1000)),
+                  "--max-messages", "1", "--timeout-ms", TIMEOUT_MS,
                   "--formatter-property", "print.offset=true", "--formatter-property", "print.value=false")
     lines = [line for line in proc.stdout.splitlines() if line.startswith("Offset:")]
     expect(len(lines) == 1, f"the group's consumer printed {proc.stdout!r}")

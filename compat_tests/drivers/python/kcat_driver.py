@@ -34,7 +34,7 @@ def kcat(bootstrap: str, *args: str, stdin: str | None = None, timeout: float = 
 
 
 def ensure_topic(bootstrap: str, topic: str) -> dict:
-    """Metadata for topic (auto-created by the broker on the first request); waits until every partition has a leader."""
+    """Metadata for topic (auto-created by the broker on the first request), once every partition has a leader."""
     until = dc.deadline()
     while True:
         meta = json.loads(kcat(bootstrap, "-L", "-J", "-t", topic))
@@ -101,7 +101,8 @@ def large_records(bootstrap: str, prefix: str) -> str:
     ensure_topic(bootstrap, topic)
     # kcat reads records as lines, so the random bytes travel as hex: 1,000,000 characters each.
     expected = [os.urandom(dc.LARGE_RECORD_BYTES // 2).hex().encode() for _ in range(dc.LARGE_RECORD_COUNT)]
-    produce_lines(bootstrap, topic, [v.decode() for v in expected], "-X", f"message.max.bytes={LARGE_MESSAGE_MAX_BYTES}")
+    produce_lines(bootstrap, topic, [v.decode() for v in expected],
+                  "-X", f"message.max.bytes={LARGE_MESSAGE_MAX_BYTES}")
     records = consume_json(bootstrap, topic)
     return dc.check_values([r["payload"].encode() for r in records], expected, "1 MB records")
 

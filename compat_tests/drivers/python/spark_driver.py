@@ -57,8 +57,9 @@ def read_batch(bootstrap: str, topic: str, starting: str = "earliest", ending: s
 
 def spark_stream(bootstrap: str, prefix: str) -> str:
     source, sink = dc.topic_name(prefix, "spark_stream", "in"), dc.topic_name(prefix, "spark_stream", "out")
-    records = spark().range(STREAM_RECORDS).select(F.col("id").cast("string").alias("key"),
-                                                   F.concat(F.lit("record-"), F.col("id").cast("string")).alias("value"))
+    session = spark()  # column expressions need the session's context
+    ids = F.col("id").cast("string")
+    records = session.range(STREAM_RECORDS).select(ids.alias("key"), F.concat(F.lit("record-"), ids).alias("value"))
     write_batch(bootstrap, source, records)
     checkpoint = tempfile.mkdtemp(prefix="compat-spark-checkpoint-")
     query = (spark().readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
