@@ -84,4 +84,4 @@ class Message(Struct):
         out = Output()
         self.write(out, version)
         parts = out.parts()
-        return parts[0] if len(parts) == 1 else b"".join(bytes(p) for p in parts)
+        return parts[0] if len(parts) == 1 else b"".join(parts)

@@ -143,9 +143,12 @@ def check_count(count: int, pos: int, end: int, what: str) -> None:
         raise DecodeError(f"{what}: count {count} exceeds the {end - pos} bytes left")
 
 
+EXTERNAL_RECORDS_BYTES = 4096  # records this large are sent as their own part rather than copied into the output
+
+
 def write_records(out: Output, value: Any) -> None:
-    """Append a records value: bytes-like are copied in, a file range is kept as an external part."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    """Append a records value: small bytes-like are copied in; large ones and file ranges are kept as parts."""
+    if len(value) < EXTERNAL_RECORDS_BYTES and isinstance(value, (bytes, bytearray, memoryview)):
         out += value
     else:
         out.append_external(value)

@@ -23,6 +23,7 @@ _FIXED = {
     "float64": ("d", 8),
     "uuid": ("16s", 16),
 }
+ARRAY_TABLE_SIZE = 64  # arrays of numbers up to this long use a prebuilt struct; longer ones build one
 _NULL_MARKERS = {"int16": "b'\\xff\\xff'", "int32": "b'\\xff\\xff\\xff\\xff'"}
 
 
@@ -52,6 +53,12 @@ class ModuleState:
     functions: dict[str, str] = dc_field(default_factory=dict)  # body text -> function name
     definitions: list[str] = dc_field(default_factory=list)
     counters: dict[str, int] = dc_field(default_factory=dict)  # function prefix -> functions written so far
+    arrays: set[str] = dc_field(default_factory=set)  # struct codes of fixed-width arrays (one table each)
+
+    def array_table(self, code: str) -> str:
+        """The name of a table of structs for arrays of `code` with 0..ARRAY_TABLE_SIZE-1 elements."""
+        self.arrays.add(code)
+        return f"_ARRAY_{code}"
 
     def fmt(self, fmt: str) -> str:
         if fmt not in self.formats:
@@ -207,7 +214,9 @@ class StructCodec:
         element = f.element_type
         if element in _FIXED and element != "uuid":
             code, size = _FIXED[element]
-            body += [f"{target} = list(_unpack_from('>' + str({n}) + '{code}', b, p))", f"p += {size} * {n}"]
+            table = self.module.array_table(code)
+            body += [f"{target} = list(({table}[{n}] if {n} < {ARRAY_TABLE_SIZE} else _struct.Struct('>' + str({n}) + '{code}'))"
+                     f".unpack_from(b, p))", f"p += {size} * {n}"]
         else:
             items = temps("xs")
             item = temps("e")
@@ -229,6 +238,9 @@ class StructCodec:
     def read_tagged_section(self, temps: Temps) -> list[str]:
         lines = [f"o.{f.attr} = {default_expr(self.message, f)}" for f in self.tagged]
         lines += [
+            "if b[p] == 0:  # no tagged fields, the common case",
+            "    o.unknown_tagged_fields = None",
+            "    return o, p + 1",
             "nt = b[p]",
             "p += 1",
             "if nt > 127:",
@@ -282,8 +294,8 @@ class StructCodec:
         return bool(f.tagged_versions)
 
     def write_length(self, f: Field, out: str, length: str, size_type: str) -> list[str]:
-        if self._compact(f):
-            return [f"_wuv({out}, {length} + 1)"]
+        if self._compact(f):  # N+1 as an unsigned varint: one byte in all but rare cases, so that case is inline
+            return [f"ln = {length} + 1", "if ln < 128:", f"    {out}.append(ln)", "else:", f"    _wuv({out}, ln)"]
         return [f"{out} += {self.module.fmt('>' + _FIXED[size_type][0])}.pack({length})"]
 
     def write_null(self, f: Field, out: str, size_type: str) -> str:
@@ -320,7 +332,11 @@ class StructCodec:
         body = self.write_length(f, out, f"len({items})", "int32")
         element = f.element_type
         if element in _FIXED and element != "uuid":
-            body.append(f"{out} += _pack('>' + str(len({items})) + '{_FIXED[element][0]}', *{items})")
+            table = self.module.array_table(_FIXED[element][0])
+            body += [f"if len({items}) < {ARRAY_TABLE_SIZE}:",
+                     f"    {out} += {table}[len({items})].pack(*{items})",
+                     "else:",
+                     f"    {out} += _pack('>' + str(len({items})) + '{_FIXED[element][0]}', *{items})"]
         else:
             item = temps("e")
             body.append(f"for {item} in {items}:")
@@ -357,7 +373,10 @@ class StructCodec:
         lines += [
             "if o.unknown_tagged_fields:",
             "    tags = sorted(tags + o.unknown_tagged_fields, key=_first)",
-            "_wtags(w, tags)",
+            "if tags:",
+            "    _wtags(w, tags)",
+            "else:",
+            "    w.append(0)",
         ]
         return lines
 
@@ -395,6 +414,12 @@ def non_default_test(message: Message, f: Field, value: str, version: int) -> st
     expr = default_expr(message, f)
     if expr == "None":
         return f"{value} is not None"
+    if f.is_struct and not f.is_array:  # field by field: no default struct built, no generic __eq__
+        present = [sub for sub in f.struct.fields if version in sub.versions]
+        tests = [f"({non_default_test(message, sub, value + '.' + sub.attr, version)})" for sub in present]
+        if version in f.nullable_versions:
+            tests.insert(0, f"{value} is None")
+        return " or ".join([*tests, f"{value}.unknown_tagged_fields"])
     if expr in ("[]", "b''", "''"):
         return f"{value}"
     if version in f.nullable_versions and (f.is_array or f.type in ("string", "bytes")):

@@ -140,7 +140,7 @@ def _field(spec: dict, message: Message) -> Field:
         nullable_versions=Versions.parse(spec.get("nullableVersions")),
         tagged_versions=Versions.parse(spec.get("taggedVersions")),
         tag=spec.get("tag"),
-        default=_default_text(spec.get("default")),
+        default=_default_text(spec["default"]) if "default" in spec else None,
         ignorable=bool(spec.get("ignorable", False)),
         flexible_versions=Versions.parse(flexible) if flexible is not None else None,
         zero_copy=bool(spec.get("zeroCopy", False)),
@@ -155,10 +155,10 @@ def _field(spec: dict, message: Message) -> Field:
 
 
 def _default_text(default: object) -> str | None:
-    """Defaults as upstream writes them: mostly strings, sometimes JSON numbers or booleans."""
+    """Defaults as upstream writes them: mostly strings, sometimes JSON numbers, booleans or null."""
     if isinstance(default, bool):
         return "true" if default else "false"
-    return None if default is None else str(default)
+    return "null" if default is None else str(default)
 
 
 def _resolve(struct: Struct, message: Message) -> None:

@@ -137,6 +137,9 @@ def _r_AddOffsetsToTxnRequest_1(b, p):
             raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -161,12 +164,20 @@ def _r_AddOffsetsToTxnRequest_1(b, p):
 def _w_AddOffsetsToTxnRequest_1(o, w):
     v1 = o.transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.producer_id, o.producer_epoch)
     v2 = o.group_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -190,6 +201,9 @@ def _r_AddOffsetsToTxnResponse_1(b, p):
     o = _new(AddOffsetsToTxnResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -33,6 +33,7 @@ _S1 = _struct.Struct('>qh')
 _S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>qh?')
 _S4 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class AddPartitionsToTxnRequest(Message):
@@ -149,7 +150,7 @@ def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -162,7 +163,10 @@ def _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(o, w):
     w += v1
     xs2 = o.partitions
     w += _S2.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_AddPartitionsToTxnRequest_0(b, p):
@@ -235,8 +239,11 @@ def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -261,11 +268,22 @@ def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(b, p):
 def _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -305,6 +323,9 @@ def _r_AddPartitionsToTxnRequest_1(b, p):
             xs4.append(e5)
         o.v3_and_below_topics = xs4
     o.transactions = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -331,11 +352,19 @@ def _w_AddPartitionsToTxnRequest_1(o, w):
         raise UnsupportedFieldError('AddPartitionsToTxnRequest.Transactions exists only in versions 4+')
     v1 = o.v3_and_below_transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
     xs2 = o.v3_and_below_topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(e3, w)
     if o.unknown_tagged_fields:
@@ -376,6 +405,9 @@ def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p):
             e5, p = _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -400,11 +432,19 @@ def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p):
 def _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(o, w):
     v1 = o.transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S3.pack(o.producer_id, o.producer_epoch, o.verify_only)
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(e3, w)
     if o.unknown_tagged_fields:
@@ -434,6 +474,9 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
     o.v3_and_below_producer_id = 0
     o.v3_and_below_producer_epoch = 0
     o.v3_and_below_topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -465,7 +508,11 @@ def _w_AddPartitionsToTxnRequest_2(o, w):
     if o.v3_and_below_topics:
         raise UnsupportedFieldError('AddPartitionsToTxnRequest.V3AndBelowTopics exists only in versions 0-3')
     xs1 = o.transactions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(e2, w)
     if o.unknown_tagged_fields:
@@ -561,6 +608,9 @@ def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_1(b, p):
     o = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
     o.partition_index, o.partition_error_code, = _S4.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -620,6 +670,9 @@ def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(b, p):
             e5, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_1(b, p)
             xs4.append(e5)
         o.results_by_partition = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -644,10 +697,18 @@ def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(b, p):
 def _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.results_by_partition
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_1(e3, w)
     if o.unknown_tagged_fields:
@@ -677,6 +738,9 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
         o.results_by_topic_v3_and_below = xs2
     o.error_code = 0
     o.results_by_transaction = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -703,7 +767,11 @@ def _w_AddPartitionsToTxnResponse_1(o, w):
         raise UnsupportedFieldError('AddPartitionsToTxnResponse.ResultsByTransaction exists only in versions 4+')
     w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results_by_topic_v3_and_below
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(e2, w)
     if o.unknown_tagged_fields:
@@ -742,6 +810,9 @@ def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p):
             e5, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(b, p)
             xs4.append(e5)
         o.topic_results = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -766,10 +837,18 @@ def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p):
 def _w_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(o, w):
     v1 = o.transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topic_results
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(e3, w)
     if o.unknown_tagged_fields:
@@ -798,6 +877,9 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
             xs2.append(e3)
         o.results_by_transaction = xs2
     o.results_by_topic_v3_and_below = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -824,7 +906,11 @@ def _w_AddPartitionsToTxnResponse_2(o, w):
         raise UnsupportedFieldError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow exists only in versions 0-3')
     w += _S4.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.results_by_transaction
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(e2, w)
     if o.unknown_tagged_fields:

@@ -111,6 +111,9 @@ def _r_AddRaftVoterRequest_Listener_0(b, p):
         p = q4
     o.port, = _S1.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -135,11 +138,19 @@ def _r_AddRaftVoterRequest_Listener_0(b, p):
 def _w_AddRaftVoterRequest_Listener_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S1.pack(o.port)
     if o.unknown_tagged_fields:
@@ -180,6 +191,9 @@ def _r_AddRaftVoterRequest_0(b, p):
             e5, p = _r_AddRaftVoterRequest_Listener_0(b, p)
             xs4.append(e5)
         o.listeners = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -207,11 +221,19 @@ def _w_AddRaftVoterRequest_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S0.pack(o.timeout_ms, o.voter_id, o.voter_directory_id)
     xs2 = o.listeners
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AddRaftVoterRequest_Listener_0(e3, w)
     if o.unknown_tagged_fields:
@@ -237,6 +259,9 @@ def _r_AddRaftVoterResponse_0(b, p):
             raise DecodeError('AddRaftVoterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -265,7 +290,11 @@ def _w_AddRaftVoterResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

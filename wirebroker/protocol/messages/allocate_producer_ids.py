@@ -70,6 +70,9 @@ def _r_AllocateProducerIdsRequest_0(b, p):
     o = _new(AllocateProducerIdsRequest)
     o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -103,6 +106,9 @@ def _r_AllocateProducerIdsResponse_0(b, p):
     o = _new(AllocateProducerIdsResponse)
     o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len, = _S1.unpack_from(b, p)
     p += 18
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -286,6 +286,9 @@ def _r_AlterClientQuotasRequest_EntityData_1(b, p):
             raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
         o.entity_name = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -310,14 +313,22 @@ def _r_AlterClientQuotasRequest_EntityData_1(b, p):
 def _w_AlterClientQuotasRequest_EntityData_1(o, w):
     v1 = o.entity_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.entity_name
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -342,6 +353,9 @@ def _r_AlterClientQuotasRequest_OpData_1(b, p):
         p = q2
     o.value, o.remove, = _S2.unpack_from(b, p)
     p += 9
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -366,7 +380,11 @@ def _r_AlterClientQuotasRequest_OpData_1(b, p):
 def _w_AlterClientQuotasRequest_OpData_1(o, w):
     v1 = o.key
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.value, o.remove)
     if o.unknown_tagged_fields:
@@ -407,6 +425,9 @@ def _r_AlterClientQuotasRequest_EntryData_1(b, p):
             e6, p = _r_AlterClientQuotasRequest_OpData_1(b, p)
             xs5.append(e6)
         o.ops = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -430,11 +451,19 @@ def _r_AlterClientQuotasRequest_EntryData_1(b, p):
 
 def _w_AlterClientQuotasRequest_EntryData_1(o, w):
     xs1 = o.entity
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterClientQuotasRequest_EntityData_1(e2, w)
     xs3 = o.ops
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_AlterClientQuotasRequest_OpData_1(e4, w)
     if o.unknown_tagged_fields:
@@ -462,6 +491,9 @@ def _r_AlterClientQuotasRequest_1(b, p):
         o.entries = xs2
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -485,7 +517,11 @@ def _r_AlterClientQuotasRequest_1(b, p):
 
 def _w_AlterClientQuotasRequest_1(o, w):
     xs1 = o.entries
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterClientQuotasRequest_EntryData_1(e2, w)
     w += _S3.pack(o.validate_only)
@@ -622,6 +658,9 @@ def _r_AlterClientQuotasResponse_EntityData_1(b, p):
             raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
         o.entity_name = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -675,6 +714,9 @@ def _r_AlterClientQuotasResponse_EntryData_1(b, p):
             e5, p = _r_AlterClientQuotasResponse_EntityData_1(b, p)
             xs4.append(e5)
         o.entity = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -703,10 +745,18 @@ def _w_AlterClientQuotasResponse_EntryData_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.entity
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterClientQuotasRequest_EntityData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -734,6 +784,9 @@ def _r_AlterClientQuotasResponse_1(b, p):
             e3, p = _r_AlterClientQuotasResponse_EntryData_1(b, p)
             xs2.append(e3)
         o.entries = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -758,7 +811,11 @@ def _r_AlterClientQuotasResponse_1(b, p):
 def _w_AlterClientQuotasResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.entries
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterClientQuotasResponse_EntryData_1(e2, w)
     if o.unknown_tagged_fields:

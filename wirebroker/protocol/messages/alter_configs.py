@@ -240,6 +240,9 @@ def _r_AlterConfigsRequest_AlterableConfig_1(b, p):
             raise DecodeError('AlterableConfig.Value: length ' + str(n3) + ' past the end')
         o.value = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -264,14 +267,22 @@ def _r_AlterConfigsRequest_AlterableConfig_1(b, p):
 def _w_AlterConfigsRequest_AlterableConfig_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.value
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -311,6 +322,9 @@ def _r_AlterConfigsRequest_AlterConfigsResource_1(b, p):
             e5, p = _r_AlterConfigsRequest_AlterableConfig_1(b, p)
             xs4.append(e5)
         o.configs = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -336,10 +350,18 @@ def _w_AlterConfigsRequest_AlterConfigsResource_1(o, w):
     w += _S1.pack(o.resource_type)
     v1 = o.resource_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.configs
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterConfigsRequest_AlterableConfig_1(e3, w)
     if o.unknown_tagged_fields:
@@ -367,6 +389,9 @@ def _r_AlterConfigsRequest_1(b, p):
         o.resources = xs2
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -390,7 +415,11 @@ def _r_AlterConfigsRequest_1(b, p):
 
 def _w_AlterConfigsRequest_1(o, w):
     xs1 = o.resources
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterConfigsRequest_AlterConfigsResource_1(e2, w)
     w += _S3.pack(o.validate_only)
@@ -506,6 +535,9 @@ def _r_AlterConfigsResponse_AlterConfigsResourceResponse_1(b, p):
             raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n3) + ' past the end')
         o.resource_name = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -534,12 +566,20 @@ def _w_AlterConfigsResponse_AlterConfigsResourceResponse_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S1.pack(o.resource_type)
     v2 = o.resource_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -566,6 +606,9 @@ def _r_AlterConfigsResponse_1(b, p):
             e3, p = _r_AlterConfigsResponse_AlterConfigsResourceResponse_1(b, p)
             xs2.append(e3)
         o.responses = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -590,7 +633,11 @@ def _r_AlterConfigsResponse_1(b, p):
 def _w_AlterConfigsResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterConfigsResponse_AlterConfigsResourceResponse_1(e2, w)
     if o.unknown_tagged_fields:

@@ -35,6 +35,7 @@ _S3 = _struct.Struct('>bi')
 _S4 = _struct.Struct('>16s')
 _S5 = _struct.Struct('>ih')
 _S6 = _struct.Struct('>ihii')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class AlterPartitionRequest(Message):
@@ -151,12 +152,15 @@ def _r_AlterPartitionRequest_PartitionData_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('PartitionData.NewIsr: count ' + str(n1) + ' past the end')
-        o.new_isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.new_isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.partition_epoch, = _S2.unpack_from(b, p)
     p += 4
     o.new_isr_with_epochs = []
     o.leader_recovery_state = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -185,8 +189,15 @@ def _w_AlterPartitionRequest_PartitionData_0(o, w):
         raise UnsupportedFieldError('PartitionData.LeaderRecoveryState exists only in versions 1+')
     w += _S1.pack(o.partition_index, o.leader_epoch)
     xs1 = o.new_isr
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S2.pack(o.partition_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -225,6 +236,9 @@ def _r_AlterPartitionRequest_TopicData_0(b, p):
             xs4.append(e5)
         o.partitions = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -249,10 +263,18 @@ def _r_AlterPartitionRequest_TopicData_0(b, p):
 def _w_AlterPartitionRequest_TopicData_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterPartitionRequest_PartitionData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -280,6 +302,9 @@ def _r_AlterPartitionRequest_0(b, p):
             e3, p = _r_AlterPartitionRequest_TopicData_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -304,7 +329,11 @@ def _r_AlterPartitionRequest_0(b, p):
 def _w_AlterPartitionRequest_0(o, w):
     w += _S0.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionRequest_TopicData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -327,11 +356,14 @@ def _r_AlterPartitionRequest_PartitionData_1(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('PartitionData.NewIsr: count ' + str(n1) + ' past the end')
-        o.new_isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.new_isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.leader_recovery_state, o.partition_epoch, = _S3.unpack_from(b, p)
     p += 5
     o.new_isr_with_epochs = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -358,8 +390,15 @@ def _w_AlterPartitionRequest_PartitionData_1(o, w):
         raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
     w += _S1.pack(o.partition_index, o.leader_epoch)
     xs1 = o.new_isr
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S3.pack(o.leader_recovery_state, o.partition_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -398,6 +437,9 @@ def _r_AlterPartitionRequest_TopicData_1(b, p):
             xs4.append(e5)
         o.partitions = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -422,10 +464,18 @@ def _r_AlterPartitionRequest_TopicData_1(b, p):
 def _w_AlterPartitionRequest_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterPartitionRequest_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -453,6 +503,9 @@ def _r_AlterPartitionRequest_1(b, p):
             e3, p = _r_AlterPartitionRequest_TopicData_1(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -477,7 +530,11 @@ def _r_AlterPartitionRequest_1(b, p):
 def _w_AlterPartitionRequest_1(o, w):
     w += _S0.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionRequest_TopicData_1(e2, w)
     if o.unknown_tagged_fields:
@@ -506,6 +563,9 @@ def _r_AlterPartitionRequest_TopicData_2(b, p):
             xs2.append(e3)
         o.partitions = xs2
     o.topic_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -530,7 +590,11 @@ def _r_AlterPartitionRequest_TopicData_2(b, p):
 def _w_AlterPartitionRequest_TopicData_2(o, w):
     w += _S4.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionRequest_PartitionData_1(e2, w)
     if o.unknown_tagged_fields:
@@ -558,6 +622,9 @@ def _r_AlterPartitionRequest_2(b, p):
             e3, p = _r_AlterPartitionRequest_TopicData_2(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -582,7 +649,11 @@ def _r_AlterPartitionRequest_2(b, p):
 def _w_AlterPartitionRequest_2(o, w):
     w += _S0.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionRequest_TopicData_2(e2, w)
     if o.unknown_tagged_fields:
@@ -595,6 +666,9 @@ def _r_AlterPartitionRequest_BrokerState_0(b, p):
     o = _new(_AlterPartitionRequest_BrokerState)
     o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -646,6 +720,9 @@ def _r_AlterPartitionRequest_PartitionData_2(b, p):
     o.leader_recovery_state, o.partition_epoch, = _S3.unpack_from(b, p)
     p += 5
     o.new_isr = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -672,7 +749,11 @@ def _w_AlterPartitionRequest_PartitionData_2(o, w):
         raise UnsupportedFieldError('PartitionData.NewIsr exists only in versions 0-2')
     w += _S1.pack(o.partition_index, o.leader_epoch)
     xs1 = o.new_isr_with_epochs
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionRequest_BrokerState_0(e2, w)
     w += _S3.pack(o.leader_recovery_state, o.partition_epoch)
@@ -702,6 +783,9 @@ def _r_AlterPartitionRequest_TopicData_3(b, p):
             xs2.append(e3)
         o.partitions = xs2
     o.topic_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -726,7 +810,11 @@ def _r_AlterPartitionRequest_TopicData_3(b, p):
 def _w_AlterPartitionRequest_TopicData_3(o, w):
     w += _S4.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionRequest_PartitionData_2(e2, w)
     if o.unknown_tagged_fields:
@@ -754,6 +842,9 @@ def _r_AlterPartitionRequest_3(b, p):
             e3, p = _r_AlterPartitionRequest_TopicData_3(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -778,7 +869,11 @@ def _r_AlterPartitionRequest_3(b, p):
 def _w_AlterPartitionRequest_3(o, w):
     w += _S0.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionRequest_TopicData_3(e2, w)
     if o.unknown_tagged_fields:
@@ -801,11 +896,14 @@ def _r_AlterPartitionResponse_PartitionData_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('PartitionData.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.partition_epoch, = _S2.unpack_from(b, p)
     p += 4
     o.leader_recovery_state = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -830,8 +928,15 @@ def _r_AlterPartitionResponse_PartitionData_0(b, p):
 def _w_AlterPartitionResponse_PartitionData_0(o, w):
     w += _S6.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
     xs1 = o.isr
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S2.pack(o.partition_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -870,6 +975,9 @@ def _r_AlterPartitionResponse_TopicData_0(b, p):
             xs4.append(e5)
         o.partitions = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -894,10 +1002,18 @@ def _r_AlterPartitionResponse_TopicData_0(b, p):
 def _w_AlterPartitionResponse_TopicData_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterPartitionResponse_PartitionData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -925,6 +1041,9 @@ def _r_AlterPartitionResponse_0(b, p):
             e3, p = _r_AlterPartitionResponse_TopicData_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -949,7 +1068,11 @@ def _r_AlterPartitionResponse_0(b, p):
 def _w_AlterPartitionResponse_0(o, w):
     w += _S5.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionResponse_TopicData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -972,10 +1095,13 @@ def _r_AlterPartitionResponse_PartitionData_1(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('PartitionData.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.leader_recovery_state, o.partition_epoch, = _S3.unpack_from(b, p)
     p += 5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1000,8 +1126,15 @@ def _r_AlterPartitionResponse_PartitionData_1(b, p):
 def _w_AlterPartitionResponse_PartitionData_1(o, w):
     w += _S6.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
     xs1 = o.isr
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S3.pack(o.leader_recovery_state, o.partition_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1040,6 +1173,9 @@ def _r_AlterPartitionResponse_TopicData_1(b, p):
             xs4.append(e5)
         o.partitions = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1064,10 +1200,18 @@ def _r_AlterPartitionResponse_TopicData_1(b, p):
 def _w_AlterPartitionResponse_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterPartitionResponse_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -1095,6 +1239,9 @@ def _r_AlterPartitionResponse_1(b, p):
             e3, p = _r_AlterPartitionResponse_TopicData_1(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1119,7 +1266,11 @@ def _r_AlterPartitionResponse_1(b, p):
 def _w_AlterPartitionResponse_1(o, w):
     w += _S5.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionResponse_TopicData_1(e2, w)
     if o.unknown_tagged_fields:
@@ -1148,6 +1299,9 @@ def _r_AlterPartitionResponse_TopicData_2(b, p):
             xs2.append(e3)
         o.partitions = xs2
     o.topic_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1172,7 +1326,11 @@ def _r_AlterPartitionResponse_TopicData_2(b, p):
 def _w_AlterPartitionResponse_TopicData_2(o, w):
     w += _S4.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionResponse_PartitionData_1(e2, w)
     if o.unknown_tagged_fields:
@@ -1200,6 +1358,9 @@ def _r_AlterPartitionResponse_2(b, p):
             e3, p = _r_AlterPartitionResponse_TopicData_2(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1224,7 +1385,11 @@ def _r_AlterPartitionResponse_2(b, p):
 def _w_AlterPartitionResponse_2(o, w):
     w += _S5.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionResponse_TopicData_2(e2, w)
     if o.unknown_tagged_fields:

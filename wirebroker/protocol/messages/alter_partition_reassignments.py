@@ -30,6 +30,7 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class AlterPartitionReassignmentsRequest(Message):
@@ -125,8 +126,11 @@ def _r_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('ReassignablePartition.Replicas: count ' + str(n1) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -154,8 +158,15 @@ def _w_AlterPartitionReassignmentsRequest_ReassignablePartition_0(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs1) < 64:
+            w += _ARRAY_i[len(xs1)].pack(*xs1)
+        else:
+            w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -192,6 +203,9 @@ def _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p):
             e5, p = _r_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -216,10 +230,18 @@ def _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p):
 def _w_AlterPartitionReassignmentsRequest_ReassignableTopic_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterPartitionReassignmentsRequest_ReassignablePartition_0(e3, w)
     if o.unknown_tagged_fields:
@@ -247,6 +269,9 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
             e3, p = _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -271,7 +296,11 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
 def _w_AlterPartitionReassignmentsRequest_0(o, w):
     w += _S0.pack(o.timeout_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterPartitionReassignmentsRequest_ReassignableTopic_0(e2, w)
     if o.unknown_tagged_fields:
@@ -297,6 +326,9 @@ def _r_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p)
             raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -325,7 +357,11 @@ def _w_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(o, w)
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -363,6 +399,9 @@ def _r_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p):
             e5, p = _r_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -387,10 +426,18 @@ def _r_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p):
 def _w_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(e3, w)
     if o.unknown_tagged_fields:
@@ -431,6 +478,9 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
             e5, p = _r_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p)
             xs4.append(e5)
         o.responses = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -459,10 +509,18 @@ def _w_AlterPartitionReassignmentsResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.responses
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(e3, w)
     if o.unknown_tagged_fields:

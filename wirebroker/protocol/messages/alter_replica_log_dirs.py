@@ -31,6 +31,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class AlterReplicaLogDirsRequest(Message):
@@ -127,7 +128,7 @@ def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -140,7 +141,10 @@ def _w_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(o, w):
     w += v1
     xs2 = o.partitions
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(b, p):
@@ -232,8 +236,11 @@ def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -258,11 +265,22 @@ def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(b, p):
 def _w_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -299,6 +317,9 @@ def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(b, p):
             e5, p = _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -323,10 +344,18 @@ def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(b, p):
 def _w_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(o, w):
     v1 = o.path
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(e3, w)
     if o.unknown_tagged_fields:
@@ -352,6 +381,9 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
             e3, p = _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(b, p)
             xs2.append(e3)
         o.dirs = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -375,7 +407,11 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
 
 def _w_AlterReplicaLogDirsRequest_1(o, w):
     xs1 = o.dirs
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(e2, w)
     if o.unknown_tagged_fields:
@@ -467,6 +503,9 @@ def _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_1(b, p):
     o = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
     o.partition_index, o.error_code, = _S2.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -526,6 +565,9 @@ def _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(b, p):
             e5, p = _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -550,10 +592,18 @@ def _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(b, p):
 def _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_1(e3, w)
     if o.unknown_tagged_fields:
@@ -581,6 +631,9 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
             e3, p = _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -605,7 +658,11 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
 def _w_AlterReplicaLogDirsResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(e2, w)
     if o.unknown_tagged_fields:

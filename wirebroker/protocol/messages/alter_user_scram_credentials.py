@@ -120,6 +120,9 @@ def _r_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p):
         p = q2
     o.mechanism, = _S0.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -144,7 +147,11 @@ def _r_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p):
 def _w_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.mechanism)
     if o.unknown_tagged_fields:
@@ -196,6 +203,9 @@ def _r_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p):
             raise DecodeError('ScramCredentialUpsertion.SaltedPassword: length ' + str(n5) + ' past the end')
         o.salted_password = bytes(b[p:q6])
         p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -220,14 +230,26 @@ def _r_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p):
 def _w_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.mechanism, o.iterations)
     v2 = o.salt
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.salted_password
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -267,6 +289,9 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
             e6, p = _r_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p)
             xs5.append(e6)
         o.upsertions = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -290,11 +315,19 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
 
 def _w_AlterUserScramCredentialsRequest_0(o, w):
     xs1 = o.deletions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(e2, w)
     xs3 = o.upsertions
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(e4, w)
     if o.unknown_tagged_fields:
@@ -333,6 +366,9 @@ def _r_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p)
             raise DecodeError('AlterUserScramCredentialsResult.ErrorMessage: length ' + str(n3) + ' past the end')
         o.error_message = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -357,7 +393,11 @@ def _r_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p)
 def _w_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(o, w):
     v1 = o.user
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S3.pack(o.error_code)
     v2 = o.error_message
@@ -365,7 +405,11 @@ def _w_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(o, w)
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -392,6 +436,9 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
             e3, p = _r_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -416,7 +463,11 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
 def _w_AlterUserScramCredentialsResponse_0(o, w):
     w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(e2, w)
     if o.unknown_tagged_fields:

@@ -149,6 +149,9 @@ def _r_ApiVersionsRequest_1(b, p):
             raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: length ' + str(n3) + ' past the end')
         o.client_software_version = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -173,11 +176,19 @@ def _r_ApiVersionsRequest_1(b, p):
 def _w_ApiVersionsRequest_1(o, w):
     v1 = o.client_software_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.client_software_version
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -269,6 +280,9 @@ def _r_ApiVersionsResponse_ApiVersion_1(b, p):
     o = _new(_ApiVersionsResponse_ApiVersion)
     o.api_key, o.min_version, o.max_version, = _S2.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -315,6 +329,9 @@ def _r_ApiVersionsResponse_SupportedFeatureKey_0(b, p):
         p = q2
     o.min_version, o.max_version, = _S3.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -339,7 +356,11 @@ def _r_ApiVersionsResponse_SupportedFeatureKey_0(b, p):
 def _w_ApiVersionsResponse_SupportedFeatureKey_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S3.pack(o.min_version, o.max_version)
     if o.unknown_tagged_fields:
@@ -365,6 +386,9 @@ def _r_ApiVersionsResponse_FinalizedFeatureKey_0(b, p):
         p = q2
     o.max_version_level, o.min_version_level, = _S3.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -389,7 +413,11 @@ def _r_ApiVersionsResponse_FinalizedFeatureKey_0(b, p):
 def _w_ApiVersionsResponse_FinalizedFeatureKey_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S3.pack(o.max_version_level, o.min_version_level)
     if o.unknown_tagged_fields:
@@ -423,6 +451,9 @@ def _r_ApiVersionsResponse_2(b, p):
     o.finalized_features_epoch = -1
     o.finalized_features = []
     o.zk_migration_ready = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -486,7 +517,11 @@ def _r_ApiVersionsResponse_2(b, p):
 def _w_ApiVersionsResponse_2(o, w):
     w += _S0.pack(o.error_code)
     xs1 = o.api_keys
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ApiVersionsResponse_ApiVersion_1(e2, w)
     w += _S1.pack(o.throttle_time_ms)
@@ -494,7 +529,11 @@ def _w_ApiVersionsResponse_2(o, w):
     if o.supported_features:
         t3 = bytearray()
         xs4 = o.supported_features
-        _wuv(t3, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
         for e5 in xs4:
             _w_ApiVersionsResponse_SupportedFeatureKey_0(e5, t3)
         tags.append((0, t3))
@@ -505,7 +544,11 @@ def _w_ApiVersionsResponse_2(o, w):
     if o.finalized_features:
         t7 = bytearray()
         xs8 = o.finalized_features
-        _wuv(t7, len(xs8) + 1)
+        ln = len(xs8) + 1
+        if ln < 128:
+            t7.append(ln)
+        else:
+            _wuv(t7, ln)
         for e9 in xs8:
             _w_ApiVersionsResponse_FinalizedFeatureKey_0(e9, t7)
         tags.append((2, t7))
@@ -515,7 +558,10 @@ def _w_ApiVersionsResponse_2(o, w):
         tags.append((3, t10))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 ApiVersionsRequest._READERS = (_r_ApiVersionsRequest_0, _r_ApiVersionsRequest_0, _r_ApiVersionsRequest_0, _r_ApiVersionsRequest_1, _r_ApiVersionsRequest_1,)

@@ -137,6 +137,9 @@ def _r_AssignReplicasToDirsRequest_PartitionData_0(b, p):
     o = _new(_AssignReplicasToDirsRequest_PartitionData)
     o.partition_index, = _S2.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -185,6 +188,9 @@ def _r_AssignReplicasToDirsRequest_TopicData_0(b, p):
             e3, p = _r_AssignReplicasToDirsRequest_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -209,7 +215,11 @@ def _r_AssignReplicasToDirsRequest_TopicData_0(b, p):
 def _w_AssignReplicasToDirsRequest_TopicData_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AssignReplicasToDirsRequest_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -237,6 +247,9 @@ def _r_AssignReplicasToDirsRequest_DirectoryData_0(b, p):
             e3, p = _r_AssignReplicasToDirsRequest_TopicData_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -261,7 +274,11 @@ def _r_AssignReplicasToDirsRequest_DirectoryData_0(b, p):
 def _w_AssignReplicasToDirsRequest_DirectoryData_0(o, w):
     w += _S1.pack(o.id)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AssignReplicasToDirsRequest_TopicData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -289,6 +306,9 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
             e3, p = _r_AssignReplicasToDirsRequest_DirectoryData_0(b, p)
             xs2.append(e3)
         o.directories = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -313,7 +333,11 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
 def _w_AssignReplicasToDirsRequest_0(o, w):
     w += _S0.pack(o.broker_id, o.broker_epoch)
     xs1 = o.directories
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AssignReplicasToDirsRequest_DirectoryData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -326,6 +350,9 @@ def _r_AssignReplicasToDirsResponse_PartitionData_0(b, p):
     o = _new(_AssignReplicasToDirsResponse_PartitionData)
     o.partition_index, o.error_code, = _S3.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -374,6 +401,9 @@ def _r_AssignReplicasToDirsResponse_TopicData_0(b, p):
             e3, p = _r_AssignReplicasToDirsResponse_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -398,7 +428,11 @@ def _r_AssignReplicasToDirsResponse_TopicData_0(b, p):
 def _w_AssignReplicasToDirsResponse_TopicData_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AssignReplicasToDirsResponse_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -426,6 +460,9 @@ def _r_AssignReplicasToDirsResponse_DirectoryData_0(b, p):
             e3, p = _r_AssignReplicasToDirsResponse_TopicData_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -450,7 +487,11 @@ def _r_AssignReplicasToDirsResponse_DirectoryData_0(b, p):
 def _w_AssignReplicasToDirsResponse_DirectoryData_0(o, w):
     w += _S1.pack(o.id)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AssignReplicasToDirsResponse_TopicData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -478,6 +519,9 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
             e3, p = _r_AssignReplicasToDirsResponse_DirectoryData_0(b, p)
             xs2.append(e3)
         o.directories = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -502,7 +546,11 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
 def _w_AssignReplicasToDirsResponse_0(o, w):
     w += _S3.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.directories
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_AssignReplicasToDirsResponse_DirectoryData_0(e2, w)
     if o.unknown_tagged_fields:

@@ -243,6 +243,9 @@ def _r_BeginQuorumEpochRequest_PartitionData_1(b, p):
     o = _new(_BeginQuorumEpochRequest_PartitionData)
     o.partition_index, o.voter_directory_id, o.leader_id, o.leader_epoch, = _S3.unpack_from(b, p)
     p += 28
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -302,6 +305,9 @@ def _r_BeginQuorumEpochRequest_TopicData_1(b, p):
             e5, p = _r_BeginQuorumEpochRequest_PartitionData_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -326,10 +332,18 @@ def _r_BeginQuorumEpochRequest_TopicData_1(b, p):
 def _w_BeginQuorumEpochRequest_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_BeginQuorumEpochRequest_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -368,6 +382,9 @@ def _r_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p):
         p = q4
     o.port, = _S4.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -392,11 +409,19 @@ def _r_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p):
 def _w_BeginQuorumEpochRequest_LeaderEndpoint_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S4.pack(o.port)
     if o.unknown_tagged_fields:
@@ -452,6 +477,9 @@ def _r_BeginQuorumEpochRequest_1(b, p):
             e8, p = _r_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p)
             xs7.append(e8)
         o.leader_endpoints = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -479,15 +507,27 @@ def _w_BeginQuorumEpochRequest_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S1.pack(o.voter_id)
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_BeginQuorumEpochRequest_TopicData_1(e3, w)
     xs4 = o.leader_endpoints
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_BeginQuorumEpochRequest_LeaderEndpoint_0(e5, w)
     if o.unknown_tagged_fields:
@@ -580,6 +620,9 @@ def _r_BeginQuorumEpochResponse_PartitionData_1(b, p):
     o = _new(_BeginQuorumEpochResponse_PartitionData)
     o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
     p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -639,6 +682,9 @@ def _r_BeginQuorumEpochResponse_TopicData_1(b, p):
             e5, p = _r_BeginQuorumEpochResponse_PartitionData_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -663,10 +709,18 @@ def _r_BeginQuorumEpochResponse_TopicData_1(b, p):
 def _w_BeginQuorumEpochResponse_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_BeginQuorumEpochResponse_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -694,6 +748,9 @@ def _r_BeginQuorumEpochResponse_NodeEndpoint_0(b, p):
         p = q2
     o.port, = _S4.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -719,7 +776,11 @@ def _w_BeginQuorumEpochResponse_NodeEndpoint_0(o, w):
     w += _S1.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S4.pack(o.port)
     if o.unknown_tagged_fields:
@@ -748,6 +809,9 @@ def _r_BeginQuorumEpochResponse_1(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -789,20 +853,31 @@ def _r_BeginQuorumEpochResponse_1(b, p):
 def _w_BeginQuorumEpochResponse_1(o, w):
     w += _S0.pack(o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_BeginQuorumEpochResponse_TopicData_1(e2, w)
     tags = []
     if o.node_endpoints:
         t3 = bytearray()
         xs4 = o.node_endpoints
-        _wuv(t3, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
         for e5 in xs4:
             _w_BeginQuorumEpochResponse_NodeEndpoint_0(e5, t3)
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 BeginQuorumEpochRequest._READERS = (_r_BeginQuorumEpochRequest_0, _r_BeginQuorumEpochRequest_1,)

@@ -77,6 +77,9 @@ def _r_BrokerHeartbeatRequest_0(b, p):
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
     p += 22
     o.offline_log_dirs = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -111,6 +114,9 @@ def _r_BrokerHeartbeatRequest_1(b, p):
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
     p += 22
     o.offline_log_dirs = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -156,19 +162,29 @@ def _w_BrokerHeartbeatRequest_1(o, w):
     if o.offline_log_dirs:
         t1 = bytearray()
         xs2 = o.offline_log_dirs
-        _wuv(t1, len(xs2) + 1)
+        ln = len(xs2) + 1
+        if ln < 128:
+            t1.append(ln)
+        else:
+            _wuv(t1, ln)
         for e3 in xs2:
             t1 += _S1.pack(e3)
         tags.append((0, t1))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_BrokerHeartbeatResponse_0(b, p):
     o = _new(BrokerHeartbeatResponse)
     o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down, = _S2.unpack_from(b, p)
     p += 9
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -132,6 +132,9 @@ def _r_BrokerRegistrationRequest_Listener_0(b, p):
         p = q4
     o.port, o.security_protocol, = _S2.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -156,11 +159,19 @@ def _r_BrokerRegistrationRequest_Listener_0(b, p):
 def _w_BrokerRegistrationRequest_Listener_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S2.pack(o.port, o.security_protocol)
     if o.unknown_tagged_fields:
@@ -186,6 +197,9 @@ def _r_BrokerRegistrationRequest_Feature_0(b, p):
         p = q2
     o.min_supported_version, o.max_supported_version, = _S3.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -210,7 +224,11 @@ def _r_BrokerRegistrationRequest_Feature_0(b, p):
 def _w_BrokerRegistrationRequest_Feature_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S3.pack(o.min_supported_version, o.max_supported_version)
     if o.unknown_tagged_fields:
@@ -284,6 +302,9 @@ def _r_BrokerRegistrationRequest_0(b, p):
     o.is_migrating_zk_broker = False
     o.log_dirs = []
     o.previous_broker_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -311,15 +332,27 @@ def _w_BrokerRegistrationRequest_0(o, w):
     w += _S0.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.incarnation_id)
     xs2 = o.listeners
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_BrokerRegistrationRequest_Listener_0(e3, w)
     xs4 = o.features
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_BrokerRegistrationRequest_Feature_0(e5, w)
     v6 = o.rack
@@ -327,7 +360,11 @@ def _w_BrokerRegistrationRequest_0(o, w):
         w.append(0)
     else:
         v6 = v6.encode()
-        _wuv(w, len(v6) + 1)
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v6
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -401,6 +438,9 @@ def _r_BrokerRegistrationRequest_1(b, p):
     p += 1
     o.log_dirs = []
     o.previous_broker_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -426,15 +466,27 @@ def _w_BrokerRegistrationRequest_1(o, w):
     w += _S0.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.incarnation_id)
     xs2 = o.listeners
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_BrokerRegistrationRequest_Listener_0(e3, w)
     xs4 = o.features
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_BrokerRegistrationRequest_Feature_0(e5, w)
     v6 = o.rack
@@ -442,7 +494,11 @@ def _w_BrokerRegistrationRequest_1(o, w):
         w.append(0)
     else:
         v6 = v6.encode()
-        _wuv(w, len(v6) + 1)
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v6
     w += _S4.pack(o.is_migrating_zk_broker)
     if o.unknown_tagged_fields:
@@ -532,6 +588,9 @@ def _r_BrokerRegistrationRequest_2(b, p):
             xs12.append(e13)
         o.log_dirs = xs12
     o.previous_broker_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -557,15 +616,27 @@ def _w_BrokerRegistrationRequest_2(o, w):
     w += _S0.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.incarnation_id)
     xs2 = o.listeners
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_BrokerRegistrationRequest_Listener_0(e3, w)
     xs4 = o.features
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_BrokerRegistrationRequest_Feature_0(e5, w)
     v6 = o.rack
@@ -573,11 +644,19 @@ def _w_BrokerRegistrationRequest_2(o, w):
         w.append(0)
     else:
         v6 = v6.encode()
-        _wuv(w, len(v6) + 1)
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v6
     w += _S4.pack(o.is_migrating_zk_broker)
     xs7 = o.log_dirs
-    _wuv(w, len(xs7) + 1)
+    ln = len(xs7) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e8 in xs7:
         w += _S1.pack(e8)
     if o.unknown_tagged_fields:
@@ -668,6 +747,9 @@ def _r_BrokerRegistrationRequest_3(b, p):
         o.log_dirs = xs12
     o.previous_broker_epoch, = _S5.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -693,15 +775,27 @@ def _w_BrokerRegistrationRequest_3(o, w):
     w += _S0.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.incarnation_id)
     xs2 = o.listeners
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_BrokerRegistrationRequest_Listener_0(e3, w)
     xs4 = o.features
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_BrokerRegistrationRequest_Feature_0(e5, w)
     v6 = o.rack
@@ -709,11 +803,19 @@ def _w_BrokerRegistrationRequest_3(o, w):
         w.append(0)
     else:
         v6 = v6.encode()
-        _wuv(w, len(v6) + 1)
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v6
     w += _S4.pack(o.is_migrating_zk_broker)
     xs7 = o.log_dirs
-    _wuv(w, len(xs7) + 1)
+    ln = len(xs7) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e8 in xs7:
         w += _S1.pack(e8)
     w += _S5.pack(o.previous_broker_epoch)
@@ -727,6 +829,9 @@ def _r_BrokerRegistrationResponse_0(b, p):
     o = _new(BrokerRegistrationResponse)
     o.throttle_time_ms, o.error_code, o.broker_epoch, = _S6.unpack_from(b, p)
     p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

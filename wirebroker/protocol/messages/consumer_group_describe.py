@@ -33,6 +33,7 @@ _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>h')
 _S3 = _struct.Struct('>ii')
 _S4 = _struct.Struct('>16s')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ConsumerGroupDescribeRequest(Message):
@@ -157,6 +158,9 @@ def _r_ConsumerGroupDescribeRequest_0(b, p):
         o.group_ids = xs2
     o.include_authorized_operations, = _S0.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -180,11 +184,19 @@ def _r_ConsumerGroupDescribeRequest_0(b, p):
 
 def _w_ConsumerGroupDescribeRequest_0(o, w):
     xs1 = o.group_ids
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S0.pack(o.include_authorized_operations)
     if o.unknown_tagged_fields:
@@ -220,8 +232,11 @@ def _r_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -247,11 +262,22 @@ def _w_ConsumerGroupDescribeResponse_TopicPartitions_0(o, w):
     w += _S4.pack(o.topic_id)
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -275,6 +301,9 @@ def _r_ConsumerGroupDescribeResponse_Assignment_0(b, p):
             e3, p = _r_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p)
             xs2.append(e3)
         o.topic_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -298,7 +327,11 @@ def _r_ConsumerGroupDescribeResponse_Assignment_0(b, p):
 
 def _w_ConsumerGroupDescribeResponse_Assignment_0(o, w):
     xs1 = o.topic_partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ConsumerGroupDescribeResponse_TopicPartitions_0(e2, w)
     if o.unknown_tagged_fields:
@@ -418,6 +451,9 @@ def _r_ConsumerGroupDescribeResponse_Member_0(b, p):
         p = q17
     o.assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
     o.target_assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -442,44 +478,76 @@ def _r_ConsumerGroupDescribeResponse_Member_0(b, p):
 def _w_ConsumerGroupDescribeResponse_Member_0(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.instance_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.rack_id
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S1.pack(o.member_epoch)
     v4 = o.client_id
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     v5 = o.client_host
     v5 = v5.encode()
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     xs6 = o.subscribed_topic_names
-    _wuv(w, len(xs6) + 1)
+    ln = len(xs6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e7 in xs6:
         v8 = e7
         v8 = v8.encode()
-        _wuv(w, len(v8) + 1)
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v8
     v9 = o.subscribed_topic_regex
     if v9 is None:
         w.append(0)
     else:
         v9 = v9.encode()
-        _wuv(w, len(v9) + 1)
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v9
     _w_ConsumerGroupDescribeResponse_Assignment_0(o.assignment, w)
     _w_ConsumerGroupDescribeResponse_Assignment_0(o.target_assignment, w)
@@ -564,6 +632,9 @@ def _r_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p):
         o.members = xs10
     o.authorized_operations, = _S1.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -592,23 +663,43 @@ def _w_ConsumerGroupDescribeResponse_DescribedGroup_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.group_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_state
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     w += _S3.pack(o.group_epoch, o.assignment_epoch)
     v4 = o.assignor_name
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.members
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_ConsumerGroupDescribeResponse_Member_0(e6, w)
     w += _S1.pack(o.authorized_operations)
@@ -637,6 +728,9 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
             e3, p = _r_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p)
             xs2.append(e3)
         o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -661,7 +755,11 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
 def _w_ConsumerGroupDescribeResponse_0(o, w):
     w += _S1.pack(o.throttle_time_ms)
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ConsumerGroupDescribeResponse_DescribedGroup_0(e2, w)
     if o.unknown_tagged_fields:

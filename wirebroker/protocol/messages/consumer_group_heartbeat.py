@@ -32,6 +32,7 @@ _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>16s')
 _S2 = _struct.Struct('>ih')
 _S3 = _struct.Struct('>ii')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ConsumerGroupHeartbeatRequest(Message):
@@ -125,8 +126,11 @@ def _r_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -151,8 +155,15 @@ def _r_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p):
 def _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -273,6 +284,9 @@ def _r_ConsumerGroupHeartbeatRequest_0(b, p):
             xs17.append(e18)
         o.topic_partitions = xs17
     o.subscribed_topic_regex = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -299,11 +313,19 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
         raise UnsupportedFieldError('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex exists only in versions 1+')
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S0.pack(o.member_epoch)
     v3 = o.instance_id
@@ -311,38 +333,62 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     v4 = o.rack_id
     if v4 is None:
         w.append(0)
     else:
         v4 = v4.encode()
-        _wuv(w, len(v4) + 1)
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v4
     w += _S0.pack(o.rebalance_timeout_ms)
     xs5 = o.subscribed_topic_names
     if xs5 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs5) + 1)
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e6 in xs5:
             v7 = e6
             v7 = v7.encode()
-            _wuv(w, len(v7) + 1)
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
             w += v7
     v8 = o.server_assignor
     if v8 is None:
         w.append(0)
     else:
         v8 = v8.encode()
-        _wuv(w, len(v8) + 1)
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v8
     xs9 = o.topic_partitions
     if xs9 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs9) + 1)
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e10 in xs9:
             _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(e10, w)
     if o.unknown_tagged_fields:
@@ -477,6 +523,9 @@ def _r_ConsumerGroupHeartbeatRequest_1(b, p):
             e20, p = _r_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p)
             xs19.append(e20)
         o.topic_partitions = xs19
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -501,11 +550,19 @@ def _r_ConsumerGroupHeartbeatRequest_1(b, p):
 def _w_ConsumerGroupHeartbeatRequest_1(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S0.pack(o.member_epoch)
     v3 = o.instance_id
@@ -513,45 +570,73 @@ def _w_ConsumerGroupHeartbeatRequest_1(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     v4 = o.rack_id
     if v4 is None:
         w.append(0)
     else:
         v4 = v4.encode()
-        _wuv(w, len(v4) + 1)
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v4
     w += _S0.pack(o.rebalance_timeout_ms)
     xs5 = o.subscribed_topic_names
     if xs5 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs5) + 1)
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e6 in xs5:
             v7 = e6
             v7 = v7.encode()
-            _wuv(w, len(v7) + 1)
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
             w += v7
     v8 = o.subscribed_topic_regex
     if v8 is None:
         w.append(0)
     else:
         v8 = v8.encode()
-        _wuv(w, len(v8) + 1)
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v8
     v9 = o.server_assignor
     if v9 is None:
         w.append(0)
     else:
         v9 = v9.encode()
-        _wuv(w, len(v9) + 1)
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v9
     xs10 = o.topic_partitions
     if xs10 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs10) + 1)
+        ln = len(xs10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e11 in xs10:
             _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(e11, w)
     if o.unknown_tagged_fields:
@@ -574,8 +659,11 @@ def _r_ConsumerGroupHeartbeatResponse_TopicPartitions_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -614,6 +702,9 @@ def _r_ConsumerGroupHeartbeatResponse_Assignment_0(b, p):
             e3, p = _r_ConsumerGroupHeartbeatResponse_TopicPartitions_0(b, p)
             xs2.append(e3)
         o.topic_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -637,7 +728,11 @@ def _r_ConsumerGroupHeartbeatResponse_Assignment_0(b, p):
 
 def _w_ConsumerGroupHeartbeatResponse_Assignment_0(o, w):
     xs1 = o.topic_partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(e2, w)
     if o.unknown_tagged_fields:
@@ -684,6 +779,9 @@ def _r_ConsumerGroupHeartbeatResponse_0(b, p):
     else:
         p += 1
         o.assignment, p = _r_ConsumerGroupHeartbeatResponse_Assignment_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -712,14 +810,22 @@ def _w_ConsumerGroupHeartbeatResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.member_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S3.pack(o.member_epoch, o.heartbeat_interval_ms)
     if o.assignment is None:

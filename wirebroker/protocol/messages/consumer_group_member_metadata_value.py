@@ -40,7 +40,7 @@ class ConsumerGroupMemberMetadataValue(Message):
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('instance_id', 'rack_id', 'client_id', 'client_host', 'subscribed_topic_names', 'subscribed_topic_regex', 'rebalance_timeout_ms', 'server_assignor', 'classic_member_metadata', 'unknown_tagged_fields',)
 
-    def __init__(self, instance_id: str | None = '', rack_id: str | None = '', client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = '', rebalance_timeout_ms: int | None = None, server_assignor: str | None = '', classic_member_metadata: ConsumerGroupMemberMetadataValue.ClassicMemberMetadata | None = UNSET, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, instance_id: str | None = '', rack_id: str | None = '', client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = '', rebalance_timeout_ms: int | None = None, server_assignor: str | None = '', classic_member_metadata: ConsumerGroupMemberMetadataValue.ClassicMemberMetadata | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.instance_id = instance_id
         self.rack_id = rack_id
         self.client_id = '' if client_id is None else client_id
@@ -49,7 +49,7 @@ class ConsumerGroupMemberMetadataValue(Message):
         self.subscribed_topic_regex = subscribed_topic_regex
         self.rebalance_timeout_ms = -1 if rebalance_timeout_ms is None else rebalance_timeout_ms
         self.server_assignor = server_assignor
-        self.classic_member_metadata = _ConsumerGroupMemberMetadataValue_ClassicMemberMetadata() if classic_member_metadata is UNSET else classic_member_metadata
+        self.classic_member_metadata = classic_member_metadata
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class ClassicProtocol(Struct):
@@ -104,6 +104,9 @@ def _r_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p):
             raise DecodeError('ClassicProtocol.Metadata: length ' + str(n3) + ' past the end')
         o.metadata = bytes(b[p:q4])
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -128,10 +131,18 @@ def _r_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p):
 def _w_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.metadata
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -158,6 +169,9 @@ def _r_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(b, p):
             e3, p = _r_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p)
             xs2.append(e3)
         o.supported_protocols = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -182,7 +196,11 @@ def _r_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(b, p):
 def _w_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(o, w):
     w += _S0.pack(o.session_timeout_ms)
     xs1 = o.supported_protocols
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(e2, w)
     if o.unknown_tagged_fields:
@@ -300,7 +318,10 @@ def _r_ConsumerGroupMemberMetadataValue_0(b, p):
             raise DecodeError('ConsumerGroupMemberMetadataValue.ServerAssignor: length ' + str(n16) + ' past the end')
         o.server_assignor = str(b[p:q17], 'utf-8')
         p = q17
-    o.classic_member_metadata = _ConsumerGroupMemberMetadataValue_ClassicMemberMetadata()
+    o.classic_member_metadata = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -336,36 +357,64 @@ def _w_ConsumerGroupMemberMetadataValue_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.rack_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.client_id
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.client_host
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.subscribed_topic_names
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         v7 = e6
         v7 = v7.encode()
-        _wuv(w, len(v7) + 1)
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v7
     v8 = o.subscribed_topic_regex
     if v8 is None:
         w.append(0)
     else:
         v8 = v8.encode()
-        _wuv(w, len(v8) + 1)
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v8
     w += _S0.pack(o.rebalance_timeout_ms)
     v9 = o.server_assignor
@@ -373,10 +422,14 @@ def _w_ConsumerGroupMemberMetadataValue_0(o, w):
         w.append(0)
     else:
         v9 = v9.encode()
-        _wuv(w, len(v9) + 1)
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v9
     tags = []
-    if o.classic_member_metadata != _ConsumerGroupMemberMetadataValue_ClassicMemberMetadata():
+    if o.classic_member_metadata is not None:
         t10 = bytearray()
         if o.classic_member_metadata is None:
             t10.append(255)
@@ -386,7 +439,10 @@ def _w_ConsumerGroupMemberMetadataValue_0(o, w):
         tags.append((0, t10))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 ConsumerGroupMemberMetadataValue._READERS = (_r_ConsumerGroupMemberMetadataValue_0,)

@@ -29,6 +29,7 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>16s')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ConsumerGroupTargetAssignmentMemberValue(Message):
@@ -71,8 +72,11 @@ def _r_ConsumerGroupTargetAssignmentMemberValue_TopicPartition_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('TopicPartition.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -97,8 +101,15 @@ def _r_ConsumerGroupTargetAssignmentMemberValue_TopicPartition_0(b, p):
 def _w_ConsumerGroupTargetAssignmentMemberValue_TopicPartition_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -122,6 +133,9 @@ def _r_ConsumerGroupTargetAssignmentMemberValue_0(b, p):
             e3, p = _r_ConsumerGroupTargetAssignmentMemberValue_TopicPartition_0(b, p)
             xs2.append(e3)
         o.topic_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -145,7 +159,11 @@ def _r_ConsumerGroupTargetAssignmentMemberValue_0(b, p):
 
 def _w_ConsumerGroupTargetAssignmentMemberValue_0(o, w):
     xs1 = o.topic_partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ConsumerGroupTargetAssignmentMemberValue_TopicPartition_0(e2, w)
     if o.unknown_tagged_fields:

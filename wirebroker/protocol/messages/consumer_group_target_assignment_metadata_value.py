@@ -50,6 +50,9 @@ def _r_ConsumerGroupTargetAssignmentMetadataValue_0(b, p):
     o = _new(ConsumerGroupTargetAssignmentMetadataValue)
     o.assignment_epoch, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -30,6 +30,7 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ConsumerProtocolSubscription(Message):
@@ -137,7 +138,7 @@ def _r_ConsumerProtocolSubscription_TopicPartition_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('TopicPartition.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -150,7 +151,10 @@ def _w_ConsumerProtocolSubscription_TopicPartition_0(o, w):
     w += v1
     xs2 = o.partitions
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_ConsumerProtocolSubscription_1(b, p):

@@ -105,6 +105,9 @@ def _r_ControlledShutdownRequest_2(b, p):
     o = _new(ControlledShutdownRequest)
     o.broker_id, o.broker_epoch, = _S1.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -205,6 +208,9 @@ def _r_ControlledShutdownResponse_RemainingPartition_1(b, p):
         p = q2
     o.partition_index, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -229,7 +235,11 @@ def _r_ControlledShutdownResponse_RemainingPartition_1(b, p):
 def _w_ControlledShutdownResponse_RemainingPartition_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.partition_index)
     if o.unknown_tagged_fields:
@@ -257,6 +267,9 @@ def _r_ControlledShutdownResponse_1(b, p):
             e3, p = _r_ControlledShutdownResponse_RemainingPartition_1(b, p)
             xs2.append(e3)
         o.remaining_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -281,7 +294,11 @@ def _r_ControlledShutdownResponse_1(b, p):
 def _w_ControlledShutdownResponse_1(o, w):
     w += _S2.pack(o.error_code)
     xs1 = o.remaining_partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ControlledShutdownResponse_RemainingPartition_1(e2, w)
     if o.unknown_tagged_fields:

@@ -125,6 +125,9 @@ def _r_ControllerRegistrationRequest_Listener_0(b, p):
         p = q4
     o.port, o.security_protocol, = _S1.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -149,11 +152,19 @@ def _r_ControllerRegistrationRequest_Listener_0(b, p):
 def _w_ControllerRegistrationRequest_Listener_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S1.pack(o.port, o.security_protocol)
     if o.unknown_tagged_fields:
@@ -179,6 +190,9 @@ def _r_ControllerRegistrationRequest_Feature_0(b, p):
         p = q2
     o.min_supported_version, o.max_supported_version, = _S2.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -203,7 +217,11 @@ def _r_ControllerRegistrationRequest_Feature_0(b, p):
 def _w_ControllerRegistrationRequest_Feature_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.min_supported_version, o.max_supported_version)
     if o.unknown_tagged_fields:
@@ -246,6 +264,9 @@ def _r_ControllerRegistrationRequest_0(b, p):
             e6, p = _r_ControllerRegistrationRequest_Feature_0(b, p)
             xs5.append(e6)
         o.features = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -270,11 +291,19 @@ def _r_ControllerRegistrationRequest_0(b, p):
 def _w_ControllerRegistrationRequest_0(o, w):
     w += _S0.pack(o.controller_id, o.incarnation_id, o.zk_migration_ready)
     xs1 = o.listeners
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ControllerRegistrationRequest_Listener_0(e2, w)
     xs3 = o.features
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_ControllerRegistrationRequest_Feature_0(e4, w)
     if o.unknown_tagged_fields:
@@ -300,6 +329,9 @@ def _r_ControllerRegistrationResponse_0(b, p):
             raise DecodeError('ControllerRegistrationResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -328,7 +360,11 @@ def _w_ControllerRegistrationResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

@@ -309,6 +309,9 @@ def _r_CreateAclsRequest_AclCreation_2(b, p):
         p = q6
     o.operation, o.permission_type, = _S3.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -334,16 +337,28 @@ def _w_CreateAclsRequest_AclCreation_2(o, w):
     w += _S1.pack(o.resource_type)
     v1 = o.resource_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.resource_pattern_type)
     v2 = o.principal
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.host
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     w += _S3.pack(o.operation, o.permission_type)
     if o.unknown_tagged_fields:
@@ -369,6 +384,9 @@ def _r_CreateAclsRequest_2(b, p):
             e3, p = _r_CreateAclsRequest_AclCreation_2(b, p)
             xs2.append(e3)
         o.creations = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -392,7 +410,11 @@ def _r_CreateAclsRequest_2(b, p):
 
 def _w_CreateAclsRequest_2(o, w):
     xs1 = o.creations
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreateAclsRequest_AclCreation_2(e2, w)
     if o.unknown_tagged_fields:
@@ -475,6 +497,9 @@ def _r_CreateAclsResponse_AclCreationResult_1(b, p):
             raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -503,7 +528,11 @@ def _w_CreateAclsResponse_AclCreationResult_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -530,6 +559,9 @@ def _r_CreateAclsResponse_1(b, p):
             e3, p = _r_CreateAclsResponse_AclCreationResult_1(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -554,7 +586,11 @@ def _r_CreateAclsResponse_1(b, p):
 def _w_CreateAclsResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreateAclsResponse_AclCreationResult_1(e2, w)
     if o.unknown_tagged_fields:

@@ -187,6 +187,9 @@ def _r_CreateDelegationTokenRequest_CreatableRenewers_1(b, p):
             raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n3) + ' past the end')
         o.principal_name = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -211,11 +214,19 @@ def _r_CreateDelegationTokenRequest_CreatableRenewers_1(b, p):
 def _w_CreateDelegationTokenRequest_CreatableRenewers_1(o, w):
     v1 = o.principal_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.principal_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -244,6 +255,9 @@ def _r_CreateDelegationTokenRequest_1(b, p):
     p += 8
     o.owner_principal_type = ''
     o.owner_principal_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -271,7 +285,11 @@ def _w_CreateDelegationTokenRequest_1(o, w):
     if o.owner_principal_name:
         raise UnsupportedFieldError('CreateDelegationTokenRequest.OwnerPrincipalName exists only in versions 3+')
     xs1 = o.renewers
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreateDelegationTokenRequest_CreatableRenewers_1(e2, w)
     w += _S2.pack(o.max_lifetime_ms)
@@ -326,6 +344,9 @@ def _r_CreateDelegationTokenRequest_2(b, p):
         o.renewers = xs6
     o.max_lifetime_ms, = _S2.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -353,17 +374,29 @@ def _w_CreateDelegationTokenRequest_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.owner_principal_name
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     xs3 = o.renewers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_CreateDelegationTokenRequest_CreatableRenewers_1(e4, w)
     w += _S2.pack(o.max_lifetime_ms)
@@ -514,6 +547,9 @@ def _r_CreateDelegationTokenResponse_1(b, p):
     p += 4
     o.token_requester_principal_type = ''
     o.token_requester_principal_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -543,19 +579,35 @@ def _w_CreateDelegationTokenResponse_1(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.principal_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.principal_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S3.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
     v3 = o.token_id
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.hmac
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     w += _S0.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
@@ -650,6 +702,9 @@ def _r_CreateDelegationTokenResponse_2(b, p):
         p = q12
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -675,27 +730,51 @@ def _w_CreateDelegationTokenResponse_2(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.principal_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.principal_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.token_requester_principal_type
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.token_requester_principal_name
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     w += _S3.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
     v5 = o.token_id
     v5 = v5.encode()
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     v6 = o.hmac
-    _wuv(w, len(v6) + 1)
+    ln = len(v6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v6
     w += _S0.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:

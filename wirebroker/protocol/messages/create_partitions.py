@@ -31,6 +31,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>i?')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class CreatePartitionsRequest(Message):
@@ -109,7 +110,7 @@ def _r_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.unknown_tagged_fields = None
     return o, p
@@ -118,7 +119,10 @@ def _r_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p):
 def _w_CreatePartitionsRequest_CreatePartitionsAssignment_0(o, w):
     xs1 = o.broker_ids
     w += _S0.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
 
 
 def _r_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p):
@@ -206,8 +210,11 @@ def _r_CreatePartitionsRequest_CreatePartitionsAssignment_1(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -231,8 +238,15 @@ def _r_CreatePartitionsRequest_CreatePartitionsAssignment_1(b, p):
 
 def _w_CreatePartitionsRequest_CreatePartitionsAssignment_1(o, w):
     xs1 = o.broker_ids
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -271,6 +285,9 @@ def _r_CreatePartitionsRequest_CreatePartitionsTopic_1(b, p):
             e5, p = _r_CreatePartitionsRequest_CreatePartitionsAssignment_1(b, p)
             xs4.append(e5)
         o.assignments = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -295,14 +312,22 @@ def _r_CreatePartitionsRequest_CreatePartitionsTopic_1(b, p):
 def _w_CreatePartitionsRequest_CreatePartitionsTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.count)
     xs2 = o.assignments
     if xs2 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs2) + 1)
+        ln = len(xs2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e3 in xs2:
             _w_CreatePartitionsRequest_CreatePartitionsAssignment_1(e3, w)
     if o.unknown_tagged_fields:
@@ -330,6 +355,9 @@ def _r_CreatePartitionsRequest_1(b, p):
         o.topics = xs2
     o.timeout_ms, o.validate_only, = _S2.unpack_from(b, p)
     p += 5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -353,7 +381,11 @@ def _r_CreatePartitionsRequest_1(b, p):
 
 def _w_CreatePartitionsRequest_1(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreatePartitionsRequest_CreatePartitionsTopic_1(e2, w)
     w += _S2.pack(o.timeout_ms, o.validate_only)
@@ -464,6 +496,9 @@ def _r_CreatePartitionsResponse_CreatePartitionsTopicResult_1(b, p):
             raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
         o.error_message = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -488,7 +523,11 @@ def _r_CreatePartitionsResponse_CreatePartitionsTopicResult_1(b, p):
 def _w_CreatePartitionsResponse_CreatePartitionsTopicResult_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.error_code)
     v2 = o.error_message
@@ -496,7 +535,11 @@ def _w_CreatePartitionsResponse_CreatePartitionsTopicResult_1(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -523,6 +566,9 @@ def _r_CreatePartitionsResponse_1(b, p):
             e3, p = _r_CreatePartitionsResponse_CreatePartitionsTopicResult_1(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -547,7 +593,11 @@ def _r_CreatePartitionsResponse_1(b, p):
 def _w_CreatePartitionsResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreatePartitionsResponse_CreatePartitionsTopicResult_1(e2, w)
     if o.unknown_tagged_fields:

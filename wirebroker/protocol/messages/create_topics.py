@@ -34,6 +34,7 @@ _S2 = _struct.Struct('>ih')
 _S3 = _struct.Struct('>i?')
 _S4 = _struct.Struct('>?b?')
 _S5 = _struct.Struct('>16sh')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class CreateTopicsRequest(Message):
@@ -147,7 +148,7 @@ def _r_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.unknown_tagged_fields = None
     return o, p
@@ -157,7 +158,10 @@ def _w_CreateTopicsRequest_CreatableReplicaAssignment_0(o, w):
     w += _S0.pack(o.partition_index)
     xs1 = o.broker_ids
     w += _S0.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
 
 
 def _r_CreateTopicsRequest_CreatableTopicConfig_0(b, p):
@@ -331,8 +335,11 @@ def _r_CreateTopicsRequest_CreatableReplicaAssignment_1(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -357,8 +364,15 @@ def _r_CreateTopicsRequest_CreatableReplicaAssignment_1(b, p):
 def _w_CreateTopicsRequest_CreatableReplicaAssignment_1(o, w):
     w += _S0.pack(o.partition_index)
     xs1 = o.broker_ids
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -393,6 +407,9 @@ def _r_CreateTopicsRequest_CreatableTopicConfig_1(b, p):
             raise DecodeError('CreatableTopicConfig.Value: length ' + str(n3) + ' past the end')
         o.value = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -417,14 +434,22 @@ def _r_CreateTopicsRequest_CreatableTopicConfig_1(b, p):
 def _w_CreateTopicsRequest_CreatableTopicConfig_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.value
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -479,6 +504,9 @@ def _r_CreateTopicsRequest_CreatableTopic_1(b, p):
             e8, p = _r_CreateTopicsRequest_CreatableTopicConfig_1(b, p)
             xs7.append(e8)
         o.configs = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -503,15 +531,27 @@ def _r_CreateTopicsRequest_CreatableTopic_1(b, p):
 def _w_CreateTopicsRequest_CreatableTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.num_partitions, o.replication_factor)
     xs2 = o.assignments
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_CreateTopicsRequest_CreatableReplicaAssignment_1(e3, w)
     xs4 = o.configs
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_CreateTopicsRequest_CreatableTopicConfig_1(e5, w)
     if o.unknown_tagged_fields:
@@ -539,6 +579,9 @@ def _r_CreateTopicsRequest_2(b, p):
         o.topics = xs2
     o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
     p += 5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -562,7 +605,11 @@ def _r_CreateTopicsRequest_2(b, p):
 
 def _w_CreateTopicsRequest_2(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreateTopicsRequest_CreatableTopic_1(e2, w)
     w += _S3.pack(o.timeout_ms, o.validate_only)
@@ -762,6 +809,9 @@ def _r_CreateTopicsResponse_CreatableTopicConfigs_0(b, p):
         p = q4
     o.read_only, o.config_source, o.is_sensitive, = _S4.unpack_from(b, p)
     p += 3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -786,14 +836,22 @@ def _r_CreateTopicsResponse_CreatableTopicConfigs_0(b, p):
 def _w_CreateTopicsResponse_CreatableTopicConfigs_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.value
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S4.pack(o.read_only, o.config_source, o.is_sensitive)
     if o.unknown_tagged_fields:
@@ -851,6 +909,9 @@ def _r_CreateTopicsResponse_CreatableTopicResult_2(b, p):
         o.configs = xs6
     o.topic_id = UUID_ZERO
     o.topic_config_error_code = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -879,7 +940,11 @@ def _r_CreateTopicsResponse_CreatableTopicResult_2(b, p):
 def _w_CreateTopicsResponse_CreatableTopicResult_2(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.error_code)
     v2 = o.error_message
@@ -887,14 +952,22 @@ def _w_CreateTopicsResponse_CreatableTopicResult_2(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S2.pack(o.num_partitions, o.replication_factor)
     xs3 = o.configs
     if xs3 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs3) + 1)
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e4 in xs3:
             _w_CreateTopicsResponse_CreatableTopicConfigs_0(e4, w)
     tags = []
@@ -904,7 +977,10 @@ def _w_CreateTopicsResponse_CreatableTopicResult_2(o, w):
         tags.append((0, t5))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_CreateTopicsResponse_3(b, p):
@@ -926,6 +1002,9 @@ def _r_CreateTopicsResponse_3(b, p):
             e3, p = _r_CreateTopicsResponse_CreatableTopicResult_2(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -950,7 +1029,11 @@ def _r_CreateTopicsResponse_3(b, p):
 def _w_CreateTopicsResponse_3(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreateTopicsResponse_CreatableTopicResult_2(e2, w)
     if o.unknown_tagged_fields:
@@ -1007,6 +1090,9 @@ def _r_CreateTopicsResponse_CreatableTopicResult_3(b, p):
             xs6.append(e7)
         o.configs = xs6
     o.topic_config_error_code = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1035,7 +1121,11 @@ def _r_CreateTopicsResponse_CreatableTopicResult_3(b, p):
 def _w_CreateTopicsResponse_CreatableTopicResult_3(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S5.pack(o.topic_id, o.error_code)
     v2 = o.error_message
@@ -1043,14 +1133,22 @@ def _w_CreateTopicsResponse_CreatableTopicResult_3(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S2.pack(o.num_partitions, o.replication_factor)
     xs3 = o.configs
     if xs3 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs3) + 1)
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e4 in xs3:
             _w_CreateTopicsResponse_CreatableTopicConfigs_0(e4, w)
     tags = []
@@ -1060,7 +1158,10 @@ def _w_CreateTopicsResponse_CreatableTopicResult_3(o, w):
         tags.append((0, t5))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_CreateTopicsResponse_4(b, p):
@@ -1082,6 +1183,9 @@ def _r_CreateTopicsResponse_4(b, p):
             e3, p = _r_CreateTopicsResponse_CreatableTopicResult_3(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1106,7 +1210,11 @@ def _r_CreateTopicsResponse_4(b, p):
 def _w_CreateTopicsResponse_4(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_CreateTopicsResponse_CreatableTopicResult_3(e2, w)
     if o.unknown_tagged_fields:

@@ -78,6 +78,9 @@ def _r_DefaultPrincipalData_0(b, p):
         p = q4
     o.token_authenticated, = _S0.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -102,11 +105,19 @@ def _r_DefaultPrincipalData_0(b, p):
 def _w_DefaultPrincipalData_0(o, w):
     v1 = o.type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S0.pack(o.token_authenticated)
     if o.unknown_tagged_fields:

@@ -346,6 +346,9 @@ def _r_DeleteAclsRequest_DeleteAclsFilter_2(b, p):
         p = q6
     o.operation, o.permission_type, = _S3.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -374,7 +377,11 @@ def _w_DeleteAclsRequest_DeleteAclsFilter_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S1.pack(o.pattern_type_filter)
     v2 = o.principal_filter
@@ -382,14 +389,22 @@ def _w_DeleteAclsRequest_DeleteAclsFilter_2(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.host_filter
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S3.pack(o.operation, o.permission_type)
     if o.unknown_tagged_fields:
@@ -415,6 +430,9 @@ def _r_DeleteAclsRequest_2(b, p):
             e3, p = _r_DeleteAclsRequest_DeleteAclsFilter_2(b, p)
             xs2.append(e3)
         o.filters = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -438,7 +456,11 @@ def _r_DeleteAclsRequest_2(b, p):
 
 def _w_DeleteAclsRequest_2(o, w):
     xs1 = o.filters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteAclsRequest_DeleteAclsFilter_2(e2, w)
     if o.unknown_tagged_fields:
@@ -815,6 +837,9 @@ def _r_DeleteAclsResponse_DeleteAclsMatchingAcl_2(b, p):
         p = q8
     o.operation, o.permission_type, = _S3.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -843,21 +868,37 @@ def _w_DeleteAclsResponse_DeleteAclsMatchingAcl_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S1.pack(o.resource_type)
     v2 = o.resource_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S1.pack(o.pattern_type)
     v3 = o.principal
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.host
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     w += _S3.pack(o.operation, o.permission_type)
     if o.unknown_tagged_fields:
@@ -898,6 +939,9 @@ def _r_DeleteAclsResponse_DeleteAclsFilterResult_2(b, p):
             e5, p = _r_DeleteAclsResponse_DeleteAclsMatchingAcl_2(b, p)
             xs4.append(e5)
         o.matching_acls = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -926,10 +970,18 @@ def _w_DeleteAclsResponse_DeleteAclsFilterResult_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.matching_acls
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DeleteAclsResponse_DeleteAclsMatchingAcl_2(e3, w)
     if o.unknown_tagged_fields:
@@ -957,6 +1009,9 @@ def _r_DeleteAclsResponse_2(b, p):
             e3, p = _r_DeleteAclsResponse_DeleteAclsFilterResult_2(b, p)
             xs2.append(e3)
         o.filter_results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -981,7 +1036,11 @@ def _r_DeleteAclsResponse_2(b, p):
 def _w_DeleteAclsResponse_2(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.filter_results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteAclsResponse_DeleteAclsFilterResult_2(e2, w)
     if o.unknown_tagged_fields:

@@ -140,6 +140,9 @@ def _r_DeleteGroupsRequest_1(b, p):
                 p = q5
             xs2.append(e3)
         o.groups_names = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -163,11 +166,19 @@ def _r_DeleteGroupsRequest_1(b, p):
 
 def _w_DeleteGroupsRequest_1(o, w):
     xs1 = o.groups_names
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -246,6 +257,9 @@ def _r_DeleteGroupsResponse_DeletableGroupResult_1(b, p):
         p = q2
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -270,7 +284,11 @@ def _r_DeleteGroupsResponse_DeletableGroupResult_1(b, p):
 def _w_DeleteGroupsResponse_DeletableGroupResult_1(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.error_code)
     if o.unknown_tagged_fields:
@@ -298,6 +316,9 @@ def _r_DeleteGroupsResponse_1(b, p):
             e3, p = _r_DeleteGroupsResponse_DeletableGroupResult_1(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -322,7 +343,11 @@ def _r_DeleteGroupsResponse_1(b, p):
 def _w_DeleteGroupsResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteGroupsResponse_DeletableGroupResult_1(e2, w)
     if o.unknown_tagged_fields:

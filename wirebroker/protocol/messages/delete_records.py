@@ -194,6 +194,9 @@ def _r_DeleteRecordsRequest_DeleteRecordsPartition_1(b, p):
     o = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
     o.partition_index, o.offset, = _S2.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -253,6 +256,9 @@ def _r_DeleteRecordsRequest_DeleteRecordsTopic_1(b, p):
             e5, p = _r_DeleteRecordsRequest_DeleteRecordsPartition_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -277,10 +283,18 @@ def _r_DeleteRecordsRequest_DeleteRecordsTopic_1(b, p):
 def _w_DeleteRecordsRequest_DeleteRecordsTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DeleteRecordsRequest_DeleteRecordsPartition_1(e3, w)
     if o.unknown_tagged_fields:
@@ -308,6 +322,9 @@ def _r_DeleteRecordsRequest_1(b, p):
         o.topics = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -331,7 +348,11 @@ def _r_DeleteRecordsRequest_1(b, p):
 
 def _w_DeleteRecordsRequest_1(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteRecordsRequest_DeleteRecordsTopic_1(e2, w)
     w += _S0.pack(o.timeout_ms)
@@ -424,6 +445,9 @@ def _r_DeleteRecordsResponse_DeleteRecordsPartitionResult_1(b, p):
     o = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
     o.partition_index, o.low_watermark, o.error_code, = _S3.unpack_from(b, p)
     p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -483,6 +507,9 @@ def _r_DeleteRecordsResponse_DeleteRecordsTopicResult_1(b, p):
             e5, p = _r_DeleteRecordsResponse_DeleteRecordsPartitionResult_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -507,10 +534,18 @@ def _r_DeleteRecordsResponse_DeleteRecordsTopicResult_1(b, p):
 def _w_DeleteRecordsResponse_DeleteRecordsTopicResult_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DeleteRecordsResponse_DeleteRecordsPartitionResult_1(e3, w)
     if o.unknown_tagged_fields:
@@ -538,6 +573,9 @@ def _r_DeleteRecordsResponse_1(b, p):
             e3, p = _r_DeleteRecordsResponse_DeleteRecordsTopicResult_1(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -562,7 +600,11 @@ def _r_DeleteRecordsResponse_1(b, p):
 def _w_DeleteRecordsResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteRecordsResponse_DeleteRecordsTopicResult_1(e2, w)
     if o.unknown_tagged_fields:

@@ -112,6 +112,9 @@ def _r_DeleteShareGroupStateRequest_PartitionData_0(b, p):
     o = _new(_DeleteShareGroupStateRequest_PartitionData)
     o.partition, = _S1.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -160,6 +163,9 @@ def _r_DeleteShareGroupStateRequest_DeleteStateData_0(b, p):
             e3, p = _r_DeleteShareGroupStateRequest_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -184,7 +190,11 @@ def _r_DeleteShareGroupStateRequest_DeleteStateData_0(b, p):
 def _w_DeleteShareGroupStateRequest_DeleteStateData_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteShareGroupStateRequest_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -223,6 +233,9 @@ def _r_DeleteShareGroupStateRequest_0(b, p):
             e5, p = _r_DeleteShareGroupStateRequest_DeleteStateData_0(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -247,10 +260,18 @@ def _r_DeleteShareGroupStateRequest_0(b, p):
 def _w_DeleteShareGroupStateRequest_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DeleteShareGroupStateRequest_DeleteStateData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -276,6 +297,9 @@ def _r_DeleteShareGroupStateResponse_PartitionResult_0(b, p):
             raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -304,7 +328,11 @@ def _w_DeleteShareGroupStateResponse_PartitionResult_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -331,6 +359,9 @@ def _r_DeleteShareGroupStateResponse_DeleteStateResult_0(b, p):
             e3, p = _r_DeleteShareGroupStateResponse_PartitionResult_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -355,7 +386,11 @@ def _r_DeleteShareGroupStateResponse_DeleteStateResult_0(b, p):
 def _w_DeleteShareGroupStateResponse_DeleteStateResult_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteShareGroupStateResponse_PartitionResult_0(e2, w)
     if o.unknown_tagged_fields:
@@ -381,6 +416,9 @@ def _r_DeleteShareGroupStateResponse_0(b, p):
             e3, p = _r_DeleteShareGroupStateResponse_DeleteStateResult_0(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -404,7 +442,11 @@ def _r_DeleteShareGroupStateResponse_0(b, p):
 
 def _w_DeleteShareGroupStateResponse_0(o, w):
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteShareGroupStateResponse_DeleteStateResult_0(e2, w)
     if o.unknown_tagged_fields:

@@ -166,6 +166,9 @@ def _r_DeleteTopicsRequest_1(b, p):
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
     o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -191,11 +194,19 @@ def _w_DeleteTopicsRequest_1(o, w):
     if o.topics:
         raise UnsupportedFieldError('DeleteTopicsRequest.Topics exists only in versions 6+')
     xs1 = o.topic_names
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S0.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
@@ -221,6 +232,9 @@ def _r_DeleteTopicsRequest_DeleteTopicState_0(b, p):
         p = q2
     o.topic_id, = _S2.unpack_from(b, p)
     p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -248,7 +262,11 @@ def _w_DeleteTopicsRequest_DeleteTopicState_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S2.pack(o.topic_id)
     if o.unknown_tagged_fields:
@@ -277,6 +295,9 @@ def _r_DeleteTopicsRequest_2(b, p):
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
     o.topic_names = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -300,7 +321,11 @@ def _r_DeleteTopicsRequest_2(b, p):
 
 def _w_DeleteTopicsRequest_2(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteTopicsRequest_DeleteTopicState_0(e2, w)
     w += _S0.pack(o.timeout_ms)
@@ -411,6 +436,9 @@ def _r_DeleteTopicsResponse_DeletableTopicResult_1(b, p):
     p += 2
     o.topic_id = UUID_ZERO
     o.error_message = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -435,7 +463,11 @@ def _r_DeleteTopicsResponse_DeletableTopicResult_1(b, p):
 def _w_DeleteTopicsResponse_DeletableTopicResult_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.error_code)
     if o.unknown_tagged_fields:
@@ -463,6 +495,9 @@ def _r_DeleteTopicsResponse_2(b, p):
             e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_1(b, p)
             xs2.append(e3)
         o.responses = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -487,7 +522,11 @@ def _r_DeleteTopicsResponse_2(b, p):
 def _w_DeleteTopicsResponse_2(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteTopicsResponse_DeletableTopicResult_1(e2, w)
     if o.unknown_tagged_fields:
@@ -527,6 +566,9 @@ def _r_DeleteTopicsResponse_DeletableTopicResult_2(b, p):
         o.error_message = str(b[p:q4], 'utf-8')
         p = q4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -551,7 +593,11 @@ def _r_DeleteTopicsResponse_DeletableTopicResult_2(b, p):
 def _w_DeleteTopicsResponse_DeletableTopicResult_2(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.error_code)
     v2 = o.error_message
@@ -559,7 +605,11 @@ def _w_DeleteTopicsResponse_DeletableTopicResult_2(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -586,6 +636,9 @@ def _r_DeleteTopicsResponse_3(b, p):
             e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_2(b, p)
             xs2.append(e3)
         o.responses = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -610,7 +663,11 @@ def _r_DeleteTopicsResponse_3(b, p):
 def _w_DeleteTopicsResponse_3(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteTopicsResponse_DeletableTopicResult_2(e2, w)
     if o.unknown_tagged_fields:
@@ -649,6 +706,9 @@ def _r_DeleteTopicsResponse_DeletableTopicResult_3(b, p):
             raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
         o.error_message = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -676,7 +736,11 @@ def _w_DeleteTopicsResponse_DeletableTopicResult_3(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S3.pack(o.topic_id, o.error_code)
     v2 = o.error_message
@@ -684,7 +748,11 @@ def _w_DeleteTopicsResponse_DeletableTopicResult_3(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -711,6 +779,9 @@ def _r_DeleteTopicsResponse_4(b, p):
             e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_3(b, p)
             xs2.append(e3)
         o.responses = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -735,7 +806,11 @@ def _r_DeleteTopicsResponse_4(b, p):
 def _w_DeleteTopicsResponse_4(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DeleteTopicsResponse_DeletableTopicResult_3(e2, w)
     if o.unknown_tagged_fields:

@@ -285,6 +285,9 @@ def _r_DescribeAclsRequest_2(b, p):
         p = q6
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -313,7 +316,11 @@ def _w_DescribeAclsRequest_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S0.pack(o.pattern_type_filter)
     v2 = o.principal_filter
@@ -321,14 +328,22 @@ def _w_DescribeAclsRequest_2(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.host_filter
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S2.pack(o.operation, o.permission_type)
     if o.unknown_tagged_fields:
@@ -587,6 +602,9 @@ def _r_DescribeAclsResponse_AclDescription_1(b, p):
         p = q4
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -611,11 +629,19 @@ def _r_DescribeAclsResponse_AclDescription_1(b, p):
 def _w_DescribeAclsResponse_AclDescription_1(o, w):
     v1 = o.principal
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S2.pack(o.operation, o.permission_type)
     if o.unknown_tagged_fields:
@@ -658,6 +684,9 @@ def _r_DescribeAclsResponse_DescribeAclsResource_2(b, p):
             e5, p = _r_DescribeAclsResponse_AclDescription_1(b, p)
             xs4.append(e5)
         o.acls = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -683,11 +712,19 @@ def _w_DescribeAclsResponse_DescribeAclsResource_2(o, w):
     w += _S0.pack(o.resource_type)
     v1 = o.resource_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.pattern_type)
     xs2 = o.acls
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeAclsResponse_AclDescription_1(e3, w)
     if o.unknown_tagged_fields:
@@ -728,6 +765,9 @@ def _r_DescribeAclsResponse_2(b, p):
             e5, p = _r_DescribeAclsResponse_DescribeAclsResource_2(b, p)
             xs4.append(e5)
         o.resources = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -756,10 +796,18 @@ def _w_DescribeAclsResponse_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.resources
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeAclsResponse_DescribeAclsResource_2(e3, w)
     if o.unknown_tagged_fields:

@@ -216,6 +216,9 @@ def _r_DescribeClientQuotasRequest_ComponentData_1(b, p):
             raise DecodeError('ComponentData.Match: length ' + str(n3) + ' past the end')
         o.match = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -240,7 +243,11 @@ def _r_DescribeClientQuotasRequest_ComponentData_1(b, p):
 def _w_DescribeClientQuotasRequest_ComponentData_1(o, w):
     v1 = o.entity_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.match_type)
     v2 = o.match
@@ -248,7 +255,11 @@ def _w_DescribeClientQuotasRequest_ComponentData_1(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -275,6 +286,9 @@ def _r_DescribeClientQuotasRequest_1(b, p):
         o.components = xs2
     o.strict, = _S3.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -298,7 +312,11 @@ def _r_DescribeClientQuotasRequest_1(b, p):
 
 def _w_DescribeClientQuotasRequest_1(o, w):
     xs1 = o.components
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeClientQuotasRequest_ComponentData_1(e2, w)
     w += _S3.pack(o.strict)
@@ -491,6 +509,9 @@ def _r_DescribeClientQuotasResponse_EntityData_1(b, p):
             raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
         o.entity_name = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -515,14 +536,22 @@ def _r_DescribeClientQuotasResponse_EntityData_1(b, p):
 def _w_DescribeClientQuotasResponse_EntityData_1(o, w):
     v1 = o.entity_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.entity_name
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -547,6 +576,9 @@ def _r_DescribeClientQuotasResponse_ValueData_1(b, p):
         p = q2
     o.value, = _S5.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -571,7 +603,11 @@ def _r_DescribeClientQuotasResponse_ValueData_1(b, p):
 def _w_DescribeClientQuotasResponse_ValueData_1(o, w):
     v1 = o.key
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S5.pack(o.value)
     if o.unknown_tagged_fields:
@@ -612,6 +648,9 @@ def _r_DescribeClientQuotasResponse_EntryData_1(b, p):
             e6, p = _r_DescribeClientQuotasResponse_ValueData_1(b, p)
             xs5.append(e6)
         o.values = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -635,11 +674,19 @@ def _r_DescribeClientQuotasResponse_EntryData_1(b, p):
 
 def _w_DescribeClientQuotasResponse_EntryData_1(o, w):
     xs1 = o.entity
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeClientQuotasResponse_EntityData_1(e2, w)
     xs3 = o.values
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeClientQuotasResponse_ValueData_1(e4, w)
     if o.unknown_tagged_fields:
@@ -680,6 +727,9 @@ def _r_DescribeClientQuotasResponse_1(b, p):
             e5, p = _r_DescribeClientQuotasResponse_EntryData_1(b, p)
             xs4.append(e5)
         o.entries = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -708,13 +758,21 @@ def _w_DescribeClientQuotasResponse_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.entries
     if xs2 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs2) + 1)
+        ln = len(xs2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e3 in xs2:
             _w_DescribeClientQuotasResponse_EntryData_1(e3, w)
     if o.unknown_tagged_fields:

@@ -91,6 +91,9 @@ def _r_DescribeClusterRequest_0(b, p):
     o.include_cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 1
     o.endpoint_type = 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -126,6 +129,9 @@ def _r_DescribeClusterRequest_1(b, p):
     o = _new(DescribeClusterRequest)
     o.include_cluster_authorized_operations, o.endpoint_type, = _S1.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -187,6 +193,9 @@ def _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p):
             raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n3) + ' past the end')
         o.rack = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -212,7 +221,11 @@ def _w_DescribeClusterResponse_DescribeClusterBroker_0(o, w):
     w += _S3.pack(o.broker_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S3.pack(o.port)
     v2 = o.rack
@@ -220,7 +233,11 @@ def _w_DescribeClusterResponse_DescribeClusterBroker_0(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -278,6 +295,9 @@ def _r_DescribeClusterResponse_0(b, p):
     o.cluster_authorized_operations, = _S3.unpack_from(b, p)
     p += 4
     o.endpoint_type = 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -308,15 +328,27 @@ def _w_DescribeClusterResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.cluster_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S3.pack(o.controller_id)
     xs3 = o.brokers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeClusterResponse_DescribeClusterBroker_0(e4, w)
     w += _S3.pack(o.cluster_authorized_operations)
@@ -377,6 +409,9 @@ def _r_DescribeClusterResponse_1(b, p):
         o.brokers = xs6
     o.cluster_authorized_operations, = _S3.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -405,16 +440,28 @@ def _w_DescribeClusterResponse_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S4.pack(o.endpoint_type)
     v2 = o.cluster_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S3.pack(o.controller_id)
     xs3 = o.brokers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeClusterResponse_DescribeClusterBroker_0(e4, w)
     w += _S3.pack(o.cluster_authorized_operations)

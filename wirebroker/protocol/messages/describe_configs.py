@@ -317,6 +317,9 @@ def _r_DescribeConfigsRequest_DescribeConfigsResource_1(b, p):
                 p = q7
             xs4.append(e5)
         o.configuration_keys = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -342,17 +345,29 @@ def _w_DescribeConfigsRequest_DescribeConfigsResource_1(o, w):
     w += _S1.pack(o.resource_type)
     v1 = o.resource_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.configuration_keys
     if xs2 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs2) + 1)
+        ln = len(xs2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e3 in xs2:
             v4 = e3
             v4 = v4.encode()
-            _wuv(w, len(v4) + 1)
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
             w += v4
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -379,6 +394,9 @@ def _r_DescribeConfigsRequest_3(b, p):
         o.resources = xs2
     o.include_synonyms, o.include_documentation, = _S4.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -402,7 +420,11 @@ def _r_DescribeConfigsRequest_3(b, p):
 
 def _w_DescribeConfigsRequest_3(o, w):
     xs1 = o.resources
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeConfigsRequest_DescribeConfigsResource_1(e2, w)
     w += _S4.pack(o.include_synonyms, o.include_documentation)
@@ -948,6 +970,9 @@ def _r_DescribeConfigsResponse_DescribeConfigsSynonym_1(b, p):
         p = q4
     o.source, = _S1.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -972,14 +997,22 @@ def _r_DescribeConfigsResponse_DescribeConfigsSynonym_1(b, p):
 def _w_DescribeConfigsResponse_DescribeConfigsSynonym_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.value
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S1.pack(o.source)
     if o.unknown_tagged_fields:
@@ -1049,6 +1082,9 @@ def _r_DescribeConfigsResponse_DescribeConfigsResourceResult_3(b, p):
         o.documentation = str(b[p:q9], 'utf-8')
         p = q9
     o.is_default = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1075,18 +1111,30 @@ def _w_DescribeConfigsResponse_DescribeConfigsResourceResult_3(o, w):
         raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.value
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S6.pack(o.read_only, o.config_source, o.is_sensitive)
     xs3 = o.synonyms
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeConfigsResponse_DescribeConfigsSynonym_1(e4, w)
     w += _S1.pack(o.config_type)
@@ -1095,7 +1143,11 @@ def _w_DescribeConfigsResponse_DescribeConfigsResourceResult_3(o, w):
         w.append(0)
     else:
         v5 = v5.encode()
-        _wuv(w, len(v5) + 1)
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v5
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1150,6 +1202,9 @@ def _r_DescribeConfigsResponse_DescribeConfigsResult_3(b, p):
             e7, p = _r_DescribeConfigsResponse_DescribeConfigsResourceResult_3(b, p)
             xs6.append(e7)
         o.configs = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1178,15 +1233,27 @@ def _w_DescribeConfigsResponse_DescribeConfigsResult_3(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S1.pack(o.resource_type)
     v2 = o.resource_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     xs3 = o.configs
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeConfigsResponse_DescribeConfigsResourceResult_3(e4, w)
     if o.unknown_tagged_fields:
@@ -1214,6 +1281,9 @@ def _r_DescribeConfigsResponse_3(b, p):
             e3, p = _r_DescribeConfigsResponse_DescribeConfigsResult_3(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1238,7 +1308,11 @@ def _r_DescribeConfigsResponse_3(b, p):
 def _w_DescribeConfigsResponse_3(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeConfigsResponse_DescribeConfigsResult_3(e2, w)
     if o.unknown_tagged_fields:

@@ -199,6 +199,9 @@ def _r_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(b, p):
             raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: length ' + str(n3) + ' past the end')
         o.principal_name = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -223,11 +226,19 @@ def _r_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(b, p):
 def _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(o, w):
     v1 = o.principal_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.principal_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -252,6 +263,9 @@ def _r_DescribeDelegationTokenRequest_1(b, p):
             e3, p = _r_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(b, p)
             xs2.append(e3)
         o.owners = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -278,7 +292,11 @@ def _w_DescribeDelegationTokenRequest_1(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(e2, w)
     if o.unknown_tagged_fields:
@@ -461,6 +479,9 @@ def _r_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_1(b, p):
             raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n3) + ' past the end')
         o.principal_name = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -555,6 +576,9 @@ def _r_DescribeDelegationTokenResponse_DescribedDelegationToken_1(b, p):
         o.renewers = xs10
     o.token_requester_principal_type = ''
     o.token_requester_principal_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -583,22 +607,42 @@ def _w_DescribeDelegationTokenResponse_DescribedDelegationToken_1(o, w):
         raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalName exists only in versions 3+')
     v1 = o.principal_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.principal_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S2.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
     v3 = o.token_id
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.hmac
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.renewers
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(e6, w)
     if o.unknown_tagged_fields:
@@ -628,6 +672,9 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
         o.tokens = xs2
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -652,7 +699,11 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
 def _w_DescribeDelegationTokenResponse_1(o, w):
     w += _S1.pack(o.error_code)
     xs1 = o.tokens
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeDelegationTokenResponse_DescribedDelegationToken_1(e2, w)
     w += _S0.pack(o.throttle_time_ms)
@@ -759,6 +810,9 @@ def _r_DescribeDelegationTokenResponse_DescribedDelegationToken_2(b, p):
             e15, p = _r_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_1(b, p)
             xs14.append(e15)
         o.renewers = xs14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -783,30 +837,58 @@ def _r_DescribeDelegationTokenResponse_DescribedDelegationToken_2(b, p):
 def _w_DescribeDelegationTokenResponse_DescribedDelegationToken_2(o, w):
     v1 = o.principal_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.principal_name
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.token_requester_principal_type
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.token_requester_principal_name
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     w += _S2.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
     v5 = o.token_id
     v5 = v5.encode()
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     v6 = o.hmac
-    _wuv(w, len(v6) + 1)
+    ln = len(v6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v6
     xs7 = o.renewers
-    _wuv(w, len(xs7) + 1)
+    ln = len(xs7) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e8 in xs7:
         _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(e8, w)
     if o.unknown_tagged_fields:
@@ -836,6 +918,9 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
         o.tokens = xs2
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -860,7 +945,11 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
 def _w_DescribeDelegationTokenResponse_2(o, w):
     w += _S1.pack(o.error_code)
     xs1 = o.tokens
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeDelegationTokenResponse_DescribedDelegationToken_2(e2, w)
     w += _S0.pack(o.throttle_time_ms)

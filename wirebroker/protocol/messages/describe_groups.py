@@ -207,6 +207,9 @@ def _r_DescribeGroupsRequest_2(b, p):
         o.groups = xs2
     o.include_authorized_operations, = _S2.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -230,11 +233,19 @@ def _r_DescribeGroupsRequest_2(b, p):
 
 def _w_DescribeGroupsRequest_2(o, w):
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S2.pack(o.include_authorized_operations)
     if o.unknown_tagged_fields:
@@ -866,6 +877,9 @@ def _r_DescribeGroupsResponse_DescribedGroupMember_2(b, p):
             raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n11) + ' past the end')
         o.member_assignment = bytes(b[p:q12])
         p = q12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -890,28 +904,52 @@ def _r_DescribeGroupsResponse_DescribedGroupMember_2(b, p):
 def _w_DescribeGroupsResponse_DescribedGroupMember_2(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_instance_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.client_id
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.client_host
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     v5 = o.member_metadata
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     v6 = o.member_assignment
-    _wuv(w, len(v6) + 1)
+    ln = len(v6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v6
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -992,6 +1030,9 @@ def _r_DescribeGroupsResponse_DescribedGroup_3(b, p):
         o.members = xs10
     o.authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1017,22 +1058,42 @@ def _w_DescribeGroupsResponse_DescribedGroup_3(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_state
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.protocol_type
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.protocol_data
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.members
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_DescribeGroupsResponse_DescribedGroupMember_2(e6, w)
     w += _S0.pack(o.authorized_operations)
@@ -1061,6 +1122,9 @@ def _r_DescribeGroupsResponse_4(b, p):
             e3, p = _r_DescribeGroupsResponse_DescribedGroup_3(b, p)
             xs2.append(e3)
         o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1085,7 +1149,11 @@ def _r_DescribeGroupsResponse_4(b, p):
 def _w_DescribeGroupsResponse_4(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeGroupsResponse_DescribedGroup_3(e2, w)
     if o.unknown_tagged_fields:

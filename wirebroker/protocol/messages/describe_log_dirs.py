@@ -33,6 +33,7 @@ _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>iqq?')
 _S3 = _struct.Struct('>ih')
 _S4 = _struct.Struct('>qq')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class DescribeLogDirsRequest(Message):
@@ -135,7 +136,7 @@ def _r_DescribeLogDirsRequest_DescribableLogDirTopic_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -148,7 +149,10 @@ def _w_DescribeLogDirsRequest_DescribableLogDirTopic_0(o, w):
     w += v1
     xs2 = o.partitions
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_DescribeLogDirsRequest_0(b, p):
@@ -204,8 +208,11 @@ def _r_DescribeLogDirsRequest_DescribableLogDirTopic_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -230,11 +237,22 @@ def _r_DescribeLogDirsRequest_DescribableLogDirTopic_1(b, p):
 def _w_DescribeLogDirsRequest_DescribableLogDirTopic_1(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -258,6 +276,9 @@ def _r_DescribeLogDirsRequest_1(b, p):
             e3, p = _r_DescribeLogDirsRequest_DescribableLogDirTopic_1(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -284,7 +305,11 @@ def _w_DescribeLogDirsRequest_1(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_DescribeLogDirsRequest_DescribableLogDirTopic_1(e2, w)
     if o.unknown_tagged_fields:
@@ -421,6 +446,9 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsPartition_1(b, p):
     o = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
     o.partition_index, o.partition_size, o.offset_lag, o.is_future_key, = _S2.unpack_from(b, p)
     p += 21
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -480,6 +508,9 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsTopic_1(b, p):
             e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsPartition_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -504,10 +535,18 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsTopic_1(b, p):
 def _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeLogDirsResponse_DescribeLogDirsPartition_1(e3, w)
     if o.unknown_tagged_fields:
@@ -550,6 +589,9 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsResult_1(b, p):
         o.topics = xs4
     o.total_bytes = -1
     o.usable_bytes = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -575,10 +617,18 @@ def _w_DescribeLogDirsResponse_DescribeLogDirsResult_1(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.log_dir
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(e3, w)
     if o.unknown_tagged_fields:
@@ -607,6 +657,9 @@ def _r_DescribeLogDirsResponse_1(b, p):
             xs2.append(e3)
         o.results = xs2
     o.error_code = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -631,7 +684,11 @@ def _r_DescribeLogDirsResponse_1(b, p):
 def _w_DescribeLogDirsResponse_1(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeLogDirsResponse_DescribeLogDirsResult_1(e2, w)
     if o.unknown_tagged_fields:
@@ -659,6 +716,9 @@ def _r_DescribeLogDirsResponse_2(b, p):
             e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_1(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -683,7 +743,11 @@ def _r_DescribeLogDirsResponse_2(b, p):
 def _w_DescribeLogDirsResponse_2(o, w):
     w += _S3.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeLogDirsResponse_DescribeLogDirsResult_1(e2, w)
     if o.unknown_tagged_fields:
@@ -726,6 +790,9 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsResult_2(b, p):
         o.topics = xs4
     o.total_bytes, o.usable_bytes, = _S4.unpack_from(b, p)
     p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -751,10 +818,18 @@ def _w_DescribeLogDirsResponse_DescribeLogDirsResult_2(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.log_dir
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(e3, w)
     w += _S4.pack(o.total_bytes, o.usable_bytes)
@@ -783,6 +858,9 @@ def _r_DescribeLogDirsResponse_3(b, p):
             e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_2(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -807,7 +885,11 @@ def _r_DescribeLogDirsResponse_3(b, p):
 def _w_DescribeLogDirsResponse_3(o, w):
     w += _S3.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeLogDirsResponse_DescribeLogDirsResult_2(e2, w)
     if o.unknown_tagged_fields:

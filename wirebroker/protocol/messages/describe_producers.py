@@ -31,6 +31,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>ih')
 _S2 = _struct.Struct('>qiiqiq')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class DescribeProducersRequest(Message):
@@ -139,8 +140,11 @@ def _r_DescribeProducersRequest_TopicRequest_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('TopicRequest.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -165,11 +169,22 @@ def _r_DescribeProducersRequest_TopicRequest_0(b, p):
 def _w_DescribeProducersRequest_TopicRequest_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_indexes
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -193,6 +208,9 @@ def _r_DescribeProducersRequest_0(b, p):
             e3, p = _r_DescribeProducersRequest_TopicRequest_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -216,7 +234,11 @@ def _r_DescribeProducersRequest_0(b, p):
 
 def _w_DescribeProducersRequest_0(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeProducersRequest_TopicRequest_0(e2, w)
     if o.unknown_tagged_fields:
@@ -229,6 +251,9 @@ def _r_DescribeProducersResponse_ProducerState_0(b, p):
     o = _new(_DescribeProducersResponse_ProducerState)
     o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset, = _S2.unpack_from(b, p)
     p += 36
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -290,6 +315,9 @@ def _r_DescribeProducersResponse_PartitionResponse_0(b, p):
             e5, p = _r_DescribeProducersResponse_ProducerState_0(b, p)
             xs4.append(e5)
         o.active_producers = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -318,10 +346,18 @@ def _w_DescribeProducersResponse_PartitionResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.active_producers
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeProducersResponse_ProducerState_0(e3, w)
     if o.unknown_tagged_fields:
@@ -360,6 +396,9 @@ def _r_DescribeProducersResponse_TopicResponse_0(b, p):
             e5, p = _r_DescribeProducersResponse_PartitionResponse_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -384,10 +423,18 @@ def _r_DescribeProducersResponse_TopicResponse_0(b, p):
 def _w_DescribeProducersResponse_TopicResponse_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeProducersResponse_PartitionResponse_0(e3, w)
     if o.unknown_tagged_fields:
@@ -415,6 +462,9 @@ def _r_DescribeProducersResponse_0(b, p):
             e3, p = _r_DescribeProducersResponse_TopicResponse_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -439,7 +489,11 @@ def _r_DescribeProducersResponse_0(b, p):
 def _w_DescribeProducersResponse_0(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeProducersResponse_TopicResponse_0(e2, w)
     if o.unknown_tagged_fields:

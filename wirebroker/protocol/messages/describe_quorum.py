@@ -162,6 +162,9 @@ def _r_DescribeQuorumRequest_PartitionData_0(b, p):
     o = _new(_DescribeQuorumRequest_PartitionData)
     o.partition_index, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -221,6 +224,9 @@ def _r_DescribeQuorumRequest_TopicData_0(b, p):
             e5, p = _r_DescribeQuorumRequest_PartitionData_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -245,10 +251,18 @@ def _r_DescribeQuorumRequest_TopicData_0(b, p):
 def _w_DescribeQuorumRequest_TopicData_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeQuorumRequest_PartitionData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -274,6 +288,9 @@ def _r_DescribeQuorumRequest_0(b, p):
             e3, p = _r_DescribeQuorumRequest_TopicData_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -297,7 +314,11 @@ def _r_DescribeQuorumRequest_0(b, p):
 
 def _w_DescribeQuorumRequest_0(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeQuorumRequest_TopicData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -313,6 +334,9 @@ def _r_DescribeQuorumResponse_ReplicaState_0(b, p):
     o.replica_directory_id = UUID_ZERO
     o.last_fetch_timestamp = -1
     o.last_caught_up_timestamp = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -379,6 +403,9 @@ def _r_DescribeQuorumResponse_PartitionData_0(b, p):
             xs5.append(e6)
         o.observers = xs5
     o.error_message = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -403,11 +430,19 @@ def _r_DescribeQuorumResponse_PartitionData_0(b, p):
 def _w_DescribeQuorumResponse_PartitionData_0(o, w):
     w += _S2.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark)
     xs1 = o.current_voters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeQuorumResponse_ReplicaState_0(e2, w)
     xs3 = o.observers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeQuorumResponse_ReplicaState_0(e4, w)
     if o.unknown_tagged_fields:
@@ -446,6 +481,9 @@ def _r_DescribeQuorumResponse_TopicData_0(b, p):
             e5, p = _r_DescribeQuorumResponse_PartitionData_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -470,10 +508,18 @@ def _r_DescribeQuorumResponse_TopicData_0(b, p):
 def _w_DescribeQuorumResponse_TopicData_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeQuorumResponse_PartitionData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -503,6 +549,9 @@ def _r_DescribeQuorumResponse_0(b, p):
         o.topics = xs2
     o.error_message = ''
     o.nodes = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -529,7 +578,11 @@ def _w_DescribeQuorumResponse_0(o, w):
         raise UnsupportedFieldError('DescribeQuorumResponse.Nodes exists only in versions 2+')
     w += _S1.pack(o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeQuorumResponse_TopicData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -543,6 +596,9 @@ def _r_DescribeQuorumResponse_ReplicaState_1(b, p):
     o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp, = _S4.unpack_from(b, p)
     p += 28
     o.replica_directory_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -609,6 +665,9 @@ def _r_DescribeQuorumResponse_PartitionData_1(b, p):
             xs5.append(e6)
         o.observers = xs5
     o.error_message = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -633,11 +692,19 @@ def _r_DescribeQuorumResponse_PartitionData_1(b, p):
 def _w_DescribeQuorumResponse_PartitionData_1(o, w):
     w += _S2.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark)
     xs1 = o.current_voters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeQuorumResponse_ReplicaState_1(e2, w)
     xs3 = o.observers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeQuorumResponse_ReplicaState_1(e4, w)
     if o.unknown_tagged_fields:
@@ -676,6 +743,9 @@ def _r_DescribeQuorumResponse_TopicData_1(b, p):
             e5, p = _r_DescribeQuorumResponse_PartitionData_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -700,10 +770,18 @@ def _r_DescribeQuorumResponse_TopicData_1(b, p):
 def _w_DescribeQuorumResponse_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeQuorumResponse_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -733,6 +811,9 @@ def _r_DescribeQuorumResponse_1(b, p):
         o.topics = xs2
     o.error_message = ''
     o.nodes = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -759,7 +840,11 @@ def _w_DescribeQuorumResponse_1(o, w):
         raise UnsupportedFieldError('DescribeQuorumResponse.Nodes exists only in versions 2+')
     w += _S1.pack(o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeQuorumResponse_TopicData_1(e2, w)
     if o.unknown_tagged_fields:
@@ -772,6 +857,9 @@ def _r_DescribeQuorumResponse_ReplicaState_2(b, p):
     o = _new(_DescribeQuorumResponse_ReplicaState)
     o.replica_id, o.replica_directory_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp, = _S7.unpack_from(b, p)
     p += 44
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -850,6 +938,9 @@ def _r_DescribeQuorumResponse_PartitionData_2(b, p):
             e8, p = _r_DescribeQuorumResponse_ReplicaState_2(b, p)
             xs7.append(e8)
         o.observers = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -878,15 +969,27 @@ def _w_DescribeQuorumResponse_PartitionData_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S6.pack(o.leader_id, o.leader_epoch, o.high_watermark)
     xs2 = o.current_voters
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeQuorumResponse_ReplicaState_2(e3, w)
     xs4 = o.observers
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_DescribeQuorumResponse_ReplicaState_2(e5, w)
     if o.unknown_tagged_fields:
@@ -925,6 +1028,9 @@ def _r_DescribeQuorumResponse_TopicData_2(b, p):
             e5, p = _r_DescribeQuorumResponse_PartitionData_2(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -949,10 +1055,18 @@ def _r_DescribeQuorumResponse_TopicData_2(b, p):
 def _w_DescribeQuorumResponse_TopicData_2(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeQuorumResponse_PartitionData_2(e3, w)
     if o.unknown_tagged_fields:
@@ -991,6 +1105,9 @@ def _r_DescribeQuorumResponse_Listener_0(b, p):
         p = q4
     o.port, = _S8.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1015,11 +1132,19 @@ def _r_DescribeQuorumResponse_Listener_0(b, p):
 def _w_DescribeQuorumResponse_Listener_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S8.pack(o.port)
     if o.unknown_tagged_fields:
@@ -1047,6 +1172,9 @@ def _r_DescribeQuorumResponse_Node_0(b, p):
             e3, p = _r_DescribeQuorumResponse_Listener_0(b, p)
             xs2.append(e3)
         o.listeners = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1071,7 +1199,11 @@ def _r_DescribeQuorumResponse_Node_0(b, p):
 def _w_DescribeQuorumResponse_Node_0(o, w):
     w += _S0.pack(o.node_id)
     xs1 = o.listeners
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeQuorumResponse_Listener_0(e2, w)
     if o.unknown_tagged_fields:
@@ -1127,6 +1259,9 @@ def _r_DescribeQuorumResponse_2(b, p):
             e8, p = _r_DescribeQuorumResponse_Node_0(b, p)
             xs7.append(e8)
         o.nodes = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1155,14 +1290,26 @@ def _w_DescribeQuorumResponse_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeQuorumResponse_TopicData_2(e3, w)
     xs4 = o.nodes
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_DescribeQuorumResponse_Node_0(e5, w)
     if o.unknown_tagged_fields:

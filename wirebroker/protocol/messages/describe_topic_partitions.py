@@ -32,6 +32,7 @@ _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>16s?')
 _S3 = _struct.Struct('>hiii')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class DescribeTopicPartitionsRequest(Message):
@@ -148,6 +149,9 @@ def _r_DescribeTopicPartitionsRequest_TopicRequest_0(b, p):
             raise DecodeError('TopicRequest.Name: length ' + str(n1) + ' past the end')
         o.name = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -172,7 +176,11 @@ def _r_DescribeTopicPartitionsRequest_TopicRequest_0(b, p):
 def _w_DescribeTopicPartitionsRequest_TopicRequest_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -197,6 +205,9 @@ def _r_DescribeTopicPartitionsRequest_Cursor_0(b, p):
         p = q2
     o.partition_index, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -221,7 +232,11 @@ def _r_DescribeTopicPartitionsRequest_Cursor_0(b, p):
 def _w_DescribeTopicPartitionsRequest_Cursor_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.partition_index)
     if o.unknown_tagged_fields:
@@ -255,6 +270,9 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
     else:
         p += 1
         o.cursor, p = _r_DescribeTopicPartitionsRequest_Cursor_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -278,7 +296,11 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
 
 def _w_DescribeTopicPartitionsRequest_0(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeTopicPartitionsRequest_TopicRequest_0(e2, w)
     w += _S0.pack(o.response_partition_limit)
@@ -307,7 +329,7 @@ def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_
     else:
         if n1 > len(b) - p:
             raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     n2 = b[p]
     p += 1
@@ -319,7 +341,7 @@ def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_
     else:
         if n2 > len(b) - p:
             raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3 = b[p]
     p += 1
@@ -331,7 +353,7 @@ def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_
     else:
         if n3 > len(b) - p:
             raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n3) + ' past the end')
-        o.eligible_leader_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.eligible_leader_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     n4 = b[p]
     p += 1
@@ -343,7 +365,7 @@ def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_
     else:
         if n4 > len(b) - p:
             raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n4) + ' past the end')
-        o.last_known_elr = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.last_known_elr = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     n5 = b[p]
     p += 1
@@ -355,8 +377,11 @@ def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_
     else:
         if n5 > len(b) - p:
             raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n5) + ' past the end')
-        o.offline_replicas = list(_unpack_from('>' + str(n5) + 'i', b, p))
+        o.offline_replicas = list((_ARRAY_i[n5] if n5 < 64 else _struct.Struct('>' + str(n5) + 'i')).unpack_from(b, p))
         p += 4 * n5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -381,26 +406,61 @@ def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_
 def _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(o, w):
     w += _S3.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     xs1 = o.replica_nodes
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     xs2 = o.isr_nodes
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.eligible_leader_replicas
     if xs3 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs3) + 1)
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs3) < 64:
+            w += _ARRAY_i[len(xs3)].pack(*xs3)
+        else:
+            w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     xs4 = o.last_known_elr
     if xs4 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs4) + 1)
-        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
     xs5 = o.offline_replicas
-    _wuv(w, len(xs5) + 1)
-    w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs5) < 64:
+        w += _ARRAY_i[len(xs5)].pack(*xs5)
+    else:
+        w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -443,6 +503,9 @@ def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b,
         o.partitions = xs4
     o.topic_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -471,11 +534,19 @@ def _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(o,
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S2.pack(o.topic_id, o.is_internal)
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(e3, w)
     w += _S0.pack(o.topic_authorized_operations)
@@ -502,6 +573,9 @@ def _r_DescribeTopicPartitionsResponse_Cursor_0(b, p):
         p = q2
     o.partition_index, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -548,6 +622,9 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
     else:
         p += 1
         o.next_cursor, p = _r_DescribeTopicPartitionsResponse_Cursor_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -572,7 +649,11 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
 def _w_DescribeTopicPartitionsResponse_0(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(e2, w)
     if o.next_cursor is None:

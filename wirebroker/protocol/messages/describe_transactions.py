@@ -31,6 +31,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>iqqh')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class DescribeTransactionsRequest(Message):
@@ -121,6 +122,9 @@ def _r_DescribeTransactionsRequest_0(b, p):
                 p = q5
             xs2.append(e3)
         o.transactional_ids = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -144,11 +148,19 @@ def _r_DescribeTransactionsRequest_0(b, p):
 
 def _w_DescribeTransactionsRequest_0(o, w):
     xs1 = o.transactional_ids
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -181,8 +193,11 @@ def _r_DescribeTransactionsResponse_TopicData_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -207,11 +222,22 @@ def _r_DescribeTransactionsResponse_TopicData_0(b, p):
 def _w_DescribeTransactionsResponse_TopicData_0(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -265,6 +291,9 @@ def _r_DescribeTransactionsResponse_TransactionState_0(b, p):
             e7, p = _r_DescribeTransactionsResponse_TopicData_0(b, p)
             xs6.append(e7)
         o.topics = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -290,15 +319,27 @@ def _w_DescribeTransactionsResponse_TransactionState_0(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.transaction_state
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S2.pack(o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch)
     xs3 = o.topics
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeTransactionsResponse_TopicData_0(e4, w)
     if o.unknown_tagged_fields:
@@ -326,6 +367,9 @@ def _r_DescribeTransactionsResponse_0(b, p):
             e3, p = _r_DescribeTransactionsResponse_TransactionState_0(b, p)
             xs2.append(e3)
         o.transaction_states = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -350,7 +394,11 @@ def _r_DescribeTransactionsResponse_0(b, p):
 def _w_DescribeTransactionsResponse_0(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.transaction_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_DescribeTransactionsResponse_TransactionState_0(e2, w)
     if o.unknown_tagged_fields:

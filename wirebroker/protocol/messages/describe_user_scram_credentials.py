@@ -115,6 +115,9 @@ def _r_DescribeUserScramCredentialsRequest_UserName_0(b, p):
             raise DecodeError('UserName.Name: length ' + str(n1) + ' past the end')
         o.name = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -139,7 +142,11 @@ def _r_DescribeUserScramCredentialsRequest_UserName_0(b, p):
 def _w_DescribeUserScramCredentialsRequest_UserName_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -164,6 +171,9 @@ def _r_DescribeUserScramCredentialsRequest_0(b, p):
             e3, p = _r_DescribeUserScramCredentialsRequest_UserName_0(b, p)
             xs2.append(e3)
         o.users = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -190,7 +200,11 @@ def _w_DescribeUserScramCredentialsRequest_0(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_DescribeUserScramCredentialsRequest_UserName_0(e2, w)
     if o.unknown_tagged_fields:
@@ -203,6 +217,9 @@ def _r_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p):
     o = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
     o.mechanism, o.iterations, = _S2.unpack_from(b, p)
     p += 5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -277,6 +294,9 @@ def _r_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0
             e7, p = _r_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p)
             xs6.append(e7)
         o.credential_infos = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -301,7 +321,11 @@ def _r_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0
 def _w_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(o, w):
     v1 = o.user
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.error_code)
     v2 = o.error_message
@@ -309,10 +333,18 @@ def _w_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     xs3 = o.credential_infos
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeUserScramCredentialsResponse_CredentialInfo_0(e4, w)
     if o.unknown_tagged_fields:
@@ -353,6 +385,9 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
             e5, p = _r_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p)
             xs4.append(e5)
         o.results = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -381,10 +416,18 @@ def _w_DescribeUserScramCredentialsResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.results
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(e3, w)
     if o.unknown_tagged_fields:

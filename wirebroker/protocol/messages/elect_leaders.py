@@ -32,6 +32,7 @@ _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>b')
 _S3 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ElectLeadersRequest(Message):
@@ -121,7 +122,7 @@ def _r_ElectLeadersRequest_TopicPartitions_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -134,7 +135,10 @@ def _w_ElectLeadersRequest_TopicPartitions_0(o, w):
     w += v1
     xs2 = o.partitions
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_ElectLeadersRequest_0(b, p):
@@ -230,8 +234,11 @@ def _r_ElectLeadersRequest_TopicPartitions_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -256,11 +263,22 @@ def _r_ElectLeadersRequest_TopicPartitions_1(b, p):
 def _w_ElectLeadersRequest_TopicPartitions_1(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -288,6 +306,9 @@ def _r_ElectLeadersRequest_2(b, p):
         o.topic_partitions = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -315,7 +336,11 @@ def _w_ElectLeadersRequest_2(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_ElectLeadersRequest_TopicPartitions_1(e2, w)
     w += _S0.pack(o.timeout_ms)
@@ -469,6 +494,9 @@ def _r_ElectLeadersResponse_PartitionResult_1(b, p):
             raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -497,7 +525,11 @@ def _w_ElectLeadersResponse_PartitionResult_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -535,6 +567,9 @@ def _r_ElectLeadersResponse_ReplicaElectionResult_1(b, p):
             e5, p = _r_ElectLeadersResponse_PartitionResult_1(b, p)
             xs4.append(e5)
         o.partition_result = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -559,10 +594,18 @@ def _r_ElectLeadersResponse_ReplicaElectionResult_1(b, p):
 def _w_ElectLeadersResponse_ReplicaElectionResult_1(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_result
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ElectLeadersResponse_PartitionResult_1(e3, w)
     if o.unknown_tagged_fields:
@@ -590,6 +633,9 @@ def _r_ElectLeadersResponse_2(b, p):
             e3, p = _r_ElectLeadersResponse_ReplicaElectionResult_1(b, p)
             xs2.append(e3)
         o.replica_election_results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -614,7 +660,11 @@ def _r_ElectLeadersResponse_2(b, p):
 def _w_ElectLeadersResponse_2(o, w):
     w += _S3.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.replica_election_results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ElectLeadersResponse_ReplicaElectionResult_1(e2, w)
     if o.unknown_tagged_fields:

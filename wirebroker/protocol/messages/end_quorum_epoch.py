@@ -34,6 +34,7 @@ _S2 = _struct.Struct('>iii')
 _S3 = _struct.Struct('>i16s')
 _S4 = _struct.Struct('>H')
 _S5 = _struct.Struct('>ihii')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class EndQuorumEpochRequest(Message):
@@ -165,7 +166,7 @@ def _r_EndQuorumEpochRequest_PartitionData_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('PartitionData.PreferredSuccessors: count ' + str(n1) + ' past the end')
-        o.preferred_successors = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.preferred_successors = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.preferred_candidates = []
     o.unknown_tagged_fields = None
@@ -176,7 +177,10 @@ def _w_EndQuorumEpochRequest_PartitionData_0(o, w):
     w += _S2.pack(o.partition_index, o.leader_id, o.leader_epoch)
     xs1 = o.preferred_successors
     w += _S1.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
 
 
 def _r_EndQuorumEpochRequest_TopicData_0(b, p):
@@ -265,6 +269,9 @@ def _r_EndQuorumEpochRequest_ReplicaInfo_0(b, p):
     o = _new(_EndQuorumEpochRequest_ReplicaInfo)
     o.candidate_id, o.candidate_directory_id, = _S3.unpack_from(b, p)
     p += 20
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -314,6 +321,9 @@ def _r_EndQuorumEpochRequest_PartitionData_1(b, p):
             xs2.append(e3)
         o.preferred_candidates = xs2
     o.preferred_successors = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -338,7 +348,11 @@ def _r_EndQuorumEpochRequest_PartitionData_1(b, p):
 def _w_EndQuorumEpochRequest_PartitionData_1(o, w):
     w += _S2.pack(o.partition_index, o.leader_id, o.leader_epoch)
     xs1 = o.preferred_candidates
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_EndQuorumEpochRequest_ReplicaInfo_0(e2, w)
     if o.unknown_tagged_fields:
@@ -377,6 +391,9 @@ def _r_EndQuorumEpochRequest_TopicData_1(b, p):
             e5, p = _r_EndQuorumEpochRequest_PartitionData_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -401,10 +418,18 @@ def _r_EndQuorumEpochRequest_TopicData_1(b, p):
 def _w_EndQuorumEpochRequest_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_EndQuorumEpochRequest_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -443,6 +468,9 @@ def _r_EndQuorumEpochRequest_LeaderEndpoint_0(b, p):
         p = q4
     o.port, = _S4.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -467,11 +495,19 @@ def _r_EndQuorumEpochRequest_LeaderEndpoint_0(b, p):
 def _w_EndQuorumEpochRequest_LeaderEndpoint_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S4.pack(o.port)
     if o.unknown_tagged_fields:
@@ -525,6 +561,9 @@ def _r_EndQuorumEpochRequest_1(b, p):
             e8, p = _r_EndQuorumEpochRequest_LeaderEndpoint_0(b, p)
             xs7.append(e8)
         o.leader_endpoints = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -552,14 +591,26 @@ def _w_EndQuorumEpochRequest_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_EndQuorumEpochRequest_TopicData_1(e3, w)
     xs4 = o.leader_endpoints
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_EndQuorumEpochRequest_LeaderEndpoint_0(e5, w)
     if o.unknown_tagged_fields:
@@ -652,6 +703,9 @@ def _r_EndQuorumEpochResponse_PartitionData_1(b, p):
     o = _new(_EndQuorumEpochResponse_PartitionData)
     o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
     p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -711,6 +765,9 @@ def _r_EndQuorumEpochResponse_TopicData_1(b, p):
             e5, p = _r_EndQuorumEpochResponse_PartitionData_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -735,10 +792,18 @@ def _r_EndQuorumEpochResponse_TopicData_1(b, p):
 def _w_EndQuorumEpochResponse_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_EndQuorumEpochResponse_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -766,6 +831,9 @@ def _r_EndQuorumEpochResponse_NodeEndpoint_0(b, p):
         p = q2
     o.port, = _S4.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -791,7 +859,11 @@ def _w_EndQuorumEpochResponse_NodeEndpoint_0(o, w):
     w += _S1.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S4.pack(o.port)
     if o.unknown_tagged_fields:
@@ -820,6 +892,9 @@ def _r_EndQuorumEpochResponse_1(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -861,20 +936,31 @@ def _r_EndQuorumEpochResponse_1(b, p):
 def _w_EndQuorumEpochResponse_1(o, w):
     w += _S0.pack(o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_EndQuorumEpochResponse_TopicData_1(e2, w)
     tags = []
     if o.node_endpoints:
         t3 = bytearray()
         xs4 = o.node_endpoints
-        _wuv(t3, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
         for e5 in xs4:
             _w_EndQuorumEpochResponse_NodeEndpoint_0(e5, t3)
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 EndQuorumEpochRequest._READERS = (_r_EndQuorumEpochRequest_0, _r_EndQuorumEpochRequest_1,)

@@ -113,6 +113,9 @@ def _r_EndTxnRequest_1(b, p):
         p = q2
     o.producer_id, o.producer_epoch, o.committed, = _S1.unpack_from(b, p)
     p += 11
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -137,7 +140,11 @@ def _r_EndTxnRequest_1(b, p):
 def _w_EndTxnRequest_1(o, w):
     v1 = o.transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.producer_id, o.producer_epoch, o.committed)
     if o.unknown_tagged_fields:
@@ -166,6 +173,9 @@ def _r_EndTxnResponse_1(b, p):
     p += 6
     o.producer_id = -1
     o.producer_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -199,6 +209,9 @@ def _r_EndTxnResponse_2(b, p):
     o = _new(EndTxnResponse)
     o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S3.unpack_from(b, p)
     p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -105,6 +105,9 @@ def _r_EnvelopeRequest_0(b, p):
             raise DecodeError('EnvelopeRequest.ClientHostAddress: length ' + str(n5) + ' past the end')
         o.client_host_address = bytes(b[p:q6])
         p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -128,16 +131,28 @@ def _r_EnvelopeRequest_0(b, p):
 
 def _w_EnvelopeRequest_0(o, w):
     v1 = o.request_data
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.request_principal
     if v2 is None:
         w.append(0)
     else:
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.client_host_address
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -162,6 +177,9 @@ def _r_EnvelopeResponse_0(b, p):
         p = q2
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -188,7 +206,11 @@ def _w_EnvelopeResponse_0(o, w):
     if v1 is None:
         w.append(0)
     else:
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S0.pack(o.error_code)
     if o.unknown_tagged_fields:

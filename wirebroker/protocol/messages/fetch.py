@@ -48,6 +48,7 @@ _S16 = _struct.Struct('>ihqqq')
 _S17 = _struct.Struct('>ihi')
 _S18 = _struct.Struct('>ii')
 _S19 = _struct.Struct('>qi')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class FetchRequest(Message):
@@ -516,7 +517,7 @@ def _r_FetchRequest_ForgottenTopic_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('ForgottenTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
@@ -530,7 +531,10 @@ def _w_FetchRequest_ForgottenTopic_0(o, w):
     w += v1
     xs2 = o.partitions
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_FetchRequest_4(b, p):
@@ -748,6 +752,9 @@ def _r_FetchRequest_FetchPartition_3(b, p):
     o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
     p += 32
     o.replica_directory_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -808,6 +815,9 @@ def _r_FetchRequest_FetchTopic_3(b, p):
             xs4.append(e5)
         o.partitions = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -832,10 +842,18 @@ def _r_FetchRequest_FetchTopic_3(b, p):
 def _w_FetchRequest_FetchTopic_3(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_FetchRequest_FetchPartition_3(e3, w)
     if o.unknown_tagged_fields:
@@ -869,9 +887,12 @@ def _r_FetchRequest_ForgottenTopic_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('ForgottenTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -896,11 +917,22 @@ def _r_FetchRequest_ForgottenTopic_1(b, p):
 def _w_FetchRequest_ForgottenTopic_1(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -956,6 +988,9 @@ def _r_FetchRequest_7(b, p):
         p = q8
     o.replica_state = _FetchRequest_ReplicaState()
     o.cluster_id = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -995,16 +1030,28 @@ def _r_FetchRequest_7(b, p):
 def _w_FetchRequest_7(o, w):
     w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchRequest_FetchTopic_3(e2, w)
     xs3 = o.forgotten_topics_data
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_FetchRequest_ForgottenTopic_1(e4, w)
     v5 = o.rack_id
     v5 = v5.encode()
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     tags = []
     if o.cluster_id is not None:
@@ -1014,12 +1061,19 @@ def _w_FetchRequest_7(o, w):
             t6.append(0)
         else:
             v7 = v7.encode()
-            _wuv(t6, len(v7) + 1)
+            ln = len(v7) + 1
+            if ln < 128:
+                t6.append(ln)
+            else:
+                _wuv(t6, ln)
             t6 += v7
         tags.append((0, t6))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchRequest_FetchTopic_4(b, p):
@@ -1042,6 +1096,9 @@ def _r_FetchRequest_FetchTopic_4(b, p):
             xs2.append(e3)
         o.partitions = xs2
     o.topic = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1066,7 +1123,11 @@ def _r_FetchRequest_FetchTopic_4(b, p):
 def _w_FetchRequest_FetchTopic_4(o, w):
     w += _S10.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchRequest_FetchPartition_3(e2, w)
     if o.unknown_tagged_fields:
@@ -1089,9 +1150,12 @@ def _r_FetchRequest_ForgottenTopic_2(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('ForgottenTopic.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.topic = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1116,8 +1180,15 @@ def _r_FetchRequest_ForgottenTopic_2(b, p):
 def _w_FetchRequest_ForgottenTopic_2(o, w):
     w += _S10.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1173,6 +1244,9 @@ def _r_FetchRequest_8(b, p):
         p = q8
     o.replica_state = _FetchRequest_ReplicaState()
     o.cluster_id = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1212,16 +1286,28 @@ def _r_FetchRequest_8(b, p):
 def _w_FetchRequest_8(o, w):
     w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchRequest_FetchTopic_4(e2, w)
     xs3 = o.forgotten_topics_data
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_FetchRequest_ForgottenTopic_2(e4, w)
     v5 = o.rack_id
     v5 = v5.encode()
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     tags = []
     if o.cluster_id is not None:
@@ -1231,18 +1317,28 @@ def _w_FetchRequest_8(o, w):
             t6.append(0)
         else:
             v7 = v7.encode()
-            _wuv(t6, len(v7) + 1)
+            ln = len(v7) + 1
+            if ln < 128:
+                t6.append(ln)
+            else:
+                _wuv(t6, ln)
             t6 += v7
         tags.append((0, t6))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchRequest_ReplicaState_0(b, p):
     o = _new(_FetchRequest_ReplicaState)
     o.replica_id, o.replica_epoch, = _S12.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1322,6 +1418,9 @@ def _r_FetchRequest_9(b, p):
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _FetchRequest_ReplicaState()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1365,16 +1464,28 @@ def _w_FetchRequest_9(o, w):
         raise UnsupportedFieldError('FetchRequest.ReplicaId exists only in versions 0-14')
     w += _S11.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchRequest_FetchTopic_4(e2, w)
     xs3 = o.forgotten_topics_data
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_FetchRequest_ForgottenTopic_2(e4, w)
     v5 = o.rack_id
     v5 = v5.encode()
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     tags = []
     if o.cluster_id is not None:
@@ -1384,16 +1495,23 @@ def _w_FetchRequest_9(o, w):
             t6.append(0)
         else:
             v7 = v7.encode()
-            _wuv(t6, len(v7) + 1)
+            ln = len(v7) + 1
+            if ln < 128:
+                t6.append(ln)
+            else:
+                _wuv(t6, ln)
             t6 += v7
         tags.append((0, t6))
-    if o.replica_state != _FetchRequest_ReplicaState():
+    if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
         t8 = bytearray()
         _w_FetchRequest_ReplicaState_0(o.replica_state, t8)
         tags.append((1, t8))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchRequest_FetchPartition_4(b, p):
@@ -1401,6 +1519,9 @@ def _r_FetchRequest_FetchPartition_4(b, p):
     o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
     p += 32
     o.replica_directory_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1435,7 +1556,10 @@ def _w_FetchRequest_FetchPartition_4(o, w):
         tags.append((0, t1))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchRequest_FetchTopic_5(b, p):
@@ -1458,6 +1582,9 @@ def _r_FetchRequest_FetchTopic_5(b, p):
             xs2.append(e3)
         o.partitions = xs2
     o.topic = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1482,7 +1609,11 @@ def _r_FetchRequest_FetchTopic_5(b, p):
 def _w_FetchRequest_FetchTopic_5(o, w):
     w += _S10.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchRequest_FetchPartition_4(e2, w)
     if o.unknown_tagged_fields:
@@ -1541,6 +1672,9 @@ def _r_FetchRequest_10(b, p):
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _FetchRequest_ReplicaState()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1584,16 +1718,28 @@ def _w_FetchRequest_10(o, w):
         raise UnsupportedFieldError('FetchRequest.ReplicaId exists only in versions 0-14')
     w += _S11.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchRequest_FetchTopic_5(e2, w)
     xs3 = o.forgotten_topics_data
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_FetchRequest_ForgottenTopic_2(e4, w)
     v5 = o.rack_id
     v5 = v5.encode()
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     tags = []
     if o.cluster_id is not None:
@@ -1603,16 +1749,23 @@ def _w_FetchRequest_10(o, w):
             t6.append(0)
         else:
             v7 = v7.encode()
-            _wuv(t6, len(v7) + 1)
+            ln = len(v7) + 1
+            if ln < 128:
+                t6.append(ln)
+            else:
+                _wuv(t6, ln)
             t6 += v7
         tags.append((0, t6))
-    if o.replica_state != _FetchRequest_ReplicaState():
+    if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
         t8 = bytearray()
         _w_FetchRequest_ReplicaState_0(o.replica_state, t8)
         tags.append((1, t8))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchResponse_PartitionData_0(b, p):
@@ -2176,6 +2329,9 @@ def _r_FetchResponse_AbortedTransaction_1(b, p):
     o = _new(_FetchResponse_AbortedTransaction)
     o.producer_id, o.first_offset, = _S15.unpack_from(b, p)
     p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2209,6 +2365,9 @@ def _r_FetchResponse_EpochEndOffset_0(b, p):
     o = _new(_FetchResponse_EpochEndOffset)
     o.epoch, o.end_offset, = _S12.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2242,6 +2401,9 @@ def _r_FetchResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_FetchResponse_LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch, = _S18.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2275,6 +2437,9 @@ def _r_FetchResponse_SnapshotId_0(b, p):
     o = _new(_FetchResponse_SnapshotId)
     o.end_offset, o.epoch, = _S19.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2341,6 +2506,9 @@ def _r_FetchResponse_PartitionData_4(b, p):
     o.diverging_epoch = _FetchResponse_EpochEndOffset()
     o.current_leader = _FetchResponse_LeaderIdAndEpoch()
     o.snapshot_id = _FetchResponse_SnapshotId()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2375,7 +2543,11 @@ def _w_FetchResponse_PartitionData_4(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_FetchResponse_AbortedTransaction_1(e2, w)
     w += _S1.pack(o.preferred_read_replica)
@@ -2383,24 +2555,31 @@ def _w_FetchResponse_PartitionData_4(o, w):
     if v3 is None:
         w.append(0)
     else:
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         _wrec(w, v3)
     tags = []
-    if o.diverging_epoch != _FetchResponse_EpochEndOffset():
+    if (o.diverging_epoch.epoch != -1) or (o.diverging_epoch.end_offset != -1) or o.diverging_epoch.unknown_tagged_fields:
         t4 = bytearray()
         _w_FetchResponse_EpochEndOffset_0(o.diverging_epoch, t4)
         tags.append((0, t4))
-    if o.current_leader != _FetchResponse_LeaderIdAndEpoch():
+    if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or o.current_leader.unknown_tagged_fields:
         t5 = bytearray()
         _w_FetchResponse_LeaderIdAndEpoch_0(o.current_leader, t5)
         tags.append((1, t5))
-    if o.snapshot_id != _FetchResponse_SnapshotId():
+    if (o.snapshot_id.end_offset != -1) or (o.snapshot_id.epoch != -1) or o.snapshot_id.unknown_tagged_fields:
         t6 = bytearray()
         _w_FetchResponse_SnapshotId_0(o.snapshot_id, t6)
         tags.append((2, t6))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchResponse_FetchableTopicResponse_4(b, p):
@@ -2434,6 +2613,9 @@ def _r_FetchResponse_FetchableTopicResponse_4(b, p):
             xs4.append(e5)
         o.partitions = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2458,10 +2640,18 @@ def _r_FetchResponse_FetchableTopicResponse_4(b, p):
 def _w_FetchResponse_FetchableTopicResponse_4(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_FetchResponse_PartitionData_4(e3, w)
     if o.unknown_tagged_fields:
@@ -2490,6 +2680,9 @@ def _r_FetchResponse_6(b, p):
             xs2.append(e3)
         o.responses = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2514,7 +2707,11 @@ def _r_FetchResponse_6(b, p):
 def _w_FetchResponse_6(o, w):
     w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchResponse_FetchableTopicResponse_4(e2, w)
     if o.unknown_tagged_fields:
@@ -2543,6 +2740,9 @@ def _r_FetchResponse_FetchableTopicResponse_5(b, p):
             xs2.append(e3)
         o.partitions = xs2
     o.topic = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2567,7 +2767,11 @@ def _r_FetchResponse_FetchableTopicResponse_5(b, p):
 def _w_FetchResponse_FetchableTopicResponse_5(o, w):
     w += _S10.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchResponse_PartitionData_4(e2, w)
     if o.unknown_tagged_fields:
@@ -2596,6 +2800,9 @@ def _r_FetchResponse_7(b, p):
             xs2.append(e3)
         o.responses = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2620,7 +2827,11 @@ def _r_FetchResponse_7(b, p):
 def _w_FetchResponse_7(o, w):
     w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchResponse_FetchableTopicResponse_5(e2, w)
     if o.unknown_tagged_fields:
@@ -2661,6 +2872,9 @@ def _r_FetchResponse_NodeEndpoint_0(b, p):
             raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
         o.rack = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2686,7 +2900,11 @@ def _w_FetchResponse_NodeEndpoint_0(o, w):
     w += _S1.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.port)
     v2 = o.rack
@@ -2694,7 +2912,11 @@ def _w_FetchResponse_NodeEndpoint_0(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -2722,6 +2944,9 @@ def _r_FetchResponse_8(b, p):
             xs2.append(e3)
         o.responses = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2763,20 +2988,31 @@ def _r_FetchResponse_8(b, p):
 def _w_FetchResponse_8(o, w):
     w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchResponse_FetchableTopicResponse_5(e2, w)
     tags = []
     if o.node_endpoints:
         t3 = bytearray()
         xs4 = o.node_endpoints
-        _wuv(t3, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
         for e5 in xs4:
             _w_FetchResponse_NodeEndpoint_0(e5, t3)
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 FetchRequest._READERS = (_r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_1, _r_FetchRequest_2, _r_FetchRequest_3, _r_FetchRequest_3, _r_FetchRequest_4, _r_FetchRequest_4, _r_FetchRequest_5, _r_FetchRequest_5, _r_FetchRequest_6, _r_FetchRequest_7, _r_FetchRequest_8, _r_FetchRequest_8, _r_FetchRequest_9, _r_FetchRequest_9, _r_FetchRequest_10,)

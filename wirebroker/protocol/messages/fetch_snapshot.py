@@ -175,6 +175,9 @@ def _r_FetchSnapshotRequest_SnapshotId_0(b, p):
     o = _new(_FetchSnapshotRequest_SnapshotId)
     o.end_offset, o.epoch, = _S1.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -212,6 +215,9 @@ def _r_FetchSnapshotRequest_PartitionSnapshot_0(b, p):
     o.position, = _S2.unpack_from(b, p)
     p += 8
     o.replica_directory_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -273,6 +279,9 @@ def _r_FetchSnapshotRequest_TopicSnapshot_0(b, p):
             e5, p = _r_FetchSnapshotRequest_PartitionSnapshot_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -297,10 +306,18 @@ def _r_FetchSnapshotRequest_TopicSnapshot_0(b, p):
 def _w_FetchSnapshotRequest_TopicSnapshot_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_FetchSnapshotRequest_PartitionSnapshot_0(e3, w)
     if o.unknown_tagged_fields:
@@ -329,6 +346,9 @@ def _r_FetchSnapshotRequest_0(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -368,7 +388,11 @@ def _r_FetchSnapshotRequest_0(b, p):
 def _w_FetchSnapshotRequest_0(o, w):
     w += _S0.pack(o.replica_id, o.max_bytes)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchSnapshotRequest_TopicSnapshot_0(e2, w)
     tags = []
@@ -379,12 +403,19 @@ def _w_FetchSnapshotRequest_0(o, w):
             t3.append(0)
         else:
             v4 = v4.encode()
-            _wuv(t3, len(v4) + 1)
+            ln = len(v4) + 1
+            if ln < 128:
+                t3.append(ln)
+            else:
+                _wuv(t3, ln)
             t3 += v4
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchSnapshotRequest_PartitionSnapshot_1(b, p):
@@ -395,6 +426,9 @@ def _r_FetchSnapshotRequest_PartitionSnapshot_1(b, p):
     o.position, = _S2.unpack_from(b, p)
     p += 8
     o.replica_directory_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -431,7 +465,10 @@ def _w_FetchSnapshotRequest_PartitionSnapshot_1(o, w):
         tags.append((0, t1))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchSnapshotRequest_TopicSnapshot_1(b, p):
@@ -464,6 +501,9 @@ def _r_FetchSnapshotRequest_TopicSnapshot_1(b, p):
             e5, p = _r_FetchSnapshotRequest_PartitionSnapshot_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -488,10 +528,18 @@ def _r_FetchSnapshotRequest_TopicSnapshot_1(b, p):
 def _w_FetchSnapshotRequest_TopicSnapshot_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_FetchSnapshotRequest_PartitionSnapshot_1(e3, w)
     if o.unknown_tagged_fields:
@@ -520,6 +568,9 @@ def _r_FetchSnapshotRequest_1(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -559,7 +610,11 @@ def _r_FetchSnapshotRequest_1(b, p):
 def _w_FetchSnapshotRequest_1(o, w):
     w += _S0.pack(o.replica_id, o.max_bytes)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchSnapshotRequest_TopicSnapshot_1(e2, w)
     tags = []
@@ -570,18 +625,28 @@ def _w_FetchSnapshotRequest_1(o, w):
             t3.append(0)
         else:
             v4 = v4.encode()
-            _wuv(t3, len(v4) + 1)
+            ln = len(v4) + 1
+            if ln < 128:
+                t3.append(ln)
+            else:
+                _wuv(t3, ln)
             t3 += v4
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchSnapshotResponse_SnapshotId_0(b, p):
     o = _new(_FetchSnapshotResponse_SnapshotId)
     o.end_offset, o.epoch, = _S1.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -607,6 +672,9 @@ def _r_FetchSnapshotResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch, = _S0.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -657,6 +725,9 @@ def _r_FetchSnapshotResponse_PartitionSnapshot_0(b, p):
         o.unaligned_records = b[p:q2]
         p = q2
     o.current_leader = _FetchSnapshotResponse_LeaderIdAndEpoch()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -686,16 +757,23 @@ def _w_FetchSnapshotResponse_PartitionSnapshot_0(o, w):
     _w_FetchSnapshotRequest_SnapshotId_0(o.snapshot_id, w)
     w += _S5.pack(o.size, o.position)
     v1 = o.unaligned_records
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     _wrec(w, v1)
     tags = []
-    if o.current_leader != _FetchSnapshotResponse_LeaderIdAndEpoch():
+    if (o.current_leader.leader_id != 0) or (o.current_leader.leader_epoch != 0) or o.current_leader.unknown_tagged_fields:
         t2 = bytearray()
         _w_FetchSnapshotResponse_LeaderIdAndEpoch_0(o.current_leader, t2)
         tags.append((0, t2))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_FetchSnapshotResponse_TopicSnapshot_0(b, p):
@@ -728,6 +806,9 @@ def _r_FetchSnapshotResponse_TopicSnapshot_0(b, p):
             e5, p = _r_FetchSnapshotResponse_PartitionSnapshot_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -752,10 +833,18 @@ def _r_FetchSnapshotResponse_TopicSnapshot_0(b, p):
 def _w_FetchSnapshotResponse_TopicSnapshot_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_FetchSnapshotResponse_PartitionSnapshot_0(e3, w)
     if o.unknown_tagged_fields:
@@ -784,6 +873,9 @@ def _r_FetchSnapshotResponse_0(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -808,7 +900,11 @@ def _r_FetchSnapshotResponse_0(b, p):
 def _w_FetchSnapshotResponse_0(o, w):
     w += _S4.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchSnapshotResponse_TopicSnapshot_0(e2, w)
     if o.unknown_tagged_fields:
@@ -836,6 +932,9 @@ def _r_FetchSnapshotResponse_NodeEndpoint_0(b, p):
         p = q2
     o.port, = _S7.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -861,7 +960,11 @@ def _w_FetchSnapshotResponse_NodeEndpoint_0(o, w):
     w += _S6.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S7.pack(o.port)
     if o.unknown_tagged_fields:
@@ -890,6 +993,9 @@ def _r_FetchSnapshotResponse_1(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -931,20 +1037,31 @@ def _r_FetchSnapshotResponse_1(b, p):
 def _w_FetchSnapshotResponse_1(o, w):
     w += _S4.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FetchSnapshotResponse_TopicSnapshot_0(e2, w)
     tags = []
     if o.node_endpoints:
         t3 = bytearray()
         xs4 = o.node_endpoints
-        _wuv(t3, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
         for e5 in xs4:
             _w_FetchSnapshotResponse_NodeEndpoint_0(e5, t3)
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 FetchSnapshotRequest._READERS = (_r_FetchSnapshotRequest_0, _r_FetchSnapshotRequest_1,)

@@ -164,6 +164,9 @@ def _r_FindCoordinatorRequest_2(b, p):
     o.key_type, = _S1.unpack_from(b, p)
     p += 1
     o.coordinator_keys = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -190,7 +193,11 @@ def _w_FindCoordinatorRequest_2(o, w):
         raise UnsupportedFieldError('FindCoordinatorRequest.CoordinatorKeys exists only in versions 4+')
     v1 = o.key
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.key_type)
     if o.unknown_tagged_fields:
@@ -231,6 +238,9 @@ def _r_FindCoordinatorRequest_3(b, p):
             xs2.append(e3)
         o.coordinator_keys = xs2
     o.key = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -257,11 +267,19 @@ def _w_FindCoordinatorRequest_3(o, w):
         raise UnsupportedFieldError('FindCoordinatorRequest.Key exists only in versions 0-3')
     w += _S1.pack(o.key_type)
     xs1 = o.coordinator_keys
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -390,6 +408,9 @@ def _r_FindCoordinatorResponse_2(b, p):
     o.port, = _S3.unpack_from(b, p)
     p += 4
     o.coordinators = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -420,12 +441,20 @@ def _w_FindCoordinatorResponse_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S3.pack(o.node_id)
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S3.pack(o.port)
     if o.unknown_tagged_fields:
@@ -479,6 +508,9 @@ def _r_FindCoordinatorResponse_Coordinator_0(b, p):
             raise DecodeError('Coordinator.ErrorMessage: length ' + str(n5) + ' past the end')
         o.error_message = str(b[p:q6], 'utf-8')
         p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -503,12 +535,20 @@ def _r_FindCoordinatorResponse_Coordinator_0(b, p):
 def _w_FindCoordinatorResponse_Coordinator_0(o, w):
     v1 = o.key
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S3.pack(o.node_id)
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S4.pack(o.port, o.error_code)
     v3 = o.error_message
@@ -516,7 +556,11 @@ def _w_FindCoordinatorResponse_Coordinator_0(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -548,6 +592,9 @@ def _r_FindCoordinatorResponse_3(b, p):
     o.node_id = 0
     o.host = ''
     o.port = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -580,7 +627,11 @@ def _w_FindCoordinatorResponse_3(o, w):
         raise UnsupportedFieldError('FindCoordinatorResponse.Port exists only in versions 0-3')
     w += _S3.pack(o.throttle_time_ms)
     xs1 = o.coordinators
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_FindCoordinatorResponse_Coordinator_0(e2, w)
     if o.unknown_tagged_fields:

@@ -31,6 +31,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>16s')
 _S1 = _struct.Struct('>ih16si')
 _S2 = _struct.Struct('>ii?')
+_ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 
 
 class GetTelemetrySubscriptionsRequest(Message):
@@ -75,6 +76,9 @@ def _r_GetTelemetrySubscriptionsRequest_0(b, p):
     o = _new(GetTelemetrySubscriptionsRequest)
     o.client_instance_id, = _S0.unpack_from(b, p)
     p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -118,7 +122,7 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: count ' + str(n1) + ' past the end')
-        o.accepted_compression_types = list(_unpack_from('>' + str(n1) + 'b', b, p))
+        o.accepted_compression_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
         p += 1 * n1
     o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, = _S2.unpack_from(b, p)
     p += 9
@@ -149,6 +153,9 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
                 p = q6
             xs3.append(e4)
         o.requested_metrics = xs3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -173,15 +180,30 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
 def _w_GetTelemetrySubscriptionsResponse_0(o, w):
     w += _S1.pack(o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id)
     xs1 = o.accepted_compression_types
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'b', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_b[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'b', *xs1)
     w += _S2.pack(o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality)
     xs2 = o.requested_metrics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         v4 = e3
         v4 = v4.encode()
-        _wuv(w, len(v4) + 1)
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v4
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

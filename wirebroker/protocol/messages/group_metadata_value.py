@@ -725,6 +725,9 @@ def _r_GroupMetadataValue_MemberMetadata_3(b, p):
             raise DecodeError('MemberMetadata.assignment: length ' + str(n11) + ' past the end')
         o.assignment = bytes(b[p:q12])
         p = q12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -749,29 +752,53 @@ def _r_GroupMetadataValue_MemberMetadata_3(b, p):
 def _w_GroupMetadataValue_MemberMetadata_3(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_instance_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.client_id
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.client_host
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     w += _S2.pack(o.rebalance_timeout, o.session_timeout)
     v5 = o.subscription
-    _wuv(w, len(v5) + 1)
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v5
     v6 = o.assignment
-    _wuv(w, len(v6) + 1)
+    ln = len(v6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v6
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -839,6 +866,9 @@ def _r_GroupMetadataValue_4(b, p):
             e9, p = _r_GroupMetadataValue_MemberMetadata_3(b, p)
             xs8.append(e9)
         o.members = xs8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -863,7 +893,11 @@ def _r_GroupMetadataValue_4(b, p):
 def _w_GroupMetadataValue_4(o, w):
     v1 = o.protocol_type
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.generation)
     v2 = o.protocol
@@ -871,18 +905,30 @@ def _w_GroupMetadataValue_4(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.leader
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S3.pack(o.current_state_timestamp)
     xs4 = o.members
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_GroupMetadataValue_MemberMetadata_3(e5, w)
     if o.unknown_tagged_fields:

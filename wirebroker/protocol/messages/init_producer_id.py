@@ -124,6 +124,9 @@ def _r_InitProducerIdRequest_1(b, p):
     p += 4
     o.producer_id = -1
     o.producer_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -155,7 +158,11 @@ def _w_InitProducerIdRequest_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S1.pack(o.transaction_timeout_ms)
     if o.unknown_tagged_fields:
@@ -181,6 +188,9 @@ def _r_InitProducerIdRequest_2(b, p):
         p = q2
     o.transaction_timeout_ms, o.producer_id, o.producer_epoch, = _S2.unpack_from(b, p)
     p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -208,7 +218,11 @@ def _w_InitProducerIdRequest_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S2.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch)
     if o.unknown_tagged_fields:
@@ -233,6 +247,9 @@ def _r_InitProducerIdResponse_1(b, p):
     o = _new(InitProducerIdResponse)
     o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S3.unpack_from(b, p)
     p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

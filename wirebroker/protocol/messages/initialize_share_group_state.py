@@ -114,6 +114,9 @@ def _r_InitializeShareGroupStateRequest_PartitionData_0(b, p):
     o = _new(_InitializeShareGroupStateRequest_PartitionData)
     o.partition, o.state_epoch, o.start_offset, = _S1.unpack_from(b, p)
     p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -162,6 +165,9 @@ def _r_InitializeShareGroupStateRequest_InitializeStateData_0(b, p):
             e3, p = _r_InitializeShareGroupStateRequest_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -186,7 +192,11 @@ def _r_InitializeShareGroupStateRequest_InitializeStateData_0(b, p):
 def _w_InitializeShareGroupStateRequest_InitializeStateData_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_InitializeShareGroupStateRequest_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -225,6 +235,9 @@ def _r_InitializeShareGroupStateRequest_0(b, p):
             e5, p = _r_InitializeShareGroupStateRequest_InitializeStateData_0(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -249,10 +262,18 @@ def _r_InitializeShareGroupStateRequest_0(b, p):
 def _w_InitializeShareGroupStateRequest_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_InitializeShareGroupStateRequest_InitializeStateData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -278,6 +299,9 @@ def _r_InitializeShareGroupStateResponse_PartitionResult_0(b, p):
             raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -306,7 +330,11 @@ def _w_InitializeShareGroupStateResponse_PartitionResult_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -333,6 +361,9 @@ def _r_InitializeShareGroupStateResponse_InitializeStateResult_0(b, p):
             e3, p = _r_InitializeShareGroupStateResponse_PartitionResult_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -357,7 +388,11 @@ def _r_InitializeShareGroupStateResponse_InitializeStateResult_0(b, p):
 def _w_InitializeShareGroupStateResponse_InitializeStateResult_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_InitializeShareGroupStateResponse_PartitionResult_0(e2, w)
     if o.unknown_tagged_fields:
@@ -383,6 +418,9 @@ def _r_InitializeShareGroupStateResponse_0(b, p):
             e3, p = _r_InitializeShareGroupStateResponse_InitializeStateResult_0(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -406,7 +444,11 @@ def _r_InitializeShareGroupStateResponse_0(b, p):
 
 def _w_InitializeShareGroupStateResponse_0(o, w):
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_InitializeShareGroupStateResponse_InitializeStateResult_0(e2, w)
     if o.unknown_tagged_fields:

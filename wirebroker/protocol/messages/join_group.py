@@ -405,6 +405,9 @@ def _r_JoinGroupRequest_JoinGroupRequestProtocol_1(b, p):
             raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n3) + ' past the end')
         o.metadata = bytes(b[p:q4])
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -429,10 +432,18 @@ def _r_JoinGroupRequest_JoinGroupRequestProtocol_1(b, p):
 def _w_JoinGroupRequest_JoinGroupRequestProtocol_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.metadata
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -512,6 +523,9 @@ def _r_JoinGroupRequest_3(b, p):
             xs10.append(e11)
         o.protocols = xs10
     o.reason = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -536,26 +550,46 @@ def _r_JoinGroupRequest_3(b, p):
 def _w_JoinGroupRequest_3(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_instance_id
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     v4 = o.protocol_type
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.protocols
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_JoinGroupRequest_JoinGroupRequestProtocol_1(e6, w)
     if o.unknown_tagged_fields:
@@ -648,6 +682,9 @@ def _r_JoinGroupRequest_4(b, p):
             raise DecodeError('JoinGroupRequest.Reason: length ' + str(n12) + ' past the end')
         o.reason = str(b[p:q13], 'utf-8')
         p = q13
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -672,26 +709,46 @@ def _r_JoinGroupRequest_4(b, p):
 def _w_JoinGroupRequest_4(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_instance_id
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     v4 = o.protocol_type
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.protocols
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_JoinGroupRequest_JoinGroupRequestProtocol_1(e6, w)
     v7 = o.reason
@@ -699,7 +756,11 @@ def _w_JoinGroupRequest_4(o, w):
         w.append(0)
     else:
         v7 = v7.encode()
-        _wuv(w, len(v7) + 1)
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v7
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1061,6 +1122,9 @@ def _r_JoinGroupResponse_JoinGroupResponseMember_2(b, p):
             raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n5) + ' past the end')
         o.metadata = bytes(b[p:q6])
         p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1085,17 +1149,29 @@ def _r_JoinGroupResponse_JoinGroupResponseMember_2(b, p):
 def _w_JoinGroupResponse_JoinGroupResponseMember_2(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_instance_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.metadata
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1163,6 +1239,9 @@ def _r_JoinGroupResponse_3(b, p):
         o.members = xs8
     o.protocol_type = None
     o.skip_assignment = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1190,18 +1269,34 @@ def _w_JoinGroupResponse_3(o, w):
     w += _S4.pack(o.throttle_time_ms, o.error_code, o.generation_id)
     v1 = o.protocol_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.leader
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.member_id
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     xs4 = o.members
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_JoinGroupResponse_JoinGroupResponseMember_2(e5, w)
     if o.unknown_tagged_fields:
@@ -1282,6 +1377,9 @@ def _r_JoinGroupResponse_4(b, p):
             xs10.append(e11)
         o.members = xs10
     o.skip_assignment = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1312,25 +1410,45 @@ def _w_JoinGroupResponse_4(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.protocol_name
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.leader
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.member_id
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.members
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_JoinGroupResponse_JoinGroupResponseMember_2(e6, w)
     if o.unknown_tagged_fields:
@@ -1412,6 +1530,9 @@ def _r_JoinGroupResponse_5(b, p):
             e11, p = _r_JoinGroupResponse_JoinGroupResponseMember_2(b, p)
             xs10.append(e11)
         o.members = xs10
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1440,26 +1561,46 @@ def _w_JoinGroupResponse_5(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.protocol_name
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.leader
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     w += _S5.pack(o.skip_assignment)
     v4 = o.member_id
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     xs5 = o.members
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_JoinGroupResponse_JoinGroupResponseMember_2(e6, w)
     if o.unknown_tagged_fields:

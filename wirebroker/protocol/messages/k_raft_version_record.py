@@ -51,6 +51,9 @@ def _r_KRaftVersionRecord_0(b, p):
     o = _new(KRaftVersionRecord)
     o.version, o.k_raft_version, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

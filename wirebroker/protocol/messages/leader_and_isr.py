@@ -39,6 +39,7 @@ _S7 = _struct.Struct('>16s')
 _S8 = _struct.Struct('>?b')
 _S9 = _struct.Struct('>i?iqb')
 _S10 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class LeaderAndIsrRequest(Message):
@@ -169,7 +170,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.partition_epoch, = _S1.unpack_from(b, p)
     p += 4
@@ -180,7 +181,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p):
     else:
         if n4 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     o.adding_replicas = []
     o.removing_replicas = []
@@ -200,11 +201,17 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs2 = o.isr
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     w += _S1.pack(o.partition_epoch)
     xs3 = o.replicas
     w += _S1.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
 
 
 def _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p):
@@ -311,7 +318,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.partition_epoch, = _S1.unpack_from(b, p)
     p += 4
@@ -322,7 +329,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_1(b, p):
     else:
         if n4 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     o.is_new, = _S4.unpack_from(b, p)
     p += 1
@@ -343,11 +350,17 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_1(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs2 = o.isr
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     w += _S1.pack(o.partition_epoch)
     xs3 = o.replicas
     w += _S1.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     w += _S4.pack(o.is_new)
 
 
@@ -416,7 +429,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_2(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.partition_epoch, = _S1.unpack_from(b, p)
     p += 4
@@ -427,7 +440,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_2(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     o.is_new, = _S4.unpack_from(b, p)
     p += 1
@@ -445,11 +458,17 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_2(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs1 = o.isr
     w += _S1.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S1.pack(o.partition_epoch)
     xs2 = o.replicas
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     w += _S4.pack(o.is_new)
 
 
@@ -557,7 +576,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.partition_epoch, = _S1.unpack_from(b, p)
     p += 4
@@ -568,7 +587,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3, = _S1.unpack_from(b, p)
     p += 4
@@ -577,7 +596,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n3) + ' past the end')
-        o.adding_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.adding_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     n4, = _S1.unpack_from(b, p)
     p += 4
@@ -586,7 +605,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(b, p):
     else:
         if n4 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n4) + ' past the end')
-        o.removing_replicas = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.removing_replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     o.is_new, = _S4.unpack_from(b, p)
     p += 1
@@ -602,17 +621,29 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs1 = o.isr
     w += _S1.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S1.pack(o.partition_epoch)
     xs2 = o.replicas
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.adding_replicas
     w += _S1.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     xs4 = o.removing_replicas
     w += _S1.pack(len(xs4))
-    w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+    if len(xs4) < 64:
+        w += _ARRAY_i[len(xs4)].pack(*xs4)
+    else:
+        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
     w += _S4.pack(o.is_new)
 
 
@@ -723,7 +754,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.partition_epoch, = _S1.unpack_from(b, p)
     p += 4
@@ -737,7 +768,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3 = b[p]
     p += 1
@@ -749,7 +780,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n3) + ' past the end')
-        o.adding_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.adding_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     n4 = b[p]
     p += 1
@@ -761,12 +792,15 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p):
     else:
         if n4 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n4) + ' past the end')
-        o.removing_replicas = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.removing_replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     o.is_new, = _S4.unpack_from(b, p)
     p += 1
     o.topic_name = ''
     o.leader_recovery_state = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -793,18 +827,46 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(o, w):
         raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs1 = o.isr
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S1.pack(o.partition_epoch)
     xs2 = o.replicas
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.adding_replicas
-    _wuv(w, len(xs3) + 1)
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     xs4 = o.removing_replicas
-    _wuv(w, len(xs4) + 1)
-    w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs4) < 64:
+        w += _ARRAY_i[len(xs4)].pack(*xs4)
+    else:
+        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
     w += _S4.pack(o.is_new)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -843,6 +905,9 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(b, p):
             xs4.append(e5)
         o.partition_states = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -867,10 +932,18 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(b, p):
 def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_states
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(e3, w)
     if o.unknown_tagged_fields:
@@ -898,6 +971,9 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(b, p):
         p = q2
     o.port, = _S1.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -923,7 +999,11 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(o, w):
     w += _S1.pack(o.broker_id)
     v1 = o.host_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.port)
     if o.unknown_tagged_fields:
@@ -969,6 +1049,9 @@ def _r_LeaderAndIsrRequest_4(b, p):
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -999,11 +1082,19 @@ def _w_LeaderAndIsrRequest_4(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
     w += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(e2, w)
     xs3 = o.live_leaders
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
     if o.unknown_tagged_fields:
@@ -1044,6 +1135,9 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(b, p):
             e5, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p)
             xs4.append(e5)
         o.partition_states = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1068,11 +1162,19 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(b, p):
 def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S7.pack(o.topic_id)
     xs2 = o.partition_states
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(e3, w)
     if o.unknown_tagged_fields:
@@ -1117,6 +1219,9 @@ def _r_LeaderAndIsrRequest_5(b, p):
         o.live_leaders = xs5
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1145,11 +1250,19 @@ def _w_LeaderAndIsrRequest_5(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
     w += _S6.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(e2, w)
     xs3 = o.live_leaders
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
     if o.unknown_tagged_fields:
@@ -1172,7 +1285,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.partition_epoch, = _S1.unpack_from(b, p)
     p += 4
@@ -1186,7 +1299,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3 = b[p]
     p += 1
@@ -1198,7 +1311,7 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n3) + ' past the end')
-        o.adding_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.adding_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     n4 = b[p]
     p += 1
@@ -1210,11 +1323,14 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p):
     else:
         if n4 > len(b) - p:
             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n4) + ' past the end')
-        o.removing_replicas = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.removing_replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     o.is_new, o.leader_recovery_state, = _S8.unpack_from(b, p)
     p += 2
     o.topic_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1239,18 +1355,46 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p):
 def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs1 = o.isr
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S1.pack(o.partition_epoch)
     xs2 = o.replicas
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.adding_replicas
-    _wuv(w, len(xs3) + 1)
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     xs4 = o.removing_replicas
-    _wuv(w, len(xs4) + 1)
-    w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs4) < 64:
+        w += _ARRAY_i[len(xs4)].pack(*xs4)
+    else:
+        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
     w += _S8.pack(o.is_new, o.leader_recovery_state)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1290,6 +1434,9 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(b, p):
             e5, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p)
             xs4.append(e5)
         o.partition_states = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1314,11 +1461,19 @@ def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(b, p):
 def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S7.pack(o.topic_id)
     xs2 = o.partition_states
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(e3, w)
     if o.unknown_tagged_fields:
@@ -1363,6 +1518,9 @@ def _r_LeaderAndIsrRequest_6(b, p):
         o.live_leaders = xs5
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1391,11 +1549,19 @@ def _w_LeaderAndIsrRequest_6(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
     w += _S6.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(e2, w)
     xs3 = o.live_leaders
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
     if o.unknown_tagged_fields:
@@ -1439,6 +1605,9 @@ def _r_LeaderAndIsrRequest_7(b, p):
             xs5.append(e6)
         o.live_leaders = xs5
     o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1465,11 +1634,19 @@ def _w_LeaderAndIsrRequest_7(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
     w += _S9.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(e2, w)
     xs3 = o.live_leaders
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
     if o.unknown_tagged_fields:
@@ -1552,6 +1729,9 @@ def _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(b, p):
         p = q2
     o.partition_index, o.error_code, = _S10.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1576,7 +1756,11 @@ def _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(b, p):
 def _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S10.pack(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
@@ -1605,6 +1789,9 @@ def _r_LeaderAndIsrResponse_1(b, p):
             xs2.append(e3)
         o.partition_errors = xs2
     o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1631,7 +1818,11 @@ def _w_LeaderAndIsrResponse_1(o, w):
         raise UnsupportedFieldError('LeaderAndIsrResponse.Topics exists only in versions 5+')
     w += _S2.pack(o.error_code)
     xs1 = o.partition_errors
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(e2, w)
     if o.unknown_tagged_fields:
@@ -1645,6 +1836,9 @@ def _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_2(b, p):
     o.partition_index, o.error_code, = _S10.unpack_from(b, p)
     p += 6
     o.topic_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1693,6 +1887,9 @@ def _r_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p):
             e3, p = _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_2(b, p)
             xs2.append(e3)
         o.partition_errors = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1717,7 +1914,11 @@ def _r_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p):
 def _w_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(o, w):
     w += _S7.pack(o.topic_id)
     xs1 = o.partition_errors
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_2(e2, w)
     if o.unknown_tagged_fields:
@@ -1746,6 +1947,9 @@ def _r_LeaderAndIsrResponse_2(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.partition_errors = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1772,7 +1976,11 @@ def _w_LeaderAndIsrResponse_2(o, w):
         raise UnsupportedFieldError('LeaderAndIsrResponse.PartitionErrors exists only in versions 0-4')
     w += _S2.pack(o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(e2, w)
     if o.unknown_tagged_fields:

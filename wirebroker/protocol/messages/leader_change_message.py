@@ -67,6 +67,9 @@ def _r_LeaderChangeMessage_Voter_0(b, p):
     o.voter_id, = _S1.unpack_from(b, p)
     p += 4
     o.voter_directory_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -132,6 +135,9 @@ def _r_LeaderChangeMessage_0(b, p):
             e6, p = _r_LeaderChangeMessage_Voter_0(b, p)
             xs5.append(e6)
         o.granting_voters = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -156,11 +162,19 @@ def _r_LeaderChangeMessage_0(b, p):
 def _w_LeaderChangeMessage_0(o, w):
     w += _S0.pack(o.version, o.leader_id)
     xs1 = o.voters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderChangeMessage_Voter_0(e2, w)
     xs3 = o.granting_voters
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_LeaderChangeMessage_Voter_0(e4, w)
     if o.unknown_tagged_fields:
@@ -173,6 +187,9 @@ def _r_LeaderChangeMessage_Voter_1(b, p):
     o = _new(_LeaderChangeMessage_Voter)
     o.voter_id, o.voter_directory_id, = _S2.unpack_from(b, p)
     p += 20
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -236,6 +253,9 @@ def _r_LeaderChangeMessage_1(b, p):
             e6, p = _r_LeaderChangeMessage_Voter_1(b, p)
             xs5.append(e6)
         o.granting_voters = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -260,11 +280,19 @@ def _r_LeaderChangeMessage_1(b, p):
 def _w_LeaderChangeMessage_1(o, w):
     w += _S0.pack(o.version, o.leader_id)
     xs1 = o.voters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaderChangeMessage_Voter_1(e2, w)
     xs3 = o.granting_voters
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_LeaderChangeMessage_Voter_1(e4, w)
     if o.unknown_tagged_fields:

@@ -243,6 +243,9 @@ def _r_LeaveGroupRequest_MemberIdentity_1(b, p):
         o.group_instance_id = str(b[p:q4], 'utf-8')
         p = q4
     o.reason = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -267,14 +270,22 @@ def _r_LeaveGroupRequest_MemberIdentity_1(b, p):
 def _w_LeaveGroupRequest_MemberIdentity_1(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_instance_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -313,6 +324,9 @@ def _r_LeaveGroupRequest_2(b, p):
             xs4.append(e5)
         o.members = xs4
     o.member_id = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -339,10 +353,18 @@ def _w_LeaveGroupRequest_2(o, w):
         raise UnsupportedFieldError('LeaveGroupRequest.MemberId exists only in versions 0-2')
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.members
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_LeaveGroupRequest_MemberIdentity_1(e3, w)
     if o.unknown_tagged_fields:
@@ -392,6 +414,9 @@ def _r_LeaveGroupRequest_MemberIdentity_2(b, p):
             raise DecodeError('MemberIdentity.Reason: length ' + str(n5) + ' past the end')
         o.reason = str(b[p:q6], 'utf-8')
         p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -416,21 +441,33 @@ def _r_LeaveGroupRequest_MemberIdentity_2(b, p):
 def _w_LeaveGroupRequest_MemberIdentity_2(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_instance_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.reason
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -469,6 +506,9 @@ def _r_LeaveGroupRequest_3(b, p):
             xs4.append(e5)
         o.members = xs4
     o.member_id = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -495,10 +535,18 @@ def _w_LeaveGroupRequest_3(o, w):
         raise UnsupportedFieldError('LeaveGroupRequest.MemberId exists only in versions 0-2')
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.members
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_LeaveGroupRequest_MemberIdentity_2(e3, w)
     if o.unknown_tagged_fields:
@@ -639,6 +687,9 @@ def _r_LeaveGroupResponse_MemberResponse_1(b, p):
         p = q4
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -663,14 +714,22 @@ def _r_LeaveGroupResponse_MemberResponse_1(b, p):
 def _w_LeaveGroupResponse_MemberResponse_1(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_instance_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S0.pack(o.error_code)
     if o.unknown_tagged_fields:
@@ -698,6 +757,9 @@ def _r_LeaveGroupResponse_3(b, p):
             e3, p = _r_LeaveGroupResponse_MemberResponse_1(b, p)
             xs2.append(e3)
         o.members = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -722,7 +784,11 @@ def _r_LeaveGroupResponse_3(b, p):
 def _w_LeaveGroupResponse_3(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.members
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_LeaveGroupResponse_MemberResponse_1(e2, w)
     if o.unknown_tagged_fields:

@@ -74,6 +74,9 @@ _ListClientMetricsResourcesResponse_ClientMetricsResource = ListClientMetricsRes
 
 def _r_ListClientMetricsResourcesRequest_0(b, p):
     o = _new(ListClientMetricsResourcesRequest)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -117,6 +120,9 @@ def _r_ListClientMetricsResourcesResponse_ClientMetricsResource_0(b, p):
             raise DecodeError('ClientMetricsResource.Name: length ' + str(n1) + ' past the end')
         o.name = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -141,7 +147,11 @@ def _r_ListClientMetricsResourcesResponse_ClientMetricsResource_0(b, p):
 def _w_ListClientMetricsResourcesResponse_ClientMetricsResource_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -168,6 +178,9 @@ def _r_ListClientMetricsResourcesResponse_0(b, p):
             e3, p = _r_ListClientMetricsResourcesResponse_ClientMetricsResource_0(b, p)
             xs2.append(e3)
         o.client_metrics_resources = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -192,7 +205,11 @@ def _r_ListClientMetricsResourcesResponse_0(b, p):
 def _w_ListClientMetricsResourcesResponse_0(o, w):
     w += _S0.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.client_metrics_resources
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ListClientMetricsResourcesResponse_ClientMetricsResource_0(e2, w)
     if o.unknown_tagged_fields:

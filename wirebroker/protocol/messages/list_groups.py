@@ -98,6 +98,9 @@ def _r_ListGroupsRequest_1(b, p):
     o = _new(ListGroupsRequest)
     o.states_filter = []
     o.types_filter = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -160,6 +163,9 @@ def _r_ListGroupsRequest_2(b, p):
             xs2.append(e3)
         o.states_filter = xs2
     o.types_filter = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -185,11 +191,19 @@ def _w_ListGroupsRequest_2(o, w):
     if o.types_filter:
         raise UnsupportedFieldError('ListGroupsRequest.TypesFilter exists only in versions 5+')
     xs1 = o.states_filter
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -253,6 +267,9 @@ def _r_ListGroupsRequest_3(b, p):
                 p = q10
             xs7.append(e8)
         o.types_filter = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -276,18 +293,34 @@ def _r_ListGroupsRequest_3(b, p):
 
 def _w_ListGroupsRequest_3(o, w):
     xs1 = o.states_filter
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     xs4 = o.types_filter
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         v6 = e5
         v6 = v6.encode()
-        _wuv(w, len(v6) + 1)
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v6
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -421,6 +454,9 @@ def _r_ListGroupsResponse_ListedGroup_1(b, p):
         p = q4
     o.group_state = ''
     o.group_type = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -445,11 +481,19 @@ def _r_ListGroupsResponse_ListedGroup_1(b, p):
 def _w_ListGroupsResponse_ListedGroup_1(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.protocol_type
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -476,6 +520,9 @@ def _r_ListGroupsResponse_2(b, p):
             e3, p = _r_ListGroupsResponse_ListedGroup_1(b, p)
             xs2.append(e3)
         o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -500,7 +547,11 @@ def _r_ListGroupsResponse_2(b, p):
 def _w_ListGroupsResponse_2(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ListGroupsResponse_ListedGroup_1(e2, w)
     if o.unknown_tagged_fields:
@@ -551,6 +602,9 @@ def _r_ListGroupsResponse_ListedGroup_2(b, p):
         o.group_state = str(b[p:q6], 'utf-8')
         p = q6
     o.group_type = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -575,15 +629,27 @@ def _r_ListGroupsResponse_ListedGroup_2(b, p):
 def _w_ListGroupsResponse_ListedGroup_2(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.protocol_type
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_state
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -610,6 +676,9 @@ def _r_ListGroupsResponse_3(b, p):
             e3, p = _r_ListGroupsResponse_ListedGroup_2(b, p)
             xs2.append(e3)
         o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -634,7 +703,11 @@ def _r_ListGroupsResponse_3(b, p):
 def _w_ListGroupsResponse_3(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ListGroupsResponse_ListedGroup_2(e2, w)
     if o.unknown_tagged_fields:
@@ -697,6 +770,9 @@ def _r_ListGroupsResponse_ListedGroup_3(b, p):
             raise DecodeError('ListedGroup.GroupType: length ' + str(n7) + ' past the end')
         o.group_type = str(b[p:q8], 'utf-8')
         p = q8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -721,19 +797,35 @@ def _r_ListGroupsResponse_ListedGroup_3(b, p):
 def _w_ListGroupsResponse_ListedGroup_3(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.protocol_type
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_state
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.group_type
     v4 = v4.encode()
-    _wuv(w, len(v4) + 1)
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v4
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -760,6 +852,9 @@ def _r_ListGroupsResponse_4(b, p):
             e3, p = _r_ListGroupsResponse_ListedGroup_3(b, p)
             xs2.append(e3)
         o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -784,7 +879,11 @@ def _r_ListGroupsResponse_4(b, p):
 def _w_ListGroupsResponse_4(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ListGroupsResponse_ListedGroup_3(e2, w)
     if o.unknown_tagged_fields:

@@ -37,6 +37,7 @@ _S5 = _struct.Struct('>iiq')
 _S6 = _struct.Struct('>ih')
 _S7 = _struct.Struct('>ihqq')
 _S8 = _struct.Struct('>ihqqi')
+_ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
 
 
 class ListOffsetsRequest(Message):
@@ -411,6 +412,9 @@ def _r_ListOffsetsRequest_ListOffsetsPartition_3(b, p):
     o.partition_index, o.current_leader_epoch, o.timestamp, = _S5.unpack_from(b, p)
     p += 16
     o.max_num_offsets = 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -472,6 +476,9 @@ def _r_ListOffsetsRequest_ListOffsetsTopic_3(b, p):
             e5, p = _r_ListOffsetsRequest_ListOffsetsPartition_3(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -496,10 +503,18 @@ def _r_ListOffsetsRequest_ListOffsetsTopic_3(b, p):
 def _w_ListOffsetsRequest_ListOffsetsTopic_3(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ListOffsetsRequest_ListOffsetsPartition_3(e3, w)
     if o.unknown_tagged_fields:
@@ -528,6 +543,9 @@ def _r_ListOffsetsRequest_4(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -552,7 +570,11 @@ def _r_ListOffsetsRequest_4(b, p):
 def _w_ListOffsetsRequest_4(o, w):
     w += _S4.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ListOffsetsRequest_ListOffsetsTopic_3(e2, w)
     if o.unknown_tagged_fields:
@@ -582,6 +604,9 @@ def _r_ListOffsetsRequest_5(b, p):
         o.topics = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -606,7 +631,11 @@ def _r_ListOffsetsRequest_5(b, p):
 def _w_ListOffsetsRequest_5(o, w):
     w += _S4.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ListOffsetsRequest_ListOffsetsTopic_3(e2, w)
     w += _S0.pack(o.timeout_ms)
@@ -627,7 +656,7 @@ def _r_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: count ' + str(n1) + ' past the end')
-        o.old_style_offsets = list(_unpack_from('>' + str(n1) + 'q', b, p))
+        o.old_style_offsets = list((_ARRAY_q[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'q')).unpack_from(b, p))
         p += 8 * n1
     o.timestamp = -1
     o.offset = -1
@@ -646,7 +675,10 @@ def _w_ListOffsetsResponse_ListOffsetsPartitionResponse_0(o, w):
     w += _S6.pack(o.partition_index, o.error_code)
     xs1 = o.old_style_offsets
     w += _S0.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'q', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_q[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'q', *xs1)
 
 
 def _r_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p):
@@ -912,6 +944,9 @@ def _r_ListOffsetsResponse_ListOffsetsPartitionResponse_3(b, p):
     o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch, = _S8.unpack_from(b, p)
     p += 26
     o.old_style_offsets = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -973,6 +1008,9 @@ def _r_ListOffsetsResponse_ListOffsetsTopicResponse_3(b, p):
             e5, p = _r_ListOffsetsResponse_ListOffsetsPartitionResponse_3(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -997,10 +1035,18 @@ def _r_ListOffsetsResponse_ListOffsetsTopicResponse_3(b, p):
 def _w_ListOffsetsResponse_ListOffsetsTopicResponse_3(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ListOffsetsResponse_ListOffsetsPartitionResponse_3(e3, w)
     if o.unknown_tagged_fields:
@@ -1028,6 +1074,9 @@ def _r_ListOffsetsResponse_4(b, p):
             e3, p = _r_ListOffsetsResponse_ListOffsetsTopicResponse_3(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1052,7 +1101,11 @@ def _r_ListOffsetsResponse_4(b, p):
 def _w_ListOffsetsResponse_4(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ListOffsetsResponse_ListOffsetsTopicResponse_3(e2, w)
     if o.unknown_tagged_fields:

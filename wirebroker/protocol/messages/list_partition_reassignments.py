@@ -30,6 +30,7 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ListPartitionReassignmentsRequest(Message):
@@ -126,8 +127,11 @@ def _r_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p
     else:
         if n3 > len(b) - p:
             raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -152,11 +156,22 @@ def _r_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p
 def _w_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_indexes
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -182,6 +197,9 @@ def _r_ListPartitionReassignmentsRequest_0(b, p):
             e3, p = _r_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -209,7 +227,11 @@ def _w_ListPartitionReassignmentsRequest_0(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(e2, w)
     if o.unknown_tagged_fields:
@@ -232,7 +254,7 @@ def _r_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n1) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     n2 = b[p]
     p += 1
@@ -244,7 +266,7 @@ def _r_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n2) + ' past the end')
-        o.adding_replicas = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.adding_replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3 = b[p]
     p += 1
@@ -256,8 +278,11 @@ def _r_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n3) + ' past the end')
-        o.removing_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.removing_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -282,14 +307,35 @@ def _r_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p):
 def _w_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(o, w):
     w += _S0.pack(o.partition_index)
     xs1 = o.replicas
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     xs2 = o.adding_replicas
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.removing_replicas
-    _wuv(w, len(xs3) + 1)
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -326,6 +372,9 @@ def _r_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p):
             e5, p = _r_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -350,10 +399,18 @@ def _r_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p):
 def _w_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(e3, w)
     if o.unknown_tagged_fields:
@@ -394,6 +451,9 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
             e5, p = _r_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -422,10 +482,18 @@ def _w_ListPartitionReassignmentsResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(e3, w)
     if o.unknown_tagged_fields:

@@ -30,6 +30,7 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>q')
 _S1 = _struct.Struct('>ih')
+_ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
 
 
 class ListTransactionsRequest(Message):
@@ -118,9 +119,12 @@ def _r_ListTransactionsRequest_0(b, p):
     else:
         if n6 > len(b) - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list(_unpack_from('>' + str(n6) + 'q', b, p))
+        o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
         p += 8 * n6
     o.duration_filter = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -146,15 +150,30 @@ def _w_ListTransactionsRequest_0(o, w):
     if o.duration_filter != -1:
         raise UnsupportedFieldError('ListTransactionsRequest.DurationFilter exists only in versions 1+')
     xs1 = o.state_filters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     xs4 = o.producer_id_filters
-    _wuv(w, len(xs4) + 1)
-    w += _pack('>' + str(len(xs4)) + 'q', *xs4)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs4) < 64:
+        w += _ARRAY_q[len(xs4)].pack(*xs4)
+    else:
+        w += _pack('>' + str(len(xs4)) + 'q', *xs4)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -200,10 +219,13 @@ def _r_ListTransactionsRequest_1(b, p):
     else:
         if n6 > len(b) - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list(_unpack_from('>' + str(n6) + 'q', b, p))
+        o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
         p += 8 * n6
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -227,15 +249,30 @@ def _r_ListTransactionsRequest_1(b, p):
 
 def _w_ListTransactionsRequest_1(o, w):
     xs1 = o.state_filters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     xs4 = o.producer_id_filters
-    _wuv(w, len(xs4) + 1)
-    w += _pack('>' + str(len(xs4)) + 'q', *xs4)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs4) < 64:
+        w += _ARRAY_q[len(xs4)].pack(*xs4)
+    else:
+        w += _pack('>' + str(len(xs4)) + 'q', *xs4)
     w += _S0.pack(o.duration_filter)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -273,6 +310,9 @@ def _r_ListTransactionsResponse_TransactionState_0(b, p):
             raise DecodeError('TransactionState.TransactionState: length ' + str(n3) + ' past the end')
         o.transaction_state = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -297,12 +337,20 @@ def _r_ListTransactionsResponse_TransactionState_0(b, p):
 def _w_ListTransactionsResponse_TransactionState_0(o, w):
     v1 = o.transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.producer_id)
     v2 = o.transaction_state
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -356,6 +404,9 @@ def _r_ListTransactionsResponse_0(b, p):
             e8, p = _r_ListTransactionsResponse_TransactionState_0(b, p)
             xs7.append(e8)
         o.transaction_states = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -380,14 +431,26 @@ def _r_ListTransactionsResponse_0(b, p):
 def _w_ListTransactionsResponse_0(o, w):
     w += _S1.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.unknown_state_filters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     xs4 = o.transaction_states
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_ListTransactionsResponse_TransactionState_0(e5, w)
     if o.unknown_tagged_fields:

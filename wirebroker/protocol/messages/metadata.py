@@ -37,6 +37,7 @@ _S5 = _struct.Struct('>??')
 _S6 = _struct.Struct('>hii')
 _S7 = _struct.Struct('>hiii')
 _S8 = _struct.Struct('>16s?')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class MetadataRequest(Message):
@@ -311,6 +312,9 @@ def _r_MetadataRequest_MetadataRequestTopic_1(b, p):
         o.name = str(b[p:q2], 'utf-8')
         p = q2
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -335,7 +339,11 @@ def _r_MetadataRequest_MetadataRequestTopic_1(b, p):
 def _w_MetadataRequest_MetadataRequestTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -362,6 +370,9 @@ def _r_MetadataRequest_4(b, p):
         o.topics = xs2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
     p += 3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -388,7 +399,11 @@ def _w_MetadataRequest_4(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_MetadataRequest_MetadataRequestTopic_1(e2, w)
     w += _S3.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
@@ -415,6 +430,9 @@ def _r_MetadataRequest_MetadataRequestTopic_2(b, p):
             raise DecodeError('MetadataRequestTopic.Name: length ' + str(n1) + ' past the end')
         o.name = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -443,7 +461,11 @@ def _w_MetadataRequest_MetadataRequestTopic_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -470,6 +492,9 @@ def _r_MetadataRequest_5(b, p):
         o.topics = xs2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
     p += 3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -496,7 +521,11 @@ def _w_MetadataRequest_5(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_MetadataRequest_MetadataRequestTopic_2(e2, w)
     w += _S3.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
@@ -526,6 +555,9 @@ def _r_MetadataRequest_6(b, p):
     o.allow_auto_topic_creation, o.include_topic_authorized_operations, = _S5.unpack_from(b, p)
     p += 2
     o.include_cluster_authorized_operations = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -554,7 +586,11 @@ def _w_MetadataRequest_6(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_MetadataRequest_MetadataRequestTopic_2(e2, w)
     w += _S5.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
@@ -605,7 +641,7 @@ def _r_MetadataResponse_MetadataResponsePartition_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     n2, = _S0.unpack_from(b, p)
     p += 4
@@ -614,7 +650,7 @@ def _r_MetadataResponse_MetadataResponsePartition_0(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     o.leader_epoch = -1
     o.offline_replicas = []
@@ -626,10 +662,16 @@ def _w_MetadataResponse_MetadataResponsePartition_0(o, w):
     w += _S6.pack(o.error_code, o.partition_index, o.leader_id)
     xs1 = o.replica_nodes
     w += _S0.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     xs2 = o.isr_nodes
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_MetadataResponse_MetadataResponseTopic_0(b, p):
@@ -1013,7 +1055,7 @@ def _r_MetadataResponse_MetadataResponsePartition_1(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     n2, = _S0.unpack_from(b, p)
     p += 4
@@ -1022,7 +1064,7 @@ def _r_MetadataResponse_MetadataResponsePartition_1(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3, = _S0.unpack_from(b, p)
     p += 4
@@ -1031,7 +1073,7 @@ def _r_MetadataResponse_MetadataResponsePartition_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.leader_epoch = -1
     o.unknown_tagged_fields = None
@@ -1042,13 +1084,22 @@ def _w_MetadataResponse_MetadataResponsePartition_1(o, w):
     w += _S6.pack(o.error_code, o.partition_index, o.leader_id)
     xs1 = o.replica_nodes
     w += _S0.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     xs2 = o.isr_nodes
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.offline_replicas
     w += _S0.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
 
 
 def _r_MetadataResponse_MetadataResponseTopic_2(b, p):
@@ -1178,7 +1229,7 @@ def _r_MetadataResponse_MetadataResponsePartition_2(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     n2, = _S0.unpack_from(b, p)
     p += 4
@@ -1187,7 +1238,7 @@ def _r_MetadataResponse_MetadataResponsePartition_2(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3, = _S0.unpack_from(b, p)
     p += 4
@@ -1196,7 +1247,7 @@ def _r_MetadataResponse_MetadataResponsePartition_2(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -1206,13 +1257,22 @@ def _w_MetadataResponse_MetadataResponsePartition_2(o, w):
     w += _S7.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     xs1 = o.replica_nodes
     w += _S0.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     xs2 = o.isr_nodes
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.offline_replicas
     w += _S0.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
 
 
 def _r_MetadataResponse_MetadataResponseTopic_3(b, p):
@@ -1479,6 +1539,9 @@ def _r_MetadataResponse_MetadataResponseBroker_2(b, p):
             raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n3) + ' past the end')
         o.rack = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1504,7 +1567,11 @@ def _w_MetadataResponse_MetadataResponseBroker_2(o, w):
     w += _S0.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.port)
     v2 = o.rack
@@ -1512,7 +1579,11 @@ def _w_MetadataResponse_MetadataResponseBroker_2(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1534,7 +1605,7 @@ def _r_MetadataResponse_MetadataResponsePartition_3(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     n2 = b[p]
     p += 1
@@ -1546,7 +1617,7 @@ def _r_MetadataResponse_MetadataResponsePartition_3(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3 = b[p]
     p += 1
@@ -1558,8 +1629,11 @@ def _r_MetadataResponse_MetadataResponsePartition_3(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1584,14 +1658,35 @@ def _r_MetadataResponse_MetadataResponsePartition_3(b, p):
 def _w_MetadataResponse_MetadataResponsePartition_3(o, w):
     w += _S7.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     xs1 = o.replica_nodes
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     xs2 = o.isr_nodes
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.offline_replicas
-    _wuv(w, len(xs3) + 1)
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1635,6 +1730,9 @@ def _r_MetadataResponse_MetadataResponseTopic_5(b, p):
     o.topic_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1660,11 +1758,19 @@ def _w_MetadataResponse_MetadataResponseTopic_5(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.is_internal)
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_MetadataResponse_MetadataResponsePartition_3(e3, w)
     w += _S0.pack(o.topic_authorized_operations)
@@ -1725,6 +1831,9 @@ def _r_MetadataResponse_7(b, p):
         o.topics = xs7
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1749,7 +1858,11 @@ def _r_MetadataResponse_7(b, p):
 def _w_MetadataResponse_7(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
     v3 = o.cluster_id
@@ -1757,11 +1870,19 @@ def _w_MetadataResponse_7(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S0.pack(o.controller_id)
     xs4 = o.topics
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_MetadataResponse_MetadataResponseTopic_5(e5, w)
     w += _S0.pack(o.cluster_authorized_operations)
@@ -1807,6 +1928,9 @@ def _r_MetadataResponse_MetadataResponseTopic_6(b, p):
         o.partitions = xs4
     o.topic_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1832,11 +1956,19 @@ def _w_MetadataResponse_MetadataResponseTopic_6(o, w):
     w += _S1.pack(o.error_code)
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S8.pack(o.topic_id, o.is_internal)
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_MetadataResponse_MetadataResponsePartition_3(e3, w)
     w += _S0.pack(o.topic_authorized_operations)
@@ -1897,6 +2029,9 @@ def _r_MetadataResponse_8(b, p):
         o.topics = xs7
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1921,7 +2056,11 @@ def _r_MetadataResponse_8(b, p):
 def _w_MetadataResponse_8(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
     v3 = o.cluster_id
@@ -1929,11 +2068,19 @@ def _w_MetadataResponse_8(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S0.pack(o.controller_id)
     xs4 = o.topics
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_MetadataResponse_MetadataResponseTopic_6(e5, w)
     w += _S0.pack(o.cluster_authorized_operations)
@@ -1993,6 +2140,9 @@ def _r_MetadataResponse_9(b, p):
             xs7.append(e8)
         o.topics = xs7
     o.cluster_authorized_operations = -2147483648
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2019,7 +2169,11 @@ def _w_MetadataResponse_9(o, w):
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
     v3 = o.cluster_id
@@ -2027,11 +2181,19 @@ def _w_MetadataResponse_9(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S0.pack(o.controller_id)
     xs4 = o.topics
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_MetadataResponse_MetadataResponseTopic_6(e5, w)
     if o.unknown_tagged_fields:
@@ -2076,6 +2238,9 @@ def _r_MetadataResponse_MetadataResponseTopic_7(b, p):
         o.partitions = xs4
     o.topic_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2104,11 +2269,19 @@ def _w_MetadataResponse_MetadataResponseTopic_7(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S8.pack(o.topic_id, o.is_internal)
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_MetadataResponse_MetadataResponsePartition_3(e3, w)
     w += _S0.pack(o.topic_authorized_operations)
@@ -2168,6 +2341,9 @@ def _r_MetadataResponse_10(b, p):
             xs7.append(e8)
         o.topics = xs7
     o.cluster_authorized_operations = -2147483648
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -2194,7 +2370,11 @@ def _w_MetadataResponse_10(o, w):
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
     v3 = o.cluster_id
@@ -2202,11 +2382,19 @@ def _w_MetadataResponse_10(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     w += _S0.pack(o.controller_id)
     xs4 = o.topics
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_MetadataResponse_MetadataResponseTopic_7(e5, w)
     if o.unknown_tagged_fields:

@@ -711,6 +711,9 @@ def _r_OffsetCommitRequest_OffsetCommitRequestPartition_3(b, p):
         o.committed_metadata = str(b[p:q2], 'utf-8')
         p = q2
     o.commit_timestamp = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -741,7 +744,11 @@ def _w_OffsetCommitRequest_OffsetCommitRequestPartition_3(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -779,6 +786,9 @@ def _r_OffsetCommitRequest_OffsetCommitRequestTopic_3(b, p):
             e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_3(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -803,10 +813,18 @@ def _r_OffsetCommitRequest_OffsetCommitRequestTopic_3(b, p):
 def _w_OffsetCommitRequest_OffsetCommitRequestTopic_3(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_OffsetCommitRequest_OffsetCommitRequestPartition_3(e3, w)
     if o.unknown_tagged_fields:
@@ -874,6 +892,9 @@ def _r_OffsetCommitRequest_6(b, p):
             xs8.append(e9)
         o.topics = xs8
     o.retention_time_ms = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -898,22 +919,38 @@ def _r_OffsetCommitRequest_6(b, p):
 def _w_OffsetCommitRequest_6(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_instance_id
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     xs4 = o.topics
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_OffsetCommitRequest_OffsetCommitRequestTopic_3(e5, w)
     if o.unknown_tagged_fields:
@@ -1031,6 +1068,9 @@ def _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p):
     o = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
     o.partition_index, o.error_code, = _S6.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1090,6 +1130,9 @@ def _r_OffsetCommitResponse_OffsetCommitResponseTopic_1(b, p):
             e5, p = _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1114,10 +1157,18 @@ def _r_OffsetCommitResponse_OffsetCommitResponseTopic_1(b, p):
 def _w_OffsetCommitResponse_OffsetCommitResponseTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_OffsetCommitResponse_OffsetCommitResponsePartition_1(e3, w)
     if o.unknown_tagged_fields:
@@ -1145,6 +1196,9 @@ def _r_OffsetCommitResponse_2(b, p):
             e3, p = _r_OffsetCommitResponse_OffsetCommitResponseTopic_1(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1169,7 +1223,11 @@ def _r_OffsetCommitResponse_2(b, p):
 def _w_OffsetCommitResponse_2(o, w):
     w += _S1.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_OffsetCommitResponse_OffsetCommitResponseTopic_1(e2, w)
     if o.unknown_tagged_fields:

@@ -164,6 +164,9 @@ def _r_OffsetCommitValue_3(b, p):
     o.commit_timestamp, = _S0.unpack_from(b, p)
     p += 8
     o.expire_timestamp = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -189,7 +192,11 @@ def _w_OffsetCommitValue_3(o, w):
     w += _S3.pack(o.offset, o.leader_epoch)
     v1 = o.metadata
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.commit_timestamp)
     if o.unknown_tagged_fields:

@@ -33,6 +33,7 @@ _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>?')
 _S3 = _struct.Struct('>iq')
 _S4 = _struct.Struct('>iqi')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class OffsetFetchRequest(Message):
@@ -187,7 +188,7 @@ def _r_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -200,7 +201,10 @@ def _w_OffsetFetchRequest_OffsetFetchRequestTopic_0(o, w):
     w += v1
     xs2 = o.partition_indexes
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_OffsetFetchRequest_0(b, p):
@@ -321,8 +325,11 @@ def _r_OffsetFetchRequest_OffsetFetchRequestTopic_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -347,11 +354,22 @@ def _r_OffsetFetchRequest_OffsetFetchRequestTopic_1(b, p):
 def _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_indexes
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -390,6 +408,9 @@ def _r_OffsetFetchRequest_2(b, p):
         o.topics = xs4
     o.groups = []
     o.require_stable = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -418,13 +439,21 @@ def _w_OffsetFetchRequest_2(o, w):
         raise UnsupportedFieldError('OffsetFetchRequest.RequireStable exists only in versions 7+')
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
     if xs2 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs2) + 1)
+        ln = len(xs2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e3 in xs2:
             _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e3, w)
     if o.unknown_tagged_fields:
@@ -466,6 +495,9 @@ def _r_OffsetFetchRequest_3(b, p):
     o.require_stable, = _S2.unpack_from(b, p)
     p += 1
     o.groups = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -492,13 +524,21 @@ def _w_OffsetFetchRequest_3(o, w):
         raise UnsupportedFieldError('OffsetFetchRequest.Groups exists only in versions 8+')
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
     if xs2 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs2) + 1)
+        ln = len(xs2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e3 in xs2:
             _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e3, w)
     w += _S2.pack(o.require_stable)
@@ -533,8 +573,11 @@ def _r_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -588,6 +631,9 @@ def _r_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p):
         o.topics = xs4
     o.member_id = None
     o.member_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -612,13 +658,21 @@ def _r_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p):
 def _w_OffsetFetchRequest_OffsetFetchRequestGroup_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
     if xs2 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs2) + 1)
+        ln = len(xs2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e3 in xs2:
             _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e3, w)
     if o.unknown_tagged_fields:
@@ -648,6 +702,9 @@ def _r_OffsetFetchRequest_4(b, p):
     p += 1
     o.group_id = ''
     o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -675,7 +732,11 @@ def _w_OffsetFetchRequest_4(o, w):
     if o.topics:
         raise UnsupportedFieldError('OffsetFetchRequest.Topics exists only in versions 0-7')
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_OffsetFetchRequest_OffsetFetchRequestGroup_0(e2, w)
     w += _S2.pack(o.require_stable)
@@ -730,6 +791,9 @@ def _r_OffsetFetchRequest_OffsetFetchRequestGroup_1(b, p):
             e7, p = _r_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p)
             xs6.append(e7)
         o.topics = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -754,21 +818,33 @@ def _r_OffsetFetchRequest_OffsetFetchRequestGroup_1(b, p):
 def _w_OffsetFetchRequest_OffsetFetchRequestGroup_1(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.member_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S1.pack(o.member_epoch)
     xs3 = o.topics
     if xs3 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs3) + 1)
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e4 in xs3:
             _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e4, w)
     if o.unknown_tagged_fields:
@@ -798,6 +874,9 @@ def _r_OffsetFetchRequest_5(b, p):
     p += 1
     o.group_id = ''
     o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -825,7 +904,11 @@ def _w_OffsetFetchRequest_5(o, w):
     if o.topics:
         raise UnsupportedFieldError('OffsetFetchRequest.Topics exists only in versions 0-7')
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_OffsetFetchRequest_OffsetFetchRequestGroup_1(e2, w)
     w += _S2.pack(o.require_stable)
@@ -1127,6 +1210,9 @@ def _r_OffsetFetchResponse_OffsetFetchResponsePartition_2(b, p):
         p = q2
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1155,7 +1241,11 @@ def _w_OffsetFetchResponse_OffsetFetchResponsePartition_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S0.pack(o.error_code)
     if o.unknown_tagged_fields:
@@ -1194,6 +1284,9 @@ def _r_OffsetFetchResponse_OffsetFetchResponseTopic_2(b, p):
             e5, p = _r_OffsetFetchResponse_OffsetFetchResponsePartition_2(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1218,10 +1311,18 @@ def _r_OffsetFetchResponse_OffsetFetchResponseTopic_2(b, p):
 def _w_OffsetFetchResponse_OffsetFetchResponseTopic_2(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_OffsetFetchResponse_OffsetFetchResponsePartition_2(e3, w)
     if o.unknown_tagged_fields:
@@ -1252,6 +1353,9 @@ def _r_OffsetFetchResponse_4(b, p):
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.groups = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1278,7 +1382,11 @@ def _w_OffsetFetchResponse_4(o, w):
         raise UnsupportedFieldError('OffsetFetchResponse.Groups exists only in versions 8+')
     w += _S1.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_OffsetFetchResponse_OffsetFetchResponseTopic_2(e2, w)
     w += _S0.pack(o.error_code)
@@ -1307,6 +1415,9 @@ def _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p):
         p = q2
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1358,6 +1469,9 @@ def _r_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p):
             e5, p = _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1411,6 +1525,9 @@ def _r_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p):
         o.topics = xs4
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1435,10 +1552,18 @@ def _r_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p):
 def _w_OffsetFetchResponse_OffsetFetchResponseGroup_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_OffsetFetchResponse_OffsetFetchResponseTopic_2(e3, w)
     w += _S0.pack(o.error_code)
@@ -1469,6 +1594,9 @@ def _r_OffsetFetchResponse_5(b, p):
         o.groups = xs2
     o.topics = []
     o.error_code = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1495,7 +1623,11 @@ def _w_OffsetFetchResponse_5(o, w):
         raise UnsupportedFieldError('OffsetFetchResponse.Topics exists only in versions 0-7')
     w += _S1.pack(o.throttle_time_ms)
     xs1 = o.groups
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_OffsetFetchResponse_OffsetFetchResponseGroup_0(e2, w)
     if o.unknown_tagged_fields:

@@ -302,6 +302,9 @@ def _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_2(b, p):
     o = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
     o.partition, o.current_leader_epoch, o.leader_epoch, = _S3.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -361,6 +364,9 @@ def _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(b, p):
             e5, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_2(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -385,10 +391,18 @@ def _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(b, p):
 def _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_2(e3, w)
     if o.unknown_tagged_fields:
@@ -416,6 +430,9 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
             e3, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -440,7 +457,11 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
 def _w_OffsetForLeaderEpochRequest_3(o, w):
     w += _S0.pack(o.replica_id)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(e2, w)
     if o.unknown_tagged_fields:
@@ -636,6 +657,9 @@ def _r_OffsetForLeaderEpochResponse_EpochEndOffset_2(b, p):
     o = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
     o.error_code, o.partition, o.leader_epoch, o.end_offset, = _S5.unpack_from(b, p)
     p += 18
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -695,6 +719,9 @@ def _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(b, p):
             e5, p = _r_OffsetForLeaderEpochResponse_EpochEndOffset_2(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -719,10 +746,18 @@ def _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(b, p):
 def _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_OffsetForLeaderEpochResponse_EpochEndOffset_2(e3, w)
     if o.unknown_tagged_fields:
@@ -750,6 +785,9 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
             e3, p = _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -774,7 +812,11 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
 def _w_OffsetForLeaderEpochResponse_3(o, w):
     w += _S0.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(e2, w)
     if o.unknown_tagged_fields:

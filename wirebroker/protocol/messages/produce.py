@@ -317,6 +317,9 @@ def _r_ProduceRequest_PartitionProduceData_1(b, p):
             raise DecodeError('PartitionProduceData.Records: length ' + str(n1) + ' past the end')
         o.records = b[p:q2]
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -344,7 +347,11 @@ def _w_ProduceRequest_PartitionProduceData_1(o, w):
     if v1 is None:
         w.append(0)
     else:
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         _wrec(w, v1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -382,6 +389,9 @@ def _r_ProduceRequest_TopicProduceData_1(b, p):
             e5, p = _r_ProduceRequest_PartitionProduceData_1(b, p)
             xs4.append(e5)
         o.partition_data = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -406,10 +416,18 @@ def _r_ProduceRequest_TopicProduceData_1(b, p):
 def _w_ProduceRequest_TopicProduceData_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_data
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ProduceRequest_PartitionProduceData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -450,6 +468,9 @@ def _r_ProduceRequest_2(b, p):
             e5, p = _r_ProduceRequest_TopicProduceData_1(b, p)
             xs4.append(e5)
         o.topic_data = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -477,11 +498,19 @@ def _w_ProduceRequest_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S0.pack(o.acks, o.timeout_ms)
     xs2 = o.topic_data
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ProduceRequest_TopicProduceData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -929,6 +958,9 @@ def _r_ProduceResponse_BatchIndexAndErrorMessage_1(b, p):
             raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n1) + ' past the end')
         o.batch_index_error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -957,7 +989,11 @@ def _w_ProduceResponse_BatchIndexAndErrorMessage_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -998,6 +1034,9 @@ def _r_ProduceResponse_PartitionProduceResponse_4(b, p):
         o.error_message = str(b[p:q5], 'utf-8')
         p = q5
     o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1022,7 +1061,11 @@ def _r_ProduceResponse_PartitionProduceResponse_4(b, p):
 def _w_ProduceResponse_PartitionProduceResponse_4(o, w):
     w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     xs1 = o.record_errors
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ProduceResponse_BatchIndexAndErrorMessage_1(e2, w)
     v3 = o.error_message
@@ -1030,7 +1073,11 @@ def _w_ProduceResponse_PartitionProduceResponse_4(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1068,6 +1115,9 @@ def _r_ProduceResponse_TopicProduceResponse_4(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_4(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1092,10 +1142,18 @@ def _r_ProduceResponse_TopicProduceResponse_4(b, p):
 def _w_ProduceResponse_TopicProduceResponse_4(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_responses
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ProduceResponse_PartitionProduceResponse_4(e3, w)
     if o.unknown_tagged_fields:
@@ -1124,6 +1182,9 @@ def _r_ProduceResponse_5(b, p):
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1147,7 +1208,11 @@ def _r_ProduceResponse_5(b, p):
 
 def _w_ProduceResponse_5(o, w):
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ProduceResponse_TopicProduceResponse_4(e2, w)
     w += _S1.pack(o.throttle_time_ms)
@@ -1161,6 +1226,9 @@ def _r_ProduceResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_ProduceResponse_LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch, = _S6.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1223,6 +1291,9 @@ def _r_ProduceResponse_PartitionProduceResponse_5(b, p):
         o.error_message = str(b[p:q5], 'utf-8')
         p = q5
     o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1250,7 +1321,11 @@ def _r_ProduceResponse_PartitionProduceResponse_5(b, p):
 def _w_ProduceResponse_PartitionProduceResponse_5(o, w):
     w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     xs1 = o.record_errors
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ProduceResponse_BatchIndexAndErrorMessage_1(e2, w)
     v3 = o.error_message
@@ -1258,16 +1333,23 @@ def _w_ProduceResponse_PartitionProduceResponse_5(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     tags = []
-    if o.current_leader != _ProduceResponse_LeaderIdAndEpoch():
+    if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or o.current_leader.unknown_tagged_fields:
         t4 = bytearray()
         _w_ProduceResponse_LeaderIdAndEpoch_0(o.current_leader, t4)
         tags.append((0, t4))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_ProduceResponse_TopicProduceResponse_5(b, p):
@@ -1300,6 +1382,9 @@ def _r_ProduceResponse_TopicProduceResponse_5(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_5(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1324,10 +1409,18 @@ def _r_ProduceResponse_TopicProduceResponse_5(b, p):
 def _w_ProduceResponse_TopicProduceResponse_5(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_responses
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ProduceResponse_PartitionProduceResponse_5(e3, w)
     if o.unknown_tagged_fields:
@@ -1368,6 +1461,9 @@ def _r_ProduceResponse_NodeEndpoint_0(b, p):
             raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
         o.rack = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1393,7 +1489,11 @@ def _w_ProduceResponse_NodeEndpoint_0(o, w):
     w += _S1.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.port)
     v2 = o.rack
@@ -1401,7 +1501,11 @@ def _w_ProduceResponse_NodeEndpoint_0(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1429,6 +1533,9 @@ def _r_ProduceResponse_6(b, p):
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1469,7 +1576,11 @@ def _r_ProduceResponse_6(b, p):
 
 def _w_ProduceResponse_6(o, w):
     xs1 = o.responses
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ProduceResponse_TopicProduceResponse_5(e2, w)
     w += _S1.pack(o.throttle_time_ms)
@@ -1477,13 +1588,20 @@ def _w_ProduceResponse_6(o, w):
     if o.node_endpoints:
         t3 = bytearray()
         xs4 = o.node_endpoints
-        _wuv(t3, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
         for e5 in xs4:
             _w_ProduceResponse_NodeEndpoint_0(e5, t3)
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 ProduceRequest._READERS = (_r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_2, _r_ProduceRequest_2, _r_ProduceRequest_2,)

@@ -84,6 +84,9 @@ def _r_PushTelemetryRequest_0(b, p):
             raise DecodeError('PushTelemetryRequest.Metrics: length ' + str(n1) + ' past the end')
         o.metrics = bytes(b[p:q2])
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -108,7 +111,11 @@ def _r_PushTelemetryRequest_0(b, p):
 def _w_PushTelemetryRequest_0(o, w):
     w += _S0.pack(o.client_instance_id, o.subscription_id, o.terminating, o.compression_type)
     v1 = o.metrics
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -120,6 +127,9 @@ def _r_PushTelemetryResponse_0(b, p):
     o = _new(PushTelemetryResponse)
     o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -131,6 +131,9 @@ def _r_ReadShareGroupStateRequest_PartitionData_0(b, p):
     o = _new(_ReadShareGroupStateRequest_PartitionData)
     o.partition, o.leader_epoch, = _S1.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -179,6 +182,9 @@ def _r_ReadShareGroupStateRequest_ReadStateData_0(b, p):
             e3, p = _r_ReadShareGroupStateRequest_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -203,7 +209,11 @@ def _r_ReadShareGroupStateRequest_ReadStateData_0(b, p):
 def _w_ReadShareGroupStateRequest_ReadStateData_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ReadShareGroupStateRequest_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -242,6 +252,9 @@ def _r_ReadShareGroupStateRequest_0(b, p):
             e5, p = _r_ReadShareGroupStateRequest_ReadStateData_0(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -266,10 +279,18 @@ def _r_ReadShareGroupStateRequest_0(b, p):
 def _w_ReadShareGroupStateRequest_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ReadShareGroupStateRequest_ReadStateData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -282,6 +303,9 @@ def _r_ReadShareGroupStateResponse_StateBatch_0(b, p):
     o = _new(_ReadShareGroupStateResponse_StateBatch)
     o.first_offset, o.last_offset, o.delivery_state, o.delivery_count, = _S4.unpack_from(b, p)
     p += 19
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -345,6 +369,9 @@ def _r_ReadShareGroupStateResponse_PartitionResult_0(b, p):
             e5, p = _r_ReadShareGroupStateResponse_StateBatch_0(b, p)
             xs4.append(e5)
         o.state_batches = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -373,11 +400,19 @@ def _w_ReadShareGroupStateResponse_PartitionResult_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S3.pack(o.state_epoch, o.start_offset)
     xs2 = o.state_batches
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ReadShareGroupStateResponse_StateBatch_0(e3, w)
     if o.unknown_tagged_fields:
@@ -405,6 +440,9 @@ def _r_ReadShareGroupStateResponse_ReadStateResult_0(b, p):
             e3, p = _r_ReadShareGroupStateResponse_PartitionResult_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -429,7 +467,11 @@ def _r_ReadShareGroupStateResponse_ReadStateResult_0(b, p):
 def _w_ReadShareGroupStateResponse_ReadStateResult_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ReadShareGroupStateResponse_PartitionResult_0(e2, w)
     if o.unknown_tagged_fields:
@@ -455,6 +497,9 @@ def _r_ReadShareGroupStateResponse_0(b, p):
             e3, p = _r_ReadShareGroupStateResponse_ReadStateResult_0(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -478,7 +523,11 @@ def _r_ReadShareGroupStateResponse_0(b, p):
 
 def _w_ReadShareGroupStateResponse_0(o, w):
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ReadShareGroupStateResponse_ReadStateResult_0(e2, w)
     if o.unknown_tagged_fields:

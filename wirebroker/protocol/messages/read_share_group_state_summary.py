@@ -116,6 +116,9 @@ def _r_ReadShareGroupStateSummaryRequest_PartitionData_0(b, p):
     o = _new(_ReadShareGroupStateSummaryRequest_PartitionData)
     o.partition, o.leader_epoch, = _S1.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -164,6 +167,9 @@ def _r_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_0(b, p):
             e3, p = _r_ReadShareGroupStateSummaryRequest_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -188,7 +194,11 @@ def _r_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_0(b, p):
 def _w_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ReadShareGroupStateSummaryRequest_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -227,6 +237,9 @@ def _r_ReadShareGroupStateSummaryRequest_0(b, p):
             e5, p = _r_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_0(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -251,10 +264,18 @@ def _r_ReadShareGroupStateSummaryRequest_0(b, p):
 def _w_ReadShareGroupStateSummaryRequest_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -282,6 +303,9 @@ def _r_ReadShareGroupStateSummaryResponse_PartitionResult_0(b, p):
         p = q2
     o.state_epoch, o.start_offset, = _S3.unpack_from(b, p)
     p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -310,7 +334,11 @@ def _w_ReadShareGroupStateSummaryResponse_PartitionResult_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S3.pack(o.state_epoch, o.start_offset)
     if o.unknown_tagged_fields:
@@ -338,6 +366,9 @@ def _r_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_0(b, p):
             e3, p = _r_ReadShareGroupStateSummaryResponse_PartitionResult_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -362,7 +393,11 @@ def _r_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_0(b, p):
 def _w_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ReadShareGroupStateSummaryResponse_PartitionResult_0(e2, w)
     if o.unknown_tagged_fields:
@@ -388,6 +423,9 @@ def _r_ReadShareGroupStateSummaryResponse_0(b, p):
             e3, p = _r_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_0(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -411,7 +449,11 @@ def _r_ReadShareGroupStateSummaryResponse_0(b, p):
 
 def _w_ReadShareGroupStateSummaryResponse_0(o, w):
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_0(e2, w)
     if o.unknown_tagged_fields:

@@ -83,6 +83,9 @@ def _r_RemoveRaftVoterRequest_0(b, p):
         p = q2
     o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
     p += 20
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -110,7 +113,11 @@ def _w_RemoveRaftVoterRequest_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S0.pack(o.voter_id, o.voter_directory_id)
     if o.unknown_tagged_fields:
@@ -136,6 +143,9 @@ def _r_RemoveRaftVoterResponse_0(b, p):
             raise DecodeError('RemoveRaftVoterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -164,7 +174,11 @@ def _w_RemoveRaftVoterResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

@@ -108,6 +108,9 @@ def _r_RenewDelegationTokenRequest_1(b, p):
         p = q2
     o.renew_period_ms, = _S1.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -131,7 +134,11 @@ def _r_RenewDelegationTokenRequest_1(b, p):
 
 def _w_RenewDelegationTokenRequest_1(o, w):
     v1 = o.hmac
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.renew_period_ms)
     if o.unknown_tagged_fields:
@@ -156,6 +163,9 @@ def _r_RenewDelegationTokenResponse_1(b, p):
     o = _new(RenewDelegationTokenResponse)
     o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

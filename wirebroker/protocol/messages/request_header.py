@@ -106,6 +106,9 @@ def _r_RequestHeader_2(b, p):
             raise DecodeError('RequestHeader.ClientId: length ' + str(n1) + ' past the end')
         o.client_id = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

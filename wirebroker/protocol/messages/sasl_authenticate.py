@@ -103,6 +103,9 @@ def _r_SaslAuthenticateRequest_1(b, p):
             raise DecodeError('SaslAuthenticateRequest.AuthBytes: length ' + str(n1) + ' past the end')
         o.auth_bytes = bytes(b[p:q2])
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -126,7 +129,11 @@ def _r_SaslAuthenticateRequest_1(b, p):
 
 def _w_SaslAuthenticateRequest_1(o, w):
     v1 = o.auth_bytes
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -254,6 +261,9 @@ def _r_SaslAuthenticateResponse_2(b, p):
         p = q4
     o.session_lifetime_ms, = _S2.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -282,10 +292,18 @@ def _w_SaslAuthenticateResponse_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.auth_bytes
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S2.pack(o.session_lifetime_ms)
     if o.unknown_tagged_fields:

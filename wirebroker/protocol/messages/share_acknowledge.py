@@ -33,6 +33,7 @@ _S1 = _struct.Struct('>16s')
 _S2 = _struct.Struct('>qq')
 _S3 = _struct.Struct('>ih')
 _S4 = _struct.Struct('>ii')
+_ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 
 
 class ShareAcknowledgeRequest(Message):
@@ -168,8 +169,11 @@ def _r_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n1) + ' past the end')
-        o.acknowledge_types = list(_unpack_from('>' + str(n1) + 'b', b, p))
+        o.acknowledge_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
         p += 1 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -194,8 +198,15 @@ def _r_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p):
 def _w_ShareAcknowledgeRequest_AcknowledgementBatch_0(o, w):
     w += _S2.pack(o.first_offset, o.last_offset)
     xs1 = o.acknowledge_types
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'b', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_b[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'b', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -221,6 +232,9 @@ def _r_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p):
             e3, p = _r_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p)
             xs2.append(e3)
         o.acknowledgement_batches = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -245,7 +259,11 @@ def _r_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p):
 def _w_ShareAcknowledgeRequest_AcknowledgePartition_0(o, w):
     w += _S0.pack(o.partition_index)
     xs1 = o.acknowledgement_batches
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareAcknowledgeRequest_AcknowledgementBatch_0(e2, w)
     if o.unknown_tagged_fields:
@@ -273,6 +291,9 @@ def _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p):
             e3, p = _r_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -297,7 +318,11 @@ def _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p):
 def _w_ShareAcknowledgeRequest_AcknowledgeTopic_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareAcknowledgeRequest_AcknowledgePartition_0(e2, w)
     if o.unknown_tagged_fields:
@@ -351,6 +376,9 @@ def _r_ShareAcknowledgeRequest_0(b, p):
             e7, p = _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p)
             xs6.append(e7)
         o.topics = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -378,18 +406,30 @@ def _w_ShareAcknowledgeRequest_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.member_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S0.pack(o.share_session_epoch)
     xs3 = o.topics
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_ShareAcknowledgeRequest_AcknowledgeTopic_0(e4, w)
     if o.unknown_tagged_fields:
@@ -402,6 +442,9 @@ def _r_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch, = _S4.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -449,6 +492,9 @@ def _r_ShareAcknowledgeResponse_PartitionData_0(b, p):
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
     o.current_leader, p = _r_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -477,7 +523,11 @@ def _w_ShareAcknowledgeResponse_PartitionData_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     _w_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(o.current_leader, w)
     if o.unknown_tagged_fields:
@@ -505,6 +555,9 @@ def _r_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p):
             e3, p = _r_ShareAcknowledgeResponse_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -529,7 +582,11 @@ def _r_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p):
 def _w_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareAcknowledgeResponse_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -570,6 +627,9 @@ def _r_ShareAcknowledgeResponse_NodeEndpoint_0(b, p):
             raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
         o.rack = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -595,7 +655,11 @@ def _w_ShareAcknowledgeResponse_NodeEndpoint_0(o, w):
     w += _S0.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S0.pack(o.port)
     v2 = o.rack
@@ -603,7 +667,11 @@ def _w_ShareAcknowledgeResponse_NodeEndpoint_0(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -658,6 +726,9 @@ def _r_ShareAcknowledgeResponse_0(b, p):
             e8, p = _r_ShareAcknowledgeResponse_NodeEndpoint_0(b, p)
             xs7.append(e8)
         o.node_endpoints = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -686,14 +757,26 @@ def _w_ShareAcknowledgeResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.responses
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(e3, w)
     xs4 = o.node_endpoints
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_ShareAcknowledgeResponse_NodeEndpoint_0(e5, w)
     if o.unknown_tagged_fields:

@@ -36,6 +36,8 @@ _S4 = _struct.Struct('>ih')
 _S5 = _struct.Struct('>h')
 _S6 = _struct.Struct('>qqh')
 _S7 = _struct.Struct('>i')
+_ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ShareFetchRequest(Message):
@@ -203,8 +205,11 @@ def _r_ShareFetchRequest_AcknowledgementBatch_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n1) + ' past the end')
-        o.acknowledge_types = list(_unpack_from('>' + str(n1) + 'b', b, p))
+        o.acknowledge_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
         p += 1 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -229,8 +234,15 @@ def _r_ShareFetchRequest_AcknowledgementBatch_0(b, p):
 def _w_ShareFetchRequest_AcknowledgementBatch_0(o, w):
     w += _S3.pack(o.first_offset, o.last_offset)
     xs1 = o.acknowledge_types
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'b', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_b[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'b', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -256,6 +268,9 @@ def _r_ShareFetchRequest_FetchPartition_0(b, p):
             e3, p = _r_ShareFetchRequest_AcknowledgementBatch_0(b, p)
             xs2.append(e3)
         o.acknowledgement_batches = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -280,7 +295,11 @@ def _r_ShareFetchRequest_FetchPartition_0(b, p):
 def _w_ShareFetchRequest_FetchPartition_0(o, w):
     w += _S2.pack(o.partition_index, o.partition_max_bytes)
     xs1 = o.acknowledgement_batches
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareFetchRequest_AcknowledgementBatch_0(e2, w)
     if o.unknown_tagged_fields:
@@ -308,6 +327,9 @@ def _r_ShareFetchRequest_FetchTopic_0(b, p):
             e3, p = _r_ShareFetchRequest_FetchPartition_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -332,7 +354,11 @@ def _r_ShareFetchRequest_FetchTopic_0(b, p):
 def _w_ShareFetchRequest_FetchTopic_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareFetchRequest_FetchPartition_0(e2, w)
     if o.unknown_tagged_fields:
@@ -355,8 +381,11 @@ def _r_ShareFetchRequest_ForgottenTopic_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('ForgottenTopic.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -381,8 +410,15 @@ def _r_ShareFetchRequest_ForgottenTopic_0(b, p):
 def _w_ShareFetchRequest_ForgottenTopic_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -449,6 +485,9 @@ def _r_ShareFetchRequest_0(b, p):
             e10, p = _r_ShareFetchRequest_ForgottenTopic_0(b, p)
             xs9.append(e10)
         o.forgotten_topics_data = xs9
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -476,22 +515,38 @@ def _w_ShareFetchRequest_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.member_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S0.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes)
     xs3 = o.topics
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_ShareFetchRequest_FetchTopic_0(e4, w)
     xs5 = o.forgotten_topics_data
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_ShareFetchRequest_ForgottenTopic_0(e6, w)
     if o.unknown_tagged_fields:
@@ -504,6 +559,9 @@ def _r_ShareFetchResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_ShareFetchResponse_LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch, = _S2.unpack_from(b, p)
     p += 8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -537,6 +595,9 @@ def _r_ShareFetchResponse_AcquiredRecords_0(b, p):
     o = _new(_ShareFetchResponse_AcquiredRecords)
     o.first_offset, o.last_offset, o.delivery_count, = _S6.unpack_from(b, p)
     p += 18
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -627,6 +688,9 @@ def _r_ShareFetchResponse_PartitionData_0(b, p):
             e9, p = _r_ShareFetchResponse_AcquiredRecords_0(b, p)
             xs8.append(e9)
         o.acquired_records = xs8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -655,7 +719,11 @@ def _w_ShareFetchResponse_PartitionData_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S5.pack(o.acknowledge_error_code)
     v2 = o.acknowledge_error_message
@@ -663,17 +731,29 @@ def _w_ShareFetchResponse_PartitionData_0(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     _w_ShareFetchResponse_LeaderIdAndEpoch_0(o.current_leader, w)
     v3 = o.records
     if v3 is None:
         w.append(0)
     else:
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         _wrec(w, v3)
     xs4 = o.acquired_records
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_ShareFetchResponse_AcquiredRecords_0(e5, w)
     if o.unknown_tagged_fields:
@@ -701,6 +781,9 @@ def _r_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p):
             e3, p = _r_ShareFetchResponse_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -725,7 +808,11 @@ def _r_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p):
 def _w_ShareFetchResponse_ShareFetchableTopicResponse_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareFetchResponse_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -766,6 +853,9 @@ def _r_ShareFetchResponse_NodeEndpoint_0(b, p):
             raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
         o.rack = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -791,7 +881,11 @@ def _w_ShareFetchResponse_NodeEndpoint_0(o, w):
     w += _S7.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S7.pack(o.port)
     v2 = o.rack
@@ -799,7 +893,11 @@ def _w_ShareFetchResponse_NodeEndpoint_0(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -854,6 +952,9 @@ def _r_ShareFetchResponse_0(b, p):
             e8, p = _r_ShareFetchResponse_NodeEndpoint_0(b, p)
             xs7.append(e8)
         o.node_endpoints = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -882,14 +983,26 @@ def _w_ShareFetchResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.responses
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ShareFetchResponse_ShareFetchableTopicResponse_0(e3, w)
     xs4 = o.node_endpoints
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_ShareFetchResponse_NodeEndpoint_0(e5, w)
     if o.unknown_tagged_fields:

@@ -30,6 +30,7 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>iib')
 _S1 = _struct.Struct('>16s')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ShareGroupCurrentMemberAssignmentValue(Message):
@@ -75,8 +76,11 @@ def _r_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -101,8 +105,15 @@ def _r_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p):
 def _w_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(o, w):
     w += _S1.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -128,6 +139,9 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
             e3, p = _r_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p)
             xs2.append(e3)
         o.assigned_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -152,7 +166,11 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
 def _w_ShareGroupCurrentMemberAssignmentValue_0(o, w):
     w += _S0.pack(o.member_epoch, o.previous_member_epoch, o.state)
     xs1 = o.assigned_partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(e2, w)
     if o.unknown_tagged_fields:

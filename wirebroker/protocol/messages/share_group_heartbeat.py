@@ -32,6 +32,7 @@ _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>ih')
 _S2 = _struct.Struct('>ii')
 _S3 = _struct.Struct('>16s')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ShareGroupHeartbeatRequest(Message):
@@ -165,6 +166,9 @@ def _r_ShareGroupHeartbeatRequest_0(b, p):
                 p = q11
             xs8.append(e9)
         o.subscribed_topic_names = xs8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -189,11 +193,19 @@ def _r_ShareGroupHeartbeatRequest_0(b, p):
 def _w_ShareGroupHeartbeatRequest_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S0.pack(o.member_epoch)
     v3 = o.rack_id
@@ -201,17 +213,29 @@ def _w_ShareGroupHeartbeatRequest_0(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     xs4 = o.subscribed_topic_names
     if xs4 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e5 in xs4:
             v6 = e5
             v6 = v6.encode()
-            _wuv(w, len(v6) + 1)
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
             w += v6
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -233,8 +257,11 @@ def _r_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -259,8 +286,15 @@ def _r_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p):
 def _w_ShareGroupHeartbeatResponse_TopicPartitions_0(o, w):
     w += _S3.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -284,6 +318,9 @@ def _r_ShareGroupHeartbeatResponse_Assignment_0(b, p):
             e3, p = _r_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p)
             xs2.append(e3)
         o.topic_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -307,7 +344,11 @@ def _r_ShareGroupHeartbeatResponse_Assignment_0(b, p):
 
 def _w_ShareGroupHeartbeatResponse_Assignment_0(o, w):
     xs1 = o.topic_partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareGroupHeartbeatResponse_TopicPartitions_0(e2, w)
     if o.unknown_tagged_fields:
@@ -354,6 +395,9 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
     else:
         p += 1
         o.assignment, p = _r_ShareGroupHeartbeatResponse_Assignment_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -382,14 +426,22 @@ def _w_ShareGroupHeartbeatResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.member_id
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     w += _S2.pack(o.member_epoch, o.heartbeat_interval_ms)
     if o.assignment is None:

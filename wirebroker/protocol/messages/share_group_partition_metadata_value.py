@@ -102,6 +102,9 @@ def _r_ShareGroupPartitionMetadataValue_PartitionMetadata_0(b, p):
                 p = q5
             xs2.append(e3)
         o.racks = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -126,11 +129,19 @@ def _r_ShareGroupPartitionMetadataValue_PartitionMetadata_0(b, p):
 def _w_ShareGroupPartitionMetadataValue_PartitionMetadata_0(o, w):
     w += _S1.pack(o.partition)
     xs1 = o.racks
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -172,6 +183,9 @@ def _r_ShareGroupPartitionMetadataValue_TopicMetadata_0(b, p):
             e5, p = _r_ShareGroupPartitionMetadataValue_PartitionMetadata_0(b, p)
             xs4.append(e5)
         o.partition_metadata = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -197,11 +211,19 @@ def _w_ShareGroupPartitionMetadataValue_TopicMetadata_0(o, w):
     w += _S0.pack(o.topic_id)
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.num_partitions)
     xs2 = o.partition_metadata
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_ShareGroupPartitionMetadataValue_PartitionMetadata_0(e3, w)
     if o.unknown_tagged_fields:
@@ -227,6 +249,9 @@ def _r_ShareGroupPartitionMetadataValue_0(b, p):
             e3, p = _r_ShareGroupPartitionMetadataValue_TopicMetadata_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -250,7 +275,11 @@ def _r_ShareGroupPartitionMetadataValue_0(b, p):
 
 def _w_ShareGroupPartitionMetadataValue_0(o, w):
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareGroupPartitionMetadataValue_TopicMetadata_0(e2, w)
     if o.unknown_tagged_fields:

@@ -29,6 +29,7 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>16s')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ShareGroupStatePartitionMetadataValue(Message):
@@ -97,8 +98,11 @@ def _r_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -124,11 +128,22 @@ def _w_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(o, w):
     w += _S0.pack(o.topic_id)
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -152,6 +167,9 @@ def _r_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p):
             raise DecodeError('TopicInfo.TopicName: length ' + str(n1) + ' past the end')
         o.topic_name = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -177,7 +195,11 @@ def _w_ShareGroupStatePartitionMetadataValue_TopicInfo_0(o, w):
     w += _S0.pack(o.topic_id)
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -217,6 +239,9 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
             e6, p = _r_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p)
             xs5.append(e6)
         o.deleting_topics = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -240,11 +265,19 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
 
 def _w_ShareGroupStatePartitionMetadataValue_0(o, w):
     xs1 = o.initialized_topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(e2, w)
     xs3 = o.deleting_topics
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_ShareGroupStatePartitionMetadataValue_TopicInfo_0(e4, w)
     if o.unknown_tagged_fields:

@@ -51,6 +51,9 @@ def _r_SnapshotHeaderRecord_0(b, p):
     o = _new(SnapshotHeaderRecord)
     o.version, o.last_contained_log_timestamp, = _S0.unpack_from(b, p)
     p += 10
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -35,6 +35,7 @@ _S3 = _struct.Struct('>iiq?')
 _S4 = _struct.Struct('>iiq')
 _S5 = _struct.Struct('>i?iq')
 _S6 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class StopReplicaRequest(Message):
@@ -215,7 +216,7 @@ def _r_StopReplicaRequest_StopReplicaTopicV1_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -228,7 +229,10 @@ def _w_StopReplicaRequest_StopReplicaTopicV1_0(o, w):
     w += v1
     xs2 = o.partition_indexes
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_StopReplicaRequest_1(b, p):
@@ -293,8 +297,11 @@ def _r_StopReplicaRequest_StopReplicaTopicV1_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -319,11 +326,22 @@ def _r_StopReplicaRequest_StopReplicaTopicV1_1(b, p):
 def _w_StopReplicaRequest_StopReplicaTopicV1_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_indexes
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -352,6 +370,9 @@ def _r_StopReplicaRequest_2(b, p):
     o.is_k_raft_controller = False
     o.ungrouped_partitions = []
     o.topic_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -382,7 +403,11 @@ def _w_StopReplicaRequest_2(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.TopicStates exists only in versions 3+')
     w += _S3.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_StopReplicaRequest_StopReplicaTopicV1_1(e2, w)
     if o.unknown_tagged_fields:
@@ -395,6 +420,9 @@ def _r_StopReplicaRequest_StopReplicaPartitionState_0(b, p):
     o = _new(_StopReplicaRequest_StopReplicaPartitionState)
     o.partition_index, o.leader_epoch, o.delete_partition, = _S0.unpack_from(b, p)
     p += 9
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -454,6 +482,9 @@ def _r_StopReplicaRequest_StopReplicaTopicState_0(b, p):
             e5, p = _r_StopReplicaRequest_StopReplicaPartitionState_0(b, p)
             xs4.append(e5)
         o.partition_states = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -478,10 +509,18 @@ def _r_StopReplicaRequest_StopReplicaTopicState_0(b, p):
 def _w_StopReplicaRequest_StopReplicaTopicState_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_states
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_StopReplicaRequest_StopReplicaPartitionState_0(e3, w)
     if o.unknown_tagged_fields:
@@ -513,6 +552,9 @@ def _r_StopReplicaRequest_3(b, p):
     o.delete_partitions = False
     o.ungrouped_partitions = []
     o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -545,7 +587,11 @@ def _w_StopReplicaRequest_3(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.Topics exists only in versions 1-2')
     w += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_StopReplicaRequest_StopReplicaTopicState_0(e2, w)
     if o.unknown_tagged_fields:
@@ -576,6 +622,9 @@ def _r_StopReplicaRequest_4(b, p):
     o.delete_partitions = False
     o.ungrouped_partitions = []
     o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -606,7 +655,11 @@ def _w_StopReplicaRequest_4(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.Topics exists only in versions 1-2')
     w += _S5.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_StopReplicaRequest_StopReplicaTopicState_0(e2, w)
     if o.unknown_tagged_fields:
@@ -686,6 +739,9 @@ def _r_StopReplicaResponse_StopReplicaPartitionError_1(b, p):
         p = q2
     o.partition_index, o.error_code, = _S6.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -710,7 +766,11 @@ def _r_StopReplicaResponse_StopReplicaPartitionError_1(b, p):
 def _w_StopReplicaResponse_StopReplicaPartitionError_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S6.pack(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
@@ -738,6 +798,9 @@ def _r_StopReplicaResponse_1(b, p):
             e3, p = _r_StopReplicaResponse_StopReplicaPartitionError_1(b, p)
             xs2.append(e3)
         o.partition_errors = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -762,7 +825,11 @@ def _r_StopReplicaResponse_1(b, p):
 def _w_StopReplicaResponse_1(o, w):
     w += _S2.pack(o.error_code)
     xs1 = o.partition_errors
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_StopReplicaResponse_StopReplicaPartitionError_1(e2, w)
     if o.unknown_tagged_fields:

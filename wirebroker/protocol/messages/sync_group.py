@@ -284,6 +284,9 @@ def _r_SyncGroupRequest_SyncGroupRequestAssignment_1(b, p):
             raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n3) + ' past the end')
         o.assignment = bytes(b[p:q4])
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -308,10 +311,18 @@ def _r_SyncGroupRequest_SyncGroupRequestAssignment_1(b, p):
 def _w_SyncGroupRequest_SyncGroupRequestAssignment_1(o, w):
     v1 = o.member_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.assignment
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -379,6 +390,9 @@ def _r_SyncGroupRequest_2(b, p):
         o.assignments = xs8
     o.protocol_type = None
     o.protocol_name = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -403,22 +417,38 @@ def _r_SyncGroupRequest_2(b, p):
 def _w_SyncGroupRequest_2(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_instance_id
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     xs4 = o.assignments
-    _wuv(w, len(xs4) + 1)
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e5 in xs4:
         _w_SyncGroupRequest_SyncGroupRequestAssignment_1(e5, w)
     if o.unknown_tagged_fields:
@@ -511,6 +541,9 @@ def _r_SyncGroupRequest_3(b, p):
             e13, p = _r_SyncGroupRequest_SyncGroupRequestAssignment_1(b, p)
             xs12.append(e13)
         o.assignments = xs12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -535,36 +568,60 @@ def _r_SyncGroupRequest_3(b, p):
 def _w_SyncGroupRequest_3(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     v3 = o.group_instance_id
     if v3 is None:
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     v4 = o.protocol_type
     if v4 is None:
         w.append(0)
     else:
         v4 = v4.encode()
-        _wuv(w, len(v4) + 1)
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v4
     v5 = o.protocol_name
     if v5 is None:
         w.append(0)
     else:
         v5 = v5.encode()
-        _wuv(w, len(v5) + 1)
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v5
     xs6 = o.assignments
-    _wuv(w, len(xs6) + 1)
+    ln = len(xs6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e7 in xs6:
         _w_SyncGroupRequest_SyncGroupRequestAssignment_1(e7, w)
     if o.unknown_tagged_fields:
@@ -647,6 +704,9 @@ def _r_SyncGroupResponse_2(b, p):
         p = q2
     o.protocol_type = None
     o.protocol_name = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -671,7 +731,11 @@ def _r_SyncGroupResponse_2(b, p):
 def _w_SyncGroupResponse_2(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
     v1 = o.assignment
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -722,6 +786,9 @@ def _r_SyncGroupResponse_3(b, p):
             raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n5) + ' past the end')
         o.assignment = bytes(b[p:q6])
         p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -750,17 +817,29 @@ def _w_SyncGroupResponse_3(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     v2 = o.protocol_name
     if v2 is None:
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     v3 = o.assignment
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

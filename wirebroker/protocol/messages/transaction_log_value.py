@@ -32,6 +32,7 @@ _S0 = _struct.Struct('>qhib')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>h')
 _S3 = _struct.Struct('>qq')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class TransactionLogValue(Message):
@@ -88,7 +89,7 @@ def _r_TransactionLogValue_PartitionsSchema_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n3) + ' past the end')
-        o.partition_ids = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_ids = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -101,7 +102,10 @@ def _w_TransactionLogValue_PartitionsSchema_0(o, w):
     w += v1
     xs2 = o.partition_ids
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_TransactionLogValue_0(b, p):
@@ -166,8 +170,11 @@ def _r_TransactionLogValue_PartitionsSchema_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n3) + ' past the end')
-        o.partition_ids = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_ids = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -192,11 +199,22 @@ def _r_TransactionLogValue_PartitionsSchema_1(b, p):
 def _w_TransactionLogValue_PartitionsSchema_1(o, w):
     v1 = o.topic
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_ids
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -227,6 +245,9 @@ def _r_TransactionLogValue_1(b, p):
     o.previous_producer_id = -1
     o.next_producer_id = -1
     o.client_transaction_version = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -254,7 +275,11 @@ def _w_TransactionLogValue_1(o, w):
     if xs1 is None:
         w.append(0)
     else:
-        _wuv(w, len(xs1) + 1)
+        ln = len(xs1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         for e2 in xs1:
             _w_TransactionLogValue_PartitionsSchema_1(e2, w)
     w += _S3.pack(o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms)

@@ -405,6 +405,9 @@ def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(b, p):
             raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
         o.committed_metadata = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -433,7 +436,11 @@ def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -471,6 +478,9 @@ def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(b, p):
             e5, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -495,10 +505,18 @@ def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(b, p):
 def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(e3, w)
     if o.unknown_tagged_fields:
@@ -578,6 +596,9 @@ def _r_TxnOffsetCommitRequest_2(b, p):
             e11, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(b, p)
             xs10.append(e11)
         o.topics = xs10
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -602,26 +623,46 @@ def _r_TxnOffsetCommitRequest_2(b, p):
 def _w_TxnOffsetCommitRequest_2(o, w):
     v1 = o.transactional_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.group_id
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S5.pack(o.producer_id, o.producer_epoch, o.generation_id)
     v3 = o.member_id
     v3 = v3.encode()
-    _wuv(w, len(v3) + 1)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v3
     v4 = o.group_instance_id
     if v4 is None:
         w.append(0)
     else:
         v4 = v4.encode()
-        _wuv(w, len(v4) + 1)
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v4
     xs5 = o.topics
-    _wuv(w, len(xs5) + 1)
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e6 in xs5:
         _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(e6, w)
     if o.unknown_tagged_fields:
@@ -713,6 +754,9 @@ def _r_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_1(b, p):
     o = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
     o.partition_index, o.error_code, = _S6.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -772,6 +816,9 @@ def _r_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(b, p):
             e5, p = _r_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -796,10 +843,18 @@ def _r_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(b, p):
 def _w_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_1(e3, w)
     if o.unknown_tagged_fields:
@@ -827,6 +882,9 @@ def _r_TxnOffsetCommitResponse_1(b, p):
             e3, p = _r_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -851,7 +909,11 @@ def _r_TxnOffsetCommitResponse_1(b, p):
 def _w_TxnOffsetCommitResponse_1(o, w):
     w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(e2, w)
     if o.unknown_tagged_fields:

@@ -114,6 +114,9 @@ def _r_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p):
     o.max_version_level, o.allow_downgrade, = _S1.unpack_from(b, p)
     p += 3
     o.upgrade_type = 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -140,7 +143,11 @@ def _w_UpdateFeaturesRequest_FeatureUpdateKey_0(o, w):
         raise UnsupportedFieldError('FeatureUpdateKey.UpgradeType exists only in versions 1+')
     v1 = o.feature
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S1.pack(o.max_version_level, o.allow_downgrade)
     if o.unknown_tagged_fields:
@@ -169,6 +176,9 @@ def _r_UpdateFeaturesRequest_0(b, p):
             xs2.append(e3)
         o.feature_updates = xs2
     o.validate_only = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -195,7 +205,11 @@ def _w_UpdateFeaturesRequest_0(o, w):
         raise UnsupportedFieldError('UpdateFeaturesRequest.ValidateOnly exists only in versions 1+')
     w += _S0.pack(o.timeout_ms)
     xs1 = o.feature_updates
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_UpdateFeaturesRequest_FeatureUpdateKey_0(e2, w)
     if o.unknown_tagged_fields:
@@ -222,6 +236,9 @@ def _r_UpdateFeaturesRequest_FeatureUpdateKey_1(b, p):
     o.max_version_level, o.upgrade_type, = _S2.unpack_from(b, p)
     p += 3
     o.allow_downgrade = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -248,7 +265,11 @@ def _w_UpdateFeaturesRequest_FeatureUpdateKey_1(o, w):
         raise UnsupportedFieldError('FeatureUpdateKey.AllowDowngrade exists only in versions 0-0')
     v1 = o.feature
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S2.pack(o.max_version_level, o.upgrade_type)
     if o.unknown_tagged_fields:
@@ -278,6 +299,9 @@ def _r_UpdateFeaturesRequest_1(b, p):
         o.feature_updates = xs2
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -302,7 +326,11 @@ def _r_UpdateFeaturesRequest_1(b, p):
 def _w_UpdateFeaturesRequest_1(o, w):
     w += _S0.pack(o.timeout_ms)
     xs1 = o.feature_updates
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_UpdateFeaturesRequest_FeatureUpdateKey_1(e2, w)
     w += _S3.pack(o.validate_only)
@@ -342,6 +370,9 @@ def _r_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p):
             raise DecodeError('UpdatableFeatureResult.ErrorMessage: length ' + str(n3) + ' past the end')
         o.error_message = str(b[p:q4], 'utf-8')
         p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -366,7 +397,11 @@ def _r_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p):
 def _w_UpdateFeaturesResponse_UpdatableFeatureResult_0(o, w):
     v1 = o.feature
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S5.pack(o.error_code)
     v2 = o.error_message
@@ -374,7 +409,11 @@ def _w_UpdateFeaturesResponse_UpdatableFeatureResult_0(o, w):
         w.append(0)
     else:
         v2 = v2.encode()
-        _wuv(w, len(v2) + 1)
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v2
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -414,6 +453,9 @@ def _r_UpdateFeaturesResponse_0(b, p):
             e5, p = _r_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p)
             xs4.append(e5)
         o.results = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -442,10 +484,18 @@ def _w_UpdateFeaturesResponse_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.results
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_UpdateFeaturesResponse_UpdatableFeatureResult_0(e3, w)
     if o.unknown_tagged_fields:
@@ -472,6 +522,9 @@ def _r_UpdateFeaturesResponse_1(b, p):
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
     o.results = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -500,7 +553,11 @@ def _w_UpdateFeaturesResponse_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

@@ -36,6 +36,7 @@ _S4 = _struct.Struct('>iiq')
 _S5 = _struct.Struct('>16s')
 _S6 = _struct.Struct('>i?iq')
 _S7 = _struct.Struct('>b')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class UpdateMetadataRequest(Message):
@@ -153,7 +154,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.zk_version, = _S1.unpack_from(b, p)
     p += 4
@@ -164,7 +165,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p):
     else:
         if n4 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     o.offline_replicas = []
     o.unknown_tagged_fields = None
@@ -179,11 +180,17 @@ def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_0(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs2 = o.isr
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     w += _S1.pack(o.zk_version)
     xs3 = o.replicas
     w += _S1.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
 
 
 def _r_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p):
@@ -644,7 +651,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.zk_version, = _S1.unpack_from(b, p)
     p += 4
@@ -655,7 +662,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_1(b, p):
     else:
         if n4 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n4) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
         p += 4 * n4
     n5, = _S1.unpack_from(b, p)
     p += 4
@@ -664,7 +671,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_1(b, p):
     else:
         if n5 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n5) + ' past the end')
-        o.offline_replicas = list(_unpack_from('>' + str(n5) + 'i', b, p))
+        o.offline_replicas = list((_ARRAY_i[n5] if n5 < 64 else _struct.Struct('>' + str(n5) + 'i')).unpack_from(b, p))
         p += 4 * n5
     o.unknown_tagged_fields = None
     return o, p
@@ -678,14 +685,23 @@ def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_1(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs2 = o.isr
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     w += _S1.pack(o.zk_version)
     xs3 = o.replicas
     w += _S1.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     xs4 = o.offline_replicas
     w += _S1.pack(len(xs4))
-    w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+    if len(xs4) < 64:
+        w += _ARRAY_i[len(xs4)].pack(*xs4)
+    else:
+        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
 
 
 def _r_UpdateMetadataRequest_4(b, p):
@@ -751,7 +767,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_2(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.zk_version, = _S1.unpack_from(b, p)
     p += 4
@@ -762,7 +778,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_2(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3, = _S1.unpack_from(b, p)
     p += 4
@@ -771,7 +787,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_2(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.topic_name = ''
     o.unknown_tagged_fields = None
@@ -782,14 +798,23 @@ def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_2(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs1 = o.isr
     w += _S1.pack(len(xs1))
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S1.pack(o.zk_version)
     xs2 = o.replicas
     w += _S1.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.offline_replicas
     w += _S1.pack(len(xs3))
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
 
 
 def _r_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p):
@@ -897,7 +922,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p):
     else:
         if n1 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list(_unpack_from('>' + str(n1) + 'i', b, p))
+        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
     o.zk_version, = _S1.unpack_from(b, p)
     p += 4
@@ -911,7 +936,7 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p):
     else:
         if n2 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list(_unpack_from('>' + str(n2) + 'i', b, p))
+        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
         p += 4 * n2
     n3 = b[p]
     p += 1
@@ -923,9 +948,12 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.topic_name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -950,15 +978,36 @@ def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p):
 def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_3(o, w):
     w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     xs1 = o.isr
-    _wuv(w, len(xs1) + 1)
-    w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
     w += _S1.pack(o.zk_version)
     xs2 = o.replicas
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     xs3 = o.offline_replicas
-    _wuv(w, len(xs3) + 1)
-    w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs3) < 64:
+        w += _ARRAY_i[len(xs3)].pack(*xs3)
+    else:
+        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -996,6 +1045,9 @@ def _r_UpdateMetadataRequest_UpdateMetadataTopicState_1(b, p):
             xs4.append(e5)
         o.partition_states = xs4
     o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1020,10 +1072,18 @@ def _r_UpdateMetadataRequest_UpdateMetadataTopicState_1(b, p):
 def _w_UpdateMetadataRequest_UpdateMetadataTopicState_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_states
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_UpdateMetadataRequest_UpdateMetadataPartitionState_3(e3, w)
     if o.unknown_tagged_fields:
@@ -1064,6 +1124,9 @@ def _r_UpdateMetadataRequest_UpdateMetadataEndpoint_2(b, p):
         p = q4
     o.security_protocol, = _S2.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1089,11 +1152,19 @@ def _w_UpdateMetadataRequest_UpdateMetadataEndpoint_2(o, w):
     w += _S1.pack(o.port)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.listener
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S2.pack(o.security_protocol)
     if o.unknown_tagged_fields:
@@ -1136,6 +1207,9 @@ def _r_UpdateMetadataRequest_UpdateMetadataBroker_4(b, p):
         p = q5
     o.v0_host = ''
     o.v0_port = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1160,7 +1234,11 @@ def _r_UpdateMetadataRequest_UpdateMetadataBroker_4(b, p):
 def _w_UpdateMetadataRequest_UpdateMetadataBroker_4(o, w):
     w += _S1.pack(o.id)
     xs1 = o.endpoints
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_UpdateMetadataRequest_UpdateMetadataEndpoint_2(e2, w)
     v3 = o.rack
@@ -1168,7 +1246,11 @@ def _w_UpdateMetadataRequest_UpdateMetadataBroker_4(o, w):
         w.append(0)
     else:
         v3 = v3.encode()
-        _wuv(w, len(v3) + 1)
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v3
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1213,6 +1295,9 @@ def _r_UpdateMetadataRequest_6(b, p):
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1241,11 +1326,19 @@ def _w_UpdateMetadataRequest_6(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
     w += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_UpdateMetadataRequest_UpdateMetadataTopicState_1(e2, w)
     xs3 = o.live_brokers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_UpdateMetadataRequest_UpdateMetadataBroker_4(e4, w)
     if o.unknown_tagged_fields:
@@ -1286,6 +1379,9 @@ def _r_UpdateMetadataRequest_UpdateMetadataTopicState_2(b, p):
             e5, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p)
             xs4.append(e5)
         o.partition_states = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1310,11 +1406,19 @@ def _r_UpdateMetadataRequest_UpdateMetadataTopicState_2(b, p):
 def _w_UpdateMetadataRequest_UpdateMetadataTopicState_2(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S5.pack(o.topic_id)
     xs2 = o.partition_states
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_UpdateMetadataRequest_UpdateMetadataPartitionState_3(e3, w)
     if o.unknown_tagged_fields:
@@ -1360,6 +1464,9 @@ def _r_UpdateMetadataRequest_7(b, p):
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1388,11 +1495,19 @@ def _w_UpdateMetadataRequest_7(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
     w += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_UpdateMetadataRequest_UpdateMetadataTopicState_2(e2, w)
     xs3 = o.live_brokers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_UpdateMetadataRequest_UpdateMetadataBroker_4(e4, w)
     if o.unknown_tagged_fields:
@@ -1437,6 +1552,9 @@ def _r_UpdateMetadataRequest_8(b, p):
         o.live_brokers = xs5
     o.ungrouped_partition_states = []
     o.type = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -1467,11 +1585,19 @@ def _w_UpdateMetadataRequest_8(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
     w += _S6.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_UpdateMetadataRequest_UpdateMetadataTopicState_2(e2, w)
     xs3 = o.live_brokers
-    _wuv(w, len(xs3) + 1)
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e4 in xs3:
         _w_UpdateMetadataRequest_UpdateMetadataBroker_4(e4, w)
     tags = []
@@ -1481,7 +1607,10 @@ def _w_UpdateMetadataRequest_8(o, w):
         tags.append((0, t5))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 def _r_UpdateMetadataResponse_0(b, p):
@@ -1500,6 +1629,9 @@ def _r_UpdateMetadataResponse_1(b, p):
     o = _new(UpdateMetadataResponse)
     o.error_code, = _S2.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:

@@ -139,6 +139,9 @@ def _r_UpdateRaftVoterRequest_Listener_0(b, p):
         p = q4
     o.port, = _S1.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -163,11 +166,19 @@ def _r_UpdateRaftVoterRequest_Listener_0(b, p):
 def _w_UpdateRaftVoterRequest_Listener_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S1.pack(o.port)
     if o.unknown_tagged_fields:
@@ -180,6 +191,9 @@ def _r_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p):
     o = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
     o.min_supported_version, o.max_supported_version, = _S2.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -242,6 +256,9 @@ def _r_UpdateRaftVoterRequest_0(b, p):
             xs4.append(e5)
         o.listeners = xs4
     o.k_raft_version_feature, p = _r_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -269,11 +286,19 @@ def _w_UpdateRaftVoterRequest_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S0.pack(o.current_leader_epoch, o.voter_id, o.voter_directory_id)
     xs2 = o.listeners
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_UpdateRaftVoterRequest_Listener_0(e3, w)
     _w_UpdateRaftVoterRequest_KRaftVersionFeature_0(o.k_raft_version_feature, w)
@@ -302,6 +327,9 @@ def _r_UpdateRaftVoterResponse_CurrentLeader_0(b, p):
         p = q2
     o.port, = _S5.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -327,7 +355,11 @@ def _w_UpdateRaftVoterResponse_CurrentLeader_0(o, w):
     w += _S4.pack(o.leader_id, o.leader_epoch)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S5.pack(o.port)
     if o.unknown_tagged_fields:
@@ -341,6 +373,9 @@ def _r_UpdateRaftVoterResponse_0(b, p):
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
     o.current_leader = _UpdateRaftVoterResponse_CurrentLeader()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -368,13 +403,16 @@ def _r_UpdateRaftVoterResponse_0(b, p):
 def _w_UpdateRaftVoterResponse_0(o, w):
     w += _S3.pack(o.throttle_time_ms, o.error_code)
     tags = []
-    if o.current_leader != _UpdateRaftVoterResponse_CurrentLeader():
+    if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or (o.current_leader.host) or (o.current_leader.port != 0) or o.current_leader.unknown_tagged_fields:
         t1 = bytearray()
         _w_UpdateRaftVoterResponse_CurrentLeader_0(o.current_leader, t1)
         tags.append((0, t1))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 UpdateRaftVoterRequest._READERS = (_r_UpdateRaftVoterRequest_0,)

@@ -140,6 +140,9 @@ def _r_VoteRequest_PartitionData_0(b, p):
     p += 24
     o.candidate_directory_id = UUID_ZERO
     o.voter_directory_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -199,6 +202,9 @@ def _r_VoteRequest_TopicData_0(b, p):
             e5, p = _r_VoteRequest_PartitionData_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -223,10 +229,18 @@ def _r_VoteRequest_TopicData_0(b, p):
 def _w_VoteRequest_TopicData_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_VoteRequest_PartitionData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -266,6 +280,9 @@ def _r_VoteRequest_0(b, p):
             xs4.append(e5)
         o.topics = xs4
     o.voter_id = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -293,10 +310,18 @@ def _w_VoteRequest_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_VoteRequest_TopicData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -309,6 +334,9 @@ def _r_VoteRequest_PartitionData_1(b, p):
     o = _new(_VoteRequest_PartitionData)
     o.partition_index, o.candidate_epoch, o.candidate_id, o.candidate_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset, = _S2.unpack_from(b, p)
     p += 56
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -368,6 +396,9 @@ def _r_VoteRequest_TopicData_1(b, p):
             e5, p = _r_VoteRequest_PartitionData_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -392,10 +423,18 @@ def _r_VoteRequest_TopicData_1(b, p):
 def _w_VoteRequest_TopicData_1(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_VoteRequest_PartitionData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -436,6 +475,9 @@ def _r_VoteRequest_1(b, p):
             e5, p = _r_VoteRequest_TopicData_1(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -463,11 +505,19 @@ def _w_VoteRequest_1(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     w += _S1.pack(o.voter_id)
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_VoteRequest_TopicData_1(e3, w)
     if o.unknown_tagged_fields:
@@ -480,6 +530,9 @@ def _r_VoteResponse_PartitionData_0(b, p):
     o = _new(_VoteResponse_PartitionData)
     o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted, = _S4.unpack_from(b, p)
     p += 15
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -539,6 +592,9 @@ def _r_VoteResponse_TopicData_0(b, p):
             e5, p = _r_VoteResponse_PartitionData_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -563,10 +619,18 @@ def _r_VoteResponse_TopicData_0(b, p):
 def _w_VoteResponse_TopicData_0(o, w):
     v1 = o.topic_name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_VoteResponse_PartitionData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -595,6 +659,9 @@ def _r_VoteResponse_0(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -619,7 +686,11 @@ def _r_VoteResponse_0(b, p):
 def _w_VoteResponse_0(o, w):
     w += _S3.pack(o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_VoteResponse_TopicData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -647,6 +718,9 @@ def _r_VoteResponse_NodeEndpoint_0(b, p):
         p = q2
     o.port, = _S5.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -672,7 +746,11 @@ def _w_VoteResponse_NodeEndpoint_0(o, w):
     w += _S1.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     w += _S5.pack(o.port)
     if o.unknown_tagged_fields:
@@ -701,6 +779,9 @@ def _r_VoteResponse_1(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -742,20 +823,31 @@ def _r_VoteResponse_1(b, p):
 def _w_VoteResponse_1(o, w):
     w += _S3.pack(o.error_code)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_VoteResponse_TopicData_0(e2, w)
     tags = []
     if o.node_endpoints:
         t3 = bytearray()
         xs4 = o.node_endpoints
-        _wuv(t3, len(xs4) + 1)
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
         for e5 in xs4:
             _w_VoteResponse_NodeEndpoint_0(e5, t3)
         tags.append((0, t3))
     if o.unknown_tagged_fields:
         tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    _wtags(w, tags)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
 
 
 VoteRequest._READERS = (_r_VoteRequest_0, _r_VoteRequest_1,)

@@ -116,6 +116,9 @@ def _r_VotersRecord_Endpoint_0(b, p):
         p = q4
     o.port, = _S2.unpack_from(b, p)
     p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -140,11 +143,19 @@ def _r_VotersRecord_Endpoint_0(b, p):
 def _w_VotersRecord_Endpoint_0(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     v2 = o.host
     v2 = v2.encode()
-    _wuv(w, len(v2) + 1)
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v2
     w += _S2.pack(o.port)
     if o.unknown_tagged_fields:
@@ -157,6 +168,9 @@ def _r_VotersRecord_KRaftVersionFeature_0(b, p):
     o = _new(_VotersRecord_KRaftVersionFeature)
     o.min_supported_version, o.max_supported_version, = _S3.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -206,6 +220,9 @@ def _r_VotersRecord_Voter_0(b, p):
             xs2.append(e3)
         o.endpoints = xs2
     o.k_raft_version_feature, p = _r_VotersRecord_KRaftVersionFeature_0(b, p)
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -230,7 +247,11 @@ def _r_VotersRecord_Voter_0(b, p):
 def _w_VotersRecord_Voter_0(o, w):
     w += _S1.pack(o.voter_id, o.voter_directory_id)
     xs1 = o.endpoints
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_VotersRecord_Endpoint_0(e2, w)
     _w_VotersRecord_KRaftVersionFeature_0(o.k_raft_version_feature, w)
@@ -259,6 +280,9 @@ def _r_VotersRecord_0(b, p):
             e3, p = _r_VotersRecord_Voter_0(b, p)
             xs2.append(e3)
         o.voters = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -283,7 +307,11 @@ def _r_VotersRecord_0(b, p):
 def _w_VotersRecord_0(o, w):
     w += _S0.pack(o.version)
     xs1 = o.voters
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_VotersRecord_Voter_0(e2, w)
     if o.unknown_tagged_fields:

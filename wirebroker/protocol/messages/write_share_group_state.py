@@ -130,6 +130,9 @@ def _r_WriteShareGroupStateRequest_StateBatch_0(b, p):
     o = _new(_WriteShareGroupStateRequest_StateBatch)
     o.first_offset, o.last_offset, o.delivery_state, o.delivery_count, = _S2.unpack_from(b, p)
     p += 19
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -178,6 +181,9 @@ def _r_WriteShareGroupStateRequest_PartitionData_0(b, p):
             e3, p = _r_WriteShareGroupStateRequest_StateBatch_0(b, p)
             xs2.append(e3)
         o.state_batches = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -202,7 +208,11 @@ def _r_WriteShareGroupStateRequest_PartitionData_0(b, p):
 def _w_WriteShareGroupStateRequest_PartitionData_0(o, w):
     w += _S1.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset)
     xs1 = o.state_batches
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteShareGroupStateRequest_StateBatch_0(e2, w)
     if o.unknown_tagged_fields:
@@ -230,6 +240,9 @@ def _r_WriteShareGroupStateRequest_WriteStateData_0(b, p):
             e3, p = _r_WriteShareGroupStateRequest_PartitionData_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -254,7 +267,11 @@ def _r_WriteShareGroupStateRequest_WriteStateData_0(b, p):
 def _w_WriteShareGroupStateRequest_WriteStateData_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteShareGroupStateRequest_PartitionData_0(e2, w)
     if o.unknown_tagged_fields:
@@ -293,6 +310,9 @@ def _r_WriteShareGroupStateRequest_0(b, p):
             e5, p = _r_WriteShareGroupStateRequest_WriteStateData_0(b, p)
             xs4.append(e5)
         o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -317,10 +337,18 @@ def _r_WriteShareGroupStateRequest_0(b, p):
 def _w_WriteShareGroupStateRequest_0(o, w):
     v1 = o.group_id
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.topics
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_WriteShareGroupStateRequest_WriteStateData_0(e3, w)
     if o.unknown_tagged_fields:
@@ -346,6 +374,9 @@ def _r_WriteShareGroupStateResponse_PartitionResult_0(b, p):
             raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -374,7 +405,11 @@ def _w_WriteShareGroupStateResponse_PartitionResult_0(o, w):
         w.append(0)
     else:
         v1 = v1.encode()
-        _wuv(w, len(v1) + 1)
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -401,6 +436,9 @@ def _r_WriteShareGroupStateResponse_WriteStateResult_0(b, p):
             e3, p = _r_WriteShareGroupStateResponse_PartitionResult_0(b, p)
             xs2.append(e3)
         o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -425,7 +463,11 @@ def _r_WriteShareGroupStateResponse_WriteStateResult_0(b, p):
 def _w_WriteShareGroupStateResponse_WriteStateResult_0(o, w):
     w += _S0.pack(o.topic_id)
     xs1 = o.partitions
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteShareGroupStateResponse_PartitionResult_0(e2, w)
     if o.unknown_tagged_fields:
@@ -451,6 +493,9 @@ def _r_WriteShareGroupStateResponse_0(b, p):
             e3, p = _r_WriteShareGroupStateResponse_WriteStateResult_0(b, p)
             xs2.append(e3)
         o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -474,7 +519,11 @@ def _r_WriteShareGroupStateResponse_0(b, p):
 
 def _w_WriteShareGroupStateResponse_0(o, w):
     xs1 = o.results
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteShareGroupStateResponse_WriteStateResult_0(e2, w)
     if o.unknown_tagged_fields:

@@ -33,6 +33,7 @@ _S1 = _struct.Struct('>qh?')
 _S2 = _struct.Struct('>h')
 _S3 = _struct.Struct('>q')
 _S4 = _struct.Struct('>ih')
+_ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class WriteTxnMarkersRequest(Message):
@@ -142,7 +143,7 @@ def _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
     o.unknown_tagged_fields = None
     return o, p
@@ -155,7 +156,10 @@ def _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(o, w):
     w += v1
     xs2 = o.partition_indexes
     w += _S0.pack(len(xs2))
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
 
 
 def _r_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p):
@@ -239,8 +243,11 @@ def _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(b, p):
     else:
         if n3 > len(b) - p:
             raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list(_unpack_from('>' + str(n3) + 'i', b, p))
+        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -265,11 +272,22 @@ def _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(b, p):
 def _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partition_indexes
-    _wuv(w, len(xs2) + 1)
-    w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs2) < 64:
+        w += _ARRAY_i[len(xs2)].pack(*xs2)
+    else:
+        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -297,6 +315,9 @@ def _r_WriteTxnMarkersRequest_WritableTxnMarker_1(b, p):
         o.topics = xs2
     o.coordinator_epoch, = _S0.unpack_from(b, p)
     p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -321,7 +342,11 @@ def _r_WriteTxnMarkersRequest_WritableTxnMarker_1(b, p):
 def _w_WriteTxnMarkersRequest_WritableTxnMarker_1(o, w):
     w += _S1.pack(o.producer_id, o.producer_epoch, o.transaction_result)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(e2, w)
     w += _S0.pack(o.coordinator_epoch)
@@ -348,6 +373,9 @@ def _r_WriteTxnMarkersRequest_1(b, p):
             e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarker_1(b, p)
             xs2.append(e3)
         o.markers = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -371,7 +399,11 @@ def _r_WriteTxnMarkersRequest_1(b, p):
 
 def _w_WriteTxnMarkersRequest_1(o, w):
     xs1 = o.markers
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteTxnMarkersRequest_WritableTxnMarker_1(e2, w)
     if o.unknown_tagged_fields:
@@ -488,6 +520,9 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(b, p):
     o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
     o.partition_index, o.error_code, = _S4.unpack_from(b, p)
     p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -547,6 +582,9 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(b, p):
             e5, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -571,10 +609,18 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(b, p):
 def _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(o, w):
     v1 = o.name
     v1 = v1.encode()
-    _wuv(w, len(v1) + 1)
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     w += v1
     xs2 = o.partitions
-    _wuv(w, len(xs2) + 1)
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e3 in xs2:
         _w_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(e3, w)
     if o.unknown_tagged_fields:
@@ -602,6 +648,9 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(b, p):
             e3, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(b, p)
             xs2.append(e3)
         o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -626,7 +675,11 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(b, p):
 def _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(o, w):
     w += _S3.pack(o.producer_id)
     xs1 = o.topics
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(e2, w)
     if o.unknown_tagged_fields:
@@ -652,6 +705,9 @@ def _r_WriteTxnMarkersResponse_1(b, p):
             e3, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(b, p)
             xs2.append(e3)
         o.markers = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
     nt = b[p]
     p += 1
     if nt > 127:
@@ -675,7 +731,11 @@ def _r_WriteTxnMarkersResponse_1(b, p):
 
 def _w_WriteTxnMarkersResponse_1(o, w):
     xs1 = o.markers
-    _wuv(w, len(xs1) + 1)
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
     for e2 in xs1:
         _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(e2, w)
     if o.unknown_tagged_fields:
