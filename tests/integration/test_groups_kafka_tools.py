@@ -1,5 +1,5 @@
 """Kafka's own tools against our groups: DumpLogSegments decodes __consumer_offsets, kafka-consumer-groups lists
-and describes groups with their lag. Skipped when Kafka's jars are not in the compat cache
+and describes groups with their lag. Kafka's jars come from Maven Central into the compat cache
 (`python -m compat_tests` installs them)."""
 
 from __future__ import annotations
@@ -8,14 +8,10 @@ import json
 import re
 
 import kafka
-import pytest
 
-from compat_tests.cache import DEFAULT_CACHE_DIR
-from compat_tests.reference_kafka import JARS_NAME, install_jars, run_tool
+from compat_tests.reference_kafka import install_jars, run_tool
 from tests.integration.group_clients import create_topic, produce
 
-JARS = DEFAULT_CACHE_DIR / "jars" / JARS_NAME
-pytestmark = pytest.mark.skipif(not JARS.is_dir(), reason=f"Kafka's jars are not cached in {JARS}")
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 
