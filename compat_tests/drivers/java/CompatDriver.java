@@ -85,7 +85,7 @@ public final class CompatDriver {
             } catch (Throwable e) {
                 ok = false;
                 Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
-                detail = cause.getClass().getSimpleName() + ": " + cause.getMessage();
+                detail = cause.getClass().getSimpleName() + ": " + cause.getMessage() + where(e);
                 e.printStackTrace();
             }
             double seconds = (System.nanoTime() - started) / 1e9;
@@ -94,6 +94,16 @@ public final class CompatDriver {
             System.out.flush();
         }
         System.exit(0);  // client threads may linger; the results are out
+    }
+
+    /** " (CompatDriver.java:123)": the last line of this driver that the failure passed through. */
+    static String where(Throwable e) {
+        for (StackTraceElement frame : e.getStackTrace()) {
+            if (frame.getClassName().startsWith("CompatDriver") && !frame.getMethodName().equals("expect")) {
+                return " (" + frame.getFileName() + ":" + frame.getLineNumber() + ")";
+            }
+        }
+        return "";
     }
 
     String run(String scenario) throws Exception {

@@ -161,6 +161,13 @@ def core_scenarios(compression: Callable[[str], Callable[[str, str], str]],
     return table
 
 
+def where(exc: BaseException) -> str:
+    """ " (driver.py:123)": the last line of a driver (not of this module) that the failure passed through."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.dirname(f.filename) == os.path.dirname(__file__) and f.filename != __file__]
+    return f" ({os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+
+
 def run(scenarios: dict[str, Callable[[str, str], str]]) -> None:
     """Parse argv, run each requested scenario with (bootstrap, prefix), print one JSON line per scenario."""
     names, bootstrap, prefix = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
@@ -174,7 +181,7 @@ def run(scenarios: dict[str, Callable[[str, str], str]]) -> None:
                 ok, detail = True, func(bootstrap, prefix)
             except Exception as exc:  # any failure of the client is this cell's result
                 ok = False
-                detail = f"{type(exc).__name__}: {exc}"
+                detail = f"{type(exc).__name__}: {exc}{where(exc)}"
                 traceback.print_exc(file=sys.stderr)
         print(json.dumps({"scenario": name, "ok": ok, "detail": detail,
                           "seconds": round(time.monotonic() - started, 2)}), flush=True)
