@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from bench import report
-from bench.runner import BROKERS, run_suite
+from bench.runner import BROKERS, parse_settings, raise_priority, run_suite
 from bench.workloads import select, suite
 from compat_tests.reference_kafka import install_jars
 
@@ -30,6 +30,7 @@ REPORT_PATH = BENCH_DIR / "RESULTS.md"
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    raise_priority(args.nice)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("kafka").setLevel(logging.WARNING)  # kafka-python (topic creation) is chatty at INFO
     mode = "quick" if args.quick else "full"
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     workloads = select(suite(mode), [p for spec in args.only for p in spec.split(",")])
     jars = install_jars()
-    overrides = {"wirebroker": _settings(args.wirebroker_override), "kafka": _settings(args.kafka_override)}
+    overrides = {"wirebroker": parse_settings(args.wirebroker_override), "kafka": parse_settings(args.kafka_override)}
     kinds = BROKERS if args.broker == "both" else (args.broker,)
     for kind in kinds:
         with tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as work_dir:
@@ -56,22 +57,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="every workload with ~1/20 of the bytes")
     parser.add_argument("--only", action="append", default=[], metavar="PATTERN",
                         help="run only workloads whose name matches (shell pattern; repeat or comma-separate)")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="run brokers and load at this niceness (e.g. -10 on a shared machine; needs root)")
     parser.add_argument("--out", type=Path, help="folder for the JSON results, chart and (non-default) report")
     parser.add_argument("--wirebroker-override", action="append", default=[], metavar="KEY=VALUE",
                         help="a broker setting for wirebroker, e.g. num.io.threads=0")
     parser.add_argument("--kafka-override", action="append", default=[], metavar="KEY=VALUE",
                         help="a server.properties setting for Apache Kafka")
     return parser
-
-
-def _settings(pairs: list[str]) -> dict[str, str]:
-    settings = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"expected KEY=VALUE, got {pair!r}")
-        settings[key] = value
-    return settings
 
 
 if __name__ == "__main__":

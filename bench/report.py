@@ -46,10 +46,14 @@ LATENCY_METRICS = [Metric("p50 ms", _figure("p50_ms"), False, 2), Metric("p99 ms
                    Metric("p99.9 ms", _figure("p999_ms"), False, 2)]
 E2E_METRICS = [Metric("mean ms", _figure("mean_ms"), False, 2), Metric("p50 ms", _figure("p50_ms"), False, 0),
                Metric("p99 ms", _figure("p99_ms"), False, 0)]
+PING_METRICS = [Metric("requests/s", _figure("requests_per_s"), True, 0),
+                Metric("round trip p50 µs", _figure("p50_us"), False, 0),
+                Metric("round trip p99 µs", _figure("p99_us"), False, 0),
+                Metric("broker CPU µs per request", _entry("cpu_us_per_request"), False, 0)]
 COST_METRICS = [Metric("broker CPU s per GB", _entry("cpu_s_per_gb"), False),
                 Metric("broker peak RSS MiB", _entry("peak_rss_mib"), False, 0)]
 METRICS_BY_KIND = {"produce": PRODUCE_METRICS, "consume": CONSUME_METRICS, "latency": LATENCY_METRICS,
-                   "e2e": E2E_METRICS}
+                   "e2e": E2E_METRICS, "ping": PING_METRICS}
 
 
 @dataclass(frozen=True)
@@ -125,9 +129,18 @@ def _setup_section(any_result: dict, wb: dict, kafka: dict) -> list[str]:
         f"- Mode: {any_result.get('mode')}; wirebroker run {wb.get('started', 'not run')} with settings "
         f"{wb.get('settings') or 'default'}; Kafka run {kafka.get('started', 'not run')} with settings "
         f"{kafka.get('settings') or 'default'} (single-node KRaft, `-Xmx1G -Xms1G` G1, as kafka-server-start.sh).",
+        f"- Brokers and load ran at niceness {machine.get('niceness', 0)}; the machine's load average (1 min) was "
+        f"{_load(wb)} for the wirebroker run and {_load(kafka)} for the Kafka run (other work on the shared cores).",
         "- One run per figure: expect a few percent of noise between runs on a shared machine.",
         "- MB = 2^20 bytes where Kafka's tools print MB/s; CPU per GB counts 10^9 record bytes into or out of the "
         "broker during the workload (user + system seconds of the broker process, all threads, from /proc).", ""]
+
+
+def _load(result: dict) -> str:
+    before, after = result.get("load_average_before"), result.get("load_average_after")
+    if not before:
+        return "–"
+    return f"{before[0]:.1f} before, {after[0]:.1f} after" if after else f"{before[0]:.1f} before"
 
 
 def _workload_sections(wb: dict, kafka: dict) -> list[str]:
@@ -161,28 +174,31 @@ def _memory_section(wb: dict, kafka: dict) -> list[str]:
 
 
 def draw_chart(results: dict[str, dict], path: Path) -> None:
-    """Four panels, one bar per broker: produce MB/s, consume MB/s, fixed-rate latency, idle RSS and start-up."""
+    """Six panels, one bar per broker: produce and consume MB/s, latency p99, ping requests/s, broker CPU per GB,
+    idle RSS and start-up."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(14, 9))
+    fig, axes = plt.subplots(2, 3, figsize=(20, 10))
     panels = [
-        (axes[0][0], "produce MB/s (higher is better)", "produce", "mb_per_s"),
-        (axes[0][1], "consume MB/s while fetching (higher is better)", "consume", "fetch_mb_per_s"),
-        (axes[1][0], "produce-to-consume p99 ms (lower is better)", ("latency", "e2e"), "p99_ms"),
+        (axes[0][0], "produce MB/s (higher is better)", ("produce",), _figure("mb_per_s")),
+        (axes[0][1], "consume MB/s while fetching (higher is better)", ("consume",), _figure("fetch_mb_per_s")),
+        (axes[0][2], "produce-to-consume p99 ms (lower is better)", ("latency", "e2e"), _figure("p99_ms")),
+        (axes[1][0], "closed-loop requests/s (higher is better)", ("ping",), _figure("requests_per_s")),
+        (axes[1][1], "broker CPU s per GB (lower is better)", ("produce", "consume"), _entry("cpu_s_per_gb")),
     ]
-    for ax, title, kinds, key in panels:
-        names = sorted({name for r in results.values() for name, e in r.get("workloads", {}).items()
-                        if e["params"]["kind"] in kinds})
-        _bars(ax, title, [n.split("-", 1)[1] for n in names],
-              {kind: [_workload_figure(r, n, key) for n in names] for kind, r in results.items()})
-    _bars(axes[1][1], "idle RSS MiB and start-up s ×100 (lower is better)", ["idle RSS MiB", "start-up s ×100"],
+    for ax, title, kinds, read in panels:
+        names = list(dict.fromkeys(name for r in results.values() for name, e in r.get("workloads", {}).items()
+                                   if e["params"]["kind"] in kinds))
+        _bars(ax, title, names, {kind: [_safe(read, r.get("workloads", {}).get(n)) for n in names]
+                                 for kind, r in results.items()})
+    _bars(axes[1][2], "idle RSS MiB and start-up s ×100 (lower is better)", ["idle RSS MiB", "start-up s ×100"],
           {kind: [_safe(lambda r: r["idle"]["rss_mib"], r), _scaled(_safe(lambda r: r["startup"]["median_s"], r))]
            for kind, r in results.items()})
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
 
 

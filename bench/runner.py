@@ -6,7 +6,7 @@ A result holds:
   startup                    {"runs_s": [...], "median_s": x}: launch to first ApiVersions answer, fresh log dir
   idle                       {"rss_mib", "hwm_mib"}: the suite's broker after IDLE_SETTLE_S with no clients
   workloads                  {name: {"params", "figures", "broker_cpu_s", "wall_s", "gb_moved", "cpu_s_per_gb",
-                                     "peak_rss_mib"[, "fill"]}}
+                                     "peak_rss_mib"[, "fill"][, "cpu_us_per_request"]}}
   end                        {"rss_mib", "hwm_mib"} after the last workload (hwm: the peak under load)
   load_average_before/after  the machine's 1, 5 and 15 minute load averages (others' work on the shared cores)
 One broker process serves every workload but start-up (which starts its own); each workload has its own topic.
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-from bench import load
+from bench import load, ping
 from bench.procstats import PeakRssSampler, cpu_seconds, memory_mib
 from bench.topics import create_topic
 from bench.workloads import BATCHING, Workload
@@ -41,6 +41,26 @@ STARTUP_POLL_S = 0.01
 GB = 1e9
 MIB = 1 << 20
 FILL_BATCHING = "batch64k"
+
+
+def raise_priority(niceness: int) -> None:
+    """Run this process, and so the brokers and load tools it starts, at `niceness` (negative needs root).
+
+    On a shared machine a negative niceness keeps others' work from deciding the figures: both brokers and their
+    load get the same share of the cores, whatever else runs."""
+    if niceness:
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+
+
+def parse_settings(pairs: list[str]) -> dict[str, str]:
+    """["key=value", ...] from the command line as a settings dict."""
+    settings = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"expected KEY=VALUE, got {pair!r}")
+        settings[key] = value
+    return settings
 
 
 def make_broker(kind: str, work_dir: Path, jars: Path, settings: Mapping[str, object]) -> BrokerProcess:
@@ -94,22 +114,30 @@ def measure_startup(kind: str, work_dir: Path, jars: Path, settings: Mapping[str
 
 def run_workload(workload: Workload, bootstrap: str, pid: int, jars: Path) -> dict:
     """Create the workload's topic, run its load, and measure what the broker spent on it."""
-    topic = workload.name
-    create_topic(bootstrap, topic, workload.partitions)
+    create_topic(bootstrap, workload.name, workload.partitions)
     entry: dict = {"params": workload.params()}
     if workload.kind == "consume":
-        entry["fill"] = load.produce(jars, bootstrap, topic, workload.num_records, workload.record_size,
-                                     {**BATCHING[FILL_BATCHING], "acks": "1"})
+        entry["fill"] = fill_topic(workload, bootstrap, jars)
     cpu_before, started = cpu_seconds(pid), time.monotonic()
     with PeakRssSampler(pid) as sampler:
-        figures = _run_load(workload, bootstrap, topic, jars)
+        figures = run_load(workload, bootstrap, jars)
     entry.update(figures=figures, wall_s=time.monotonic() - started, broker_cpu_s=cpu_seconds(pid) - cpu_before,
                  peak_rss_mib=sampler.peak_mib, gb_moved=_bytes_moved(workload, figures) / GB)
     entry["cpu_s_per_gb"] = entry["broker_cpu_s"] / entry["gb_moved"] if entry["gb_moved"] else None
+    if workload.kind == "ping":
+        entry["cpu_us_per_request"] = entry["broker_cpu_s"] / figures["requests_sent"] * 1e6
     return entry
 
 
-def _run_load(workload: Workload, bootstrap: str, topic: str, jars: Path) -> dict:
+def fill_topic(workload: Workload, bootstrap: str, jars: Path) -> dict:
+    """Write a consume workload's records into its topic (64 KB batches, acks=1); the producer's figures."""
+    return load.produce(jars, bootstrap, workload.name, workload.num_records, workload.record_size,
+                        {**BATCHING[FILL_BATCHING], "acks": "1"})
+
+
+def run_load(workload: Workload, bootstrap: str, jars: Path) -> dict:
+    """Run the workload's load tool against its topic (named as the workload) to the end; the tool's figures."""
+    topic = workload.name
     if workload.kind == "produce":
         return load.produce(jars, bootstrap, topic, workload.num_records, workload.record_size,
                             workload.producer_props)
@@ -121,6 +149,9 @@ def _run_load(workload: Workload, bootstrap: str, topic: str, jars: Path) -> dic
     if workload.kind == "e2e":
         return load.end_to_end_latency(jars, bootstrap, topic, workload.num_records, workload.record_size,
                                        workload.acks)
+    if workload.kind == "ping":
+        return ping.ping(bootstrap, workload.api, topic, workload.num_records, workload.connections,
+                         workload.record_size)
     raise ValueError(f"unknown workload kind {workload.kind!r}")
 
 
@@ -132,11 +163,14 @@ def _bytes_moved(workload: Workload, figures: Mapping[str, float]) -> float:
         return figures["mb"] * MIB
     if workload.kind == "latency":
         return (figures["sent"] + figures["received"]) * workload.record_size
+    if workload.kind == "ping":
+        return figures["requests"] * workload.record_size if workload.api != "api_versions" else 0
     return 2 * workload.num_records * workload.record_size
 
 
 def machine_info() -> dict:
     return {"cpus": os.cpu_count(), "cpu_model": _cpu_model(), "kernel": platform.release(),
+            "niceness": os.getpriority(os.PRIO_PROCESS, 0),
             "python": platform.python_version(), "java": _java_version(),
             "load_generator": "Apache Kafka 4.3.1 ProducerPerformance / ConsumerPerformance / EndToEndLatency "
                               "and bench/java/FixedRateLatency.java on kafka-clients 4.3.1, JVM "

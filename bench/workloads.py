@@ -5,6 +5,8 @@ Names read as kind-size-batching-acks-partitions, e.g. `produce-1kb-batch64k-ack
   consume   a fresh topic filled with 1 KB records (64 KB batches, acks=1), then read by ConsumerPerformance
   latency   FixedRateLatency: produce-to-consume latency at a fixed, moderate rate
   e2e       Kafka's EndToEndLatency: one record in flight at a time
+  ping      bench/ping.py: one prebuilt request (ApiVersions, Produce or Fetch of one 1 KB record) in a closed loop
+            on C raw connections (-cC): a broker's cost per request, without a client library's
   startup   launch to the first answered ApiVersions, on an empty log dir, a few times
 Batching `default` leaves the producer's own defaults (Kafka 4.x clients: batch.size=16384, linger.ms=5);
 `batch64k` sets batch.size=65536 linger.ms=5. Quick mode keeps every workload but moves ~1/20 of the bytes.
@@ -31,6 +33,8 @@ LATENCY_RATE_PER_S = 1000
 LATENCY_SECONDS = {"full": 20.0, "quick": 5.0}
 LATENCY_WARMUP_S = {"full": 5.0, "quick": 1.0}
 E2E_RECORDS = {"full": 2000, "quick": 200}
+PING_REQUESTS = {"full": 5000, "quick": 500}  # per connection; ~1 s on one connection
+PING_CONNECTIONS = (1, 8)
 STARTUP_REPEATS = {"full": 3, "quick": 1}
 
 
@@ -47,10 +51,13 @@ class Workload:
     seconds: float = 0.0
     warmup_s: float = 0.0
     repeats: int = 1
+    api: str = ""
+    connections: int = 0
 
     def params(self) -> dict[str, object]:
         """The workload's settings, as recorded beside its figures."""
-        return {key: value for key, value in vars(self).items() if key != "name" and value not in (0, 0.0, {})}
+        return {key: value for key, value in vars(self).items()
+                if key != "name" and value not in (0, 0.0, {}, "")}
 
 
 def suite(mode: str = "full") -> list[Workload]:
@@ -69,6 +76,12 @@ def suite(mode: str = "full") -> list[Workload]:
                                   acks=acks, rate_per_s=LATENCY_RATE_PER_S, seconds=LATENCY_SECONDS[mode],
                                   warmup_s=LATENCY_WARMUP_S[mode]))
     workloads.append(Workload("e2e-1kb-acks1-p1", "e2e", num_records=E2E_RECORDS[mode]))
+    workloads.append(Workload("ping-apiversions-c1", "ping", api="api_versions", connections=1,
+                              num_records=PING_REQUESTS[mode]))
+    for api in ("produce", "fetch"):
+        for connections in PING_CONNECTIONS:
+            workloads.append(Workload(f"ping-{api}-1kb-c{connections}", "ping", api=api, connections=connections,
+                                      num_records=PING_REQUESTS[mode] // connections))
     return workloads
 
 
