@@ -88,6 +88,9 @@ class LogManager:
         self.scheduler = Scheduler("wirebroker-log-manager")
         self._logs: dict[TopicPartition, Log] = {}
         self._lock = threading.Lock()
+        # Checkpoint files are rewritten through one temporary file each, by the scheduler and by handler threads
+        # (a deleted log): one writer at a time, as Kafka's CheckpointFile locks its writes.
+        self._checkpoint_lock = threading.Lock()
         self._dir_locks: list[int] = []
         self._started = False
 
@@ -267,10 +270,11 @@ class LogManager:
         self._checkpoint(REPLICATION_OFFSET_CHECKPOINT_FILE, lambda log_: log_.high_watermark)
 
     def _checkpoint(self, file_name: str, value: Callable[[Log], int]) -> None:
-        logs = self.logs
-        for log_dir in self.log_dirs:
-            offsets = {tp: value(log_) for tp, log_ in logs.items() if os.path.dirname(log_.dir) == log_dir}
-            write_offset_checkpoint(os.path.join(log_dir, file_name), offsets)
+        with self._checkpoint_lock:
+            logs = self.logs
+            for log_dir in self.log_dirs:
+                offsets = {tp: value(log_) for tp, log_ in logs.items() if os.path.dirname(log_.dir) == log_dir}
+                write_offset_checkpoint(os.path.join(log_dir, file_name), offsets)
 
     def _write_checkpoints_of(self, log_dir: str) -> None:
         if log_dir in self.log_dirs:

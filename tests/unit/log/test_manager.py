@@ -1,5 +1,6 @@
 import os
 import shutil
+import threading
 import uuid
 
 import pytest
@@ -114,6 +115,31 @@ def test_delete_log_renames_then_removes(dirs, managers):
     assert not [n for n in os.listdir(dirs[0]) if n.startswith("gone-2")]
     assert TopicPartition("gone", 2) not in read_offset_checkpoint(
         os.path.join(dirs[0], "recovery-point-offset-checkpoint"))
+
+
+def test_checkpoints_written_from_many_threads_at_once_all_land(dirs, managers):
+    """The scheduler's checkpoint tasks and handler threads deleting logs write the same files at the same time."""
+    manager = managers(dirs[:1])
+    for index in range(20):
+        append_batches(manager.get_or_create_log("t", index, TOPIC_ID), 2)
+    failures: list[BaseException] = []
+
+    def write_repeatedly(write) -> None:
+        try:
+            for _ in range(100):
+                write()
+        except BaseException as exc:  # noqa: BLE001 - the test reports whatever a writer hit
+            failures.append(exc)
+
+    writers = [threading.Thread(target=write_repeatedly, args=(manager.checkpoint_high_watermarks,)) for _ in range(2)]
+    writers.append(threading.Thread(target=write_repeatedly, args=(lambda: manager.delete_log("t", 0),)))
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert failures == []
+    entries = read_offset_checkpoint(os.path.join(dirs[0], "replication-offset-checkpoint"))
+    assert entries == {TopicPartition("t", i): 2 for i in range(1, 20)}
 
 
 def test_topic_id_mismatch_on_disk_is_refused(dirs, managers):
