@@ -12,6 +12,7 @@ import logging
 import socket
 import threading
 
+from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
 from wirebroker.coordinator.group import GroupConfig
@@ -48,6 +49,10 @@ class Broker:
         self.cluster_id = self.log_manager.cluster_id
         self.metadata = MetadataStore(config.log_dirs[0], self.cluster_id, self.node_id)
         self.controller = Controller(self.metadata, config["num.partitions"], config["default.replication.factor"])
+        self.acls = AclStore(config.log_dirs[0])
+        if config["authorizer.class.name"]:
+            log.warning("authorizer.class.name is set: ACL bindings are stored, listed and deleted, but not enforced; "
+                        "every client may do everything")
         self.replica_manager = ReplicaManager(self.log_manager, config.log_config)
         self.controller.subscribe(self._apply_topic_change)
         for topic in self.metadata.topics():

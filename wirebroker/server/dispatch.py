@@ -70,6 +70,15 @@ API_MODULES = (
     "delete_groups",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "describe_acls",
+    "create_acls",
+    "delete_acls",
+    "elect_leaders",
+    "describe_log_dirs",
+    "alter_replica_log_dirs",
+    "describe_quorum",
+    "alter_partition_reassignments",
+    "list_partition_reassignments",
 )
 
 

@@ -1,0 +1,74 @@
+"""AlterPartitionReassignments: API key 45, version 0.
+
+Behaviour (Kafka's ControllerApis.handleAlterPartitionReassignments and
+ReplicationControlManager.alterPartitionReassignments), per named partition, in request order:
+- UNKNOWN_TOPIC_OR_PARTITION for a topic or partition that does not exist ("Unable to find a topic named t." /
+  "Unable to find partition t:9.").
+- Null replicas cancel a reassignment; none is ever in progress here, so NO_REASSIGNMENT_IN_PROGRESS.
+- A target replica list is checked as a manual assignment (replica_assignment.py): INVALID_REPLICA_ASSIGNMENT for
+  an empty list, a broker that is not registered (only this node is), or a broker named twice. The one valid
+  target, this node alone, is every partition's current assignment, so the reassignment is complete at once:
+  NONE, nothing moves.
+- The caller needs ALTER on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
+Version notes:
+- v0, flexible. (Kafka 4.3.1 also serves v1, whose allow_replication_factor_change, KIP-860, the schemas of this
+  broker do not carry.)
+"""
+
+from __future__ import annotations
+
+import logging
+
+from wirebroker.apis.replica_assignment import check_manual_assignment
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    KafkaError,
+    NoReassignmentInProgressError,
+    UnknownTopicOrPartitionError,
+)
+from wirebroker.protocol.messages.alter_partition_reassignments import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+)
+from wirebroker.server.context import RequestContext
+
+log = logging.getLogger(__name__)
+
+API_KEY = 45
+
+_TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
+_PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse
+_Partition = AlterPartitionReassignmentsRequest.ReassignablePartition
+
+
+def handle(ctx: RequestContext, request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse:
+    return AlterPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, responses=[
+        _TopicResponse(name=topic.name, partitions=[_reassign(ctx, topic.name, p) for p in topic.partitions])
+        for topic in request.topics])
+
+
+def _reassign(ctx: RequestContext, topic_name: str, target: _Partition) -> _PartitionResponse:
+    try:
+        _check_reassignment(ctx, topic_name, target)
+    except KafkaError as exc:
+        log.info("Unable to alter partition reassignment for %s:%d asked by %s: %s", topic_name,
+                 target.partition_index, ctx.client_address, exc)
+        return _PartitionResponse(partition_index=target.partition_index, error_code=exc.code,
+                                  error_message=_message(exc))
+    return _PartitionResponse(partition_index=target.partition_index, error_code=ErrorCode.NONE, error_message=None)
+
+
+def _check_reassignment(ctx: RequestContext, topic_name: str, target: _Partition) -> None:
+    topic = ctx.broker.metadata.topic(topic_name)
+    if topic is None:
+        raise UnknownTopicOrPartitionError(f"Unable to find a topic named {topic_name}.")
+    if not 0 <= target.partition_index < topic.partitions:
+        raise UnknownTopicOrPartitionError(f"Unable to find partition {topic_name}:{target.partition_index}.")
+    if target.replicas is None:
+        raise NoReassignmentInProgressError()
+    check_manual_assignment(target.replicas, (ctx.broker.node_id,), None)
+
+
+def _message(exc: KafkaError) -> str | None:
+    """Kafka's ApiError.fromThrowable: no message where it would only repeat the code's default one."""
+    return None if str(exc) == str(type(exc)()) else str(exc)

@@ -1,0 +1,64 @@
+"""ElectLeaders: API key 43, versions 0-2.
+
+Behaviour (Kafka's ControllerApis.handleElectLeaders and ReplicationControlManager.electLeaders):
+- Every partition has this node as its only replica, in sync and leading: it has its preferred leader and a
+  leader, so each named partition answers ELECTION_NOT_NEEDED, for a preferred and an unclean election alike. A
+  topic or partition that does not exist answers UNKNOWN_TOPIC_OR_PARTITION ("No such topic as t" / "No such
+  partition as t-9"). Partitions are answered in request order, a repeated one repeatedly, as in Kafka.
+- A null topic list asks for every partition; the partitions that need no election are then left out, so every
+  topic is answered with an empty partition list.
+- An election type other than PREFERRED (0) and UNCLEAN (1): INVALID_REQUEST "Unknown election type N" at the top
+  and on every named partition (ElectLeadersRequest.getErrorResponse).
+- The caller needs ALTER on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
+Version notes:
+- v0 elects preferred leaders only (no election type); v1+ election type and top-level error code (KIP-460);
+  v2+ flexible.
+"""
+
+from __future__ import annotations
+
+from wirebroker.protocol.errors import (
+    ElectionNotNeededError,
+    ErrorCode,
+    InvalidRequestError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
+from wirebroker.protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
+from wirebroker.server.context import RequestContext
+
+API_KEY = 43
+
+ELECTION_TYPES = (0, 1)  # Kafka's ElectionType: PREFERRED, UNCLEAN
+
+_TopicResult = ElectLeadersResponse.ReplicaElectionResult
+_PartitionResult = ElectLeadersResponse.PartitionResult
+
+
+def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersResponse:
+    if request.election_type not in ELECTION_TYPES:
+        error = InvalidRequestError(f"Unknown election type {request.election_type}")
+        return ElectLeadersResponse(error_code=error.code, replica_election_results=[
+            _TopicResult(topic=t.topic, partition_result=[_result(p, error) for p in t.partitions])
+            for t in request.topic_partitions or []])
+    if request.topic_partitions is None:
+        # Every partition of every topic: none needs an election, and those are left out.
+        return ElectLeadersResponse(error_code=ErrorCode.NONE, replica_election_results=[
+            _TopicResult(topic=topic.name, partition_result=[]) for topic in ctx.broker.metadata.topics()])
+    return ElectLeadersResponse(error_code=ErrorCode.NONE, replica_election_results=[
+        _TopicResult(topic=t.topic, partition_result=[_result(p, _election_error(ctx, t.topic, p))
+                                                      for p in t.partitions])
+        for t in request.topic_partitions])
+
+
+def _election_error(ctx: RequestContext, topic_name: str, partition: int) -> KafkaError:
+    topic = ctx.broker.metadata.topic(topic_name)
+    if topic is None:
+        return UnknownTopicOrPartitionError(f"No such topic as {topic_name}")
+    if not 0 <= partition < topic.partitions:
+        return UnknownTopicOrPartitionError(f"No such partition as {topic_name}-{partition}")
+    return ElectionNotNeededError()
+
+
+def _result(partition: int, error: KafkaError) -> _PartitionResult:
+    return _PartitionResult(partition_id=partition, error_code=error.code, error_message=str(error))
