@@ -37,9 +37,8 @@ COMMON_BROKER_SETTINGS = {
     "num.partitions": 4,
     "group.min.session.timeout.ms": 1000,
     "group.initial.rebalance.delay.ms": 0,
-}
-# kafka-python's ACL test needs an authorizer that allows everything while no ACL matches.
-KAFKA_ONLY_SETTINGS = {
+    # kafka-python's ACL test needs an authorizer that allows everything while no ACL matches (wirebroker stores
+    # ACLs without enforcing them; without an authorizer both brokers answer the ACL APIs SECURITY_DISABLED).
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
 }
@@ -139,7 +138,7 @@ def _install_suite(cache_dir: Path) -> tuple[Path, Path]:
 def _start_broker(key: str, work_dir: Path, cache_dir: Path) -> BrokerProcess:
     if key == "kafka":
         broker = reference_kafka.ReferenceKafka(work_dir, reference_kafka.install_jars(cache_dir),
-                                                settings={**COMMON_BROKER_SETTINGS, **KAFKA_ONLY_SETTINGS})
+                                                settings=COMMON_BROKER_SETTINGS)
     elif key == "wirebroker":
         broker = Wirebroker(work_dir, settings=COMMON_BROKER_SETTINGS)
     else:

@@ -1,6 +1,7 @@
 """wirebroker as a child process of the matrix, started the way the project promises:
 
-    python3 -m wirebroker --override listeners=PLAINTEXT://127.0.0.1:PORT --override log.dirs=DIR \
+    python3 -m wirebroker --override listeners=PLAINTEXT://127.0.0.1:PORT \
+        --override advertised.listeners=PLAINTEXT://127.0.0.1:PORT --override log.dirs=DIR \
         --override node.id=0 [--override key=value ...]
 
 run from the repository root with the interpreter that runs the matrix. Its output goes to <work_dir>/broker.log.
@@ -27,7 +28,9 @@ class Wirebroker(BrokerProcess):
         self.python = python
 
     def command(self) -> list[str]:
-        overrides = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": self.work_dir / "data",
+        # advertised.listeners as the reference Kafka is given it (kafka-python's suite reads its config source)
+        listener = f"PLAINTEXT://127.0.0.1:{self.port}"
+        overrides = {"listeners": listener, "advertised.listeners": listener, "log.dirs": self.work_dir / "data",
                      "node.id": 0, **self.settings}
         cmd = [self.python, "-m", "wirebroker"]
         for key, value in overrides.items():
