@@ -49,9 +49,15 @@ class Controller:
         self._listeners.append(listener)
 
     def _publish(self, change: Change, topic: TopicMetadata) -> None:
+        """Tell the listeners; the change is already stored, so a failing listener is logged, not re-raised (a
+        client told of a failure would retry a change that happened). Start-up re-applies the stored state."""
         log.info("topic %s (%d partitions): %s", topic.name, topic.partitions, change.value)
         for listener in self._listeners:
-            listener(change, topic)
+            try:
+                listener(change, topic)
+            except Exception:
+                log.exception("applying '%s' to topic %s failed; it is stored and will be applied at the next start",
+                              change.value, topic.name)
 
     def create_topic(self, name: str, partitions: int = USE_DEFAULT, replication_factor: int = USE_DEFAULT,
                      configs: Mapping[str, str] | None = None, validate_only: bool = False) -> TopicMetadata:
