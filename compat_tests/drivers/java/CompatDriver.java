@@ -239,6 +239,15 @@ public final class CompatDriver {
             Node broker = nodes.get(0);
             expect((broker.host() + ":" + broker.port()).equals(bootstrap),
                     "broker at " + broker.host() + ":" + broker.port() + ", not " + bootstrap);
+            // Kafka applies a created topic to its brokers' metadata asynchronously: wait until it is described.
+            waitUntil(() -> {
+                try {
+                    admin.describeTopics(List.of(topic)).allTopicNames().get();
+                    return true;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, "topic " + topic + " described after creation");
             TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
             expect(description.partitions().size() == 3, "topic has " + description.partitions().size() + " partitions");
             description.partitions().forEach(p -> expect(p.leader() != null && p.leader().id() == broker.id(),
