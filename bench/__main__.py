@@ -1,11 +1,13 @@
 """`python -m bench`: the suite against wirebroker, then Apache Kafka 4.3.1, and the report.
 
-    python -m bench [--broker wirebroker|kafka|both] [--quick] [--only PATTERN ...] [--out DIR]
+    python -m bench [--broker wirebroker|kafka|both] [--quick] [--only PATTERN ...] [--rounds N] [--out DIR]
                     [--wirebroker-override KEY=VALUE ...] [--kafka-override KEY=VALUE ...]
 
 Writes <out>/<broker>.json per broker run, then <out>/chart.png and the report: bench/RESULTS.md for a full run
 into the default folder, <out>/RESULTS.md otherwise. A broker not run this time is reported from its last JSON in
-<out>, if there is one. Defaults: --out bench/results (bench/results/quick with --quick).
+<out>, if there is one, and a broker's workloads not run this time (--only) keep their last figures there. With
+--rounds N the brokers take turns N times and each workload reports its median round.
+Defaults: --out bench/results (bench/results/quick with --quick).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench import report
-from bench.runner import BROKERS, parse_settings, raise_priority, run_suite
+from bench.runner import BROKERS, combine_rounds, parse_settings, raise_priority, run_suite
 from bench.workloads import select, suite
 from compat_tests.reference_kafka import install_jars
 
@@ -40,15 +42,29 @@ def main(argv: list[str] | None = None) -> int:
     jars = install_jars()
     overrides = {"wirebroker": parse_settings(args.wirebroker_override), "kafka": parse_settings(args.kafka_override)}
     kinds = BROKERS if args.broker == "both" else (args.broker,)
-    for kind in kinds:
-        with tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as work_dir:
-            result = run_suite(kind, workloads, Path(work_dir), jars, overrides[kind])
-        result["mode"] = mode
-        (out / f"{kind}.json").write_text(json.dumps(result, indent=2) + "\n")
+    rounds: dict[str, list[dict]] = {kind: [] for kind in kinds}
+    for _round in range(args.rounds):
+        for kind in kinds:  # alternating, so that a change in the machine's load falls on both brokers
+            with tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as work_dir:
+                rounds[kind].append(run_suite(kind, workloads, Path(work_dir), jars, overrides[kind]))
+    for kind, results in rounds.items():
+        result = {**combine_rounds(results), "mode": mode}
+        path = out / f"{kind}.json"
+        path.write_text(json.dumps(merge_into(path, result), indent=2) + "\n")
     report_path = REPORT_PATH if out == DEFAULT_OUT else out / "RESULTS.md"
     report.write(out, report_path)
     print(f"wrote {report_path}")
     return 0
+
+
+def merge_into(path: Path, result: dict) -> dict:
+    """The new result, keeping from the file's previous result (same mode) the workloads not run this time."""
+    if not path.exists():
+        return result
+    previous = json.loads(path.read_text())
+    if previous.get("mode") != result["mode"]:
+        return result
+    return {**previous, **result, "workloads": {**previous.get("workloads", {}), **result["workloads"]}}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="every workload with ~1/20 of the bytes")
     parser.add_argument("--only", action="append", default=[], metavar="PATTERN",
                         help="run only workloads whose name matches (shell pattern; repeat or comma-separate)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run everything N times, brokers alternating, and report each workload's median round")
     parser.add_argument("--nice", type=int, default=0,
                         help="run brokers and load at this niceness (e.g. -10 on a shared machine; needs root)")
     parser.add_argument("--out", type=Path, help="folder for the JSON results, chart and (non-default) report")

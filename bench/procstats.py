@@ -2,12 +2,14 @@
 
 /proc/<pid>/stat fields 14 and 15 (utime, stime) are the process's user and system time summed over all of its
 threads, in clock ticks (SC_CLK_TCK, usually 100 per second). /proc/<pid>/status holds VmRSS (resident now) and
-VmHWM (the resident high-water mark since the process started), both in kB.
+VmHWM (the resident high-water mark since the process started), both in kB. The load generator's CPU comes from
+getrusage: this process and the children it has waited for.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import threading
 from pathlib import Path
 
@@ -25,6 +27,12 @@ def cpu_seconds(pid: int) -> float:
     fields = stat[stat.rindex(")") + 2:].split()
     utime, stime = int(fields[UTIME_FIELD - STATE_FIELD]), int(fields[STIME_FIELD - STATE_FIELD])
     return (utime + stime) / CLOCK_TICKS_PER_S
+
+
+def load_cpu_seconds() -> float:
+    """CPU seconds of this process plus its waited-for children so far: the load tools it ran to completion."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def memory_mib(pid: int) -> dict[str, float]:

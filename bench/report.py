@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from bench.runner import KEY_FIGURES
+
 BENCH_DIR = Path(__file__).resolve().parent
 ANALYSIS_PATH = BENCH_DIR / "ANALYSIS.md"
 CHART_NAME = "chart.png"
@@ -51,6 +53,7 @@ PING_METRICS = [Metric("requests/s", _figure("requests_per_s"), True, 0),
                 Metric("round trip p99 µs", _figure("p99_us"), False, 0),
                 Metric("broker CPU µs per request", _entry("cpu_us_per_request"), False, 0)]
 COST_METRICS = [Metric("broker CPU s per GB", _entry("cpu_s_per_gb"), False),
+                Metric("load generator CPU s per GB", lambda e: e["load_cpu_s"] / e["gb_moved"], False),
                 Metric("broker peak RSS MiB", _entry("peak_rss_mib"), False, 0)]
 METRICS_BY_KIND = {"produce": PRODUCE_METRICS, "consume": CONSUME_METRICS, "latency": LATENCY_METRICS,
                    "e2e": E2E_METRICS, "ping": PING_METRICS}
@@ -126,12 +129,15 @@ def _setup_section(any_result: dict, wb: dict, kafka: dict) -> list[str]:
         f"{machine.get('cpus')} cores as the broker** (and so do other processes on this shared machine): every "
         "figure is what broker and client together get out of those cores, not a broker alone on a dedicated host.",
         f"- Load generator: {machine.get('load_generator')}; the same tools, jars and settings for both brokers.",
-        f"- Mode: {any_result.get('mode')}; wirebroker run {wb.get('started', 'not run')} with settings "
-        f"{wb.get('settings') or 'default'}; Kafka run {kafka.get('started', 'not run')} with settings "
+        f"- Mode: {any_result.get('mode')}; wirebroker (commit {wb.get('machine', {}).get('wirebroker_commit', '?')}) "
+        f"run {wb.get('started', 'not run')} with settings "
+        f"{wb.get('settings') or 'its defaults'}; Kafka run {kafka.get('started', 'not run')} with settings "
         f"{kafka.get('settings') or 'default'} (single-node KRaft, `-Xmx1G -Xms1G` G1, as kafka-server-start.sh).",
         f"- Brokers and load ran at niceness {machine.get('niceness', 0)}; the machine's load average (1 min) was "
         f"{_load(wb)} for the wirebroker run and {_load(kafka)} for the Kafka run (other work on the shared cores).",
-        "- One run per figure: expect a few percent of noise between runs on a shared machine.",
+        f"- Rounds: {wb.get('rounds', 1)} for wirebroker, {kafka.get('rounds', 1)} for Kafka, the brokers taking turns; "
+        "each figure is from the workload's median round. Runs of one setting vary by up to 2x on this shared "
+        "machine: read CPU per GB and per request as the stable figures, throughput and latency with that in mind.",
         "- MB = 2^20 bytes where Kafka's tools print MB/s; CPU per GB counts 10^9 record bytes into or out of the "
         "broker during the workload (user + system seconds of the broker process, all threads, from /proc).", ""]
 
@@ -153,6 +159,10 @@ def _workload_sections(wb: dict, kafka: dict) -> list[str]:
             a, b = _safe(metric.read, mine), _safe(metric.read, theirs)
             lines.append(f"| {name} | {metric.label} | {_fmt(a, metric.digits)} | {_fmt(b, metric.digits)} | "
                          f"{_fmt(_ratio(a, b), 2)} |")
+        if (mine or {}).get("rounds") or (theirs or {}).get("rounds"):
+            spread = [", ".join(_fmt(x, 1) for x in (e or {}).get("rounds", [])) or "–" for e in (mine, theirs)]
+            lines.append(f"| {name} | every round's {KEY_FIGURES[kind]} (the median round is shown) | {spread[0]} | "
+                         f"{spread[1]} | |")
     return lines + [""]
 
 
@@ -222,7 +232,7 @@ def _safe(read: Callable[[dict], float | None], result: dict | None) -> float | 
         return None
     try:
         return read(result)
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, ZeroDivisionError):
         return None
 
 

@@ -5,10 +5,15 @@ A result holds:
   machine                    CPU count and model, kernel, Python and Java versions, the load generator
   startup                    {"runs_s": [...], "median_s": x}: launch to first ApiVersions answer, fresh log dir
   idle                       {"rss_mib", "hwm_mib"}: the suite's broker after IDLE_SETTLE_S with no clients
-  workloads                  {name: {"params", "figures", "broker_cpu_s", "wall_s", "gb_moved", "cpu_s_per_gb",
+  workloads                  {name: {"params", "figures", "broker_cpu_s", "load_cpu_s", "wall_s", "gb_moved",
+                                     "cpu_s_per_gb",
                                      "peak_rss_mib"[, "fill"][, "cpu_us_per_request"]}}
+                             load_cpu_s: CPU seconds of the load generator (the tool's JVM, or this process
+                             for the ping workloads) during the workload, beside the broker's on the same cores
   end                        {"rss_mib", "hwm_mib"} after the last workload (hwm: the peak under load)
   load_average_before/after  the machine's 1, 5 and 15 minute load averages (others' work on the shared cores)
+  rounds                     with --rounds N: N, and each workload entry is its median round, with "rounds"
+                             holding the key figure (KEY_FIGURES) of every round
 One broker process serves every workload but start-up (which starts its own); each workload has its own topic.
 """
 
@@ -25,10 +30,11 @@ from pathlib import Path
 from typing import Mapping
 
 from bench import load, ping
-from bench.procstats import PeakRssSampler, cpu_seconds, memory_mib
+from bench.procstats import PeakRssSampler, cpu_seconds, load_cpu_seconds, memory_mib
 from bench.topics import create_topic
 from bench.workloads import BATCHING, Workload
 from compat_tests.brokers import BrokerProcess
+from compat_tests.cache import REPO_DIR
 from compat_tests.reference_kafka import ReferenceKafka
 from compat_tests.wirebroker_broker import Wirebroker
 
@@ -41,6 +47,9 @@ STARTUP_POLL_S = 0.01
 GB = 1e9
 MIB = 1 << 20
 FILL_BATCHING = "batch64k"
+# The figure that ranks the rounds of a workload (python -m bench --rounds): the median round is the one reported.
+KEY_FIGURES = {"produce": "mb_per_s", "consume": "fetch_mb_per_s", "latency": "p99_ms", "e2e": "mean_ms",
+               "ping": "requests_per_s"}
 
 
 def raise_priority(niceness: int) -> None:
@@ -100,6 +109,26 @@ def run_suite(kind: str, workloads: list[Workload], work_dir: Path, jars: Path,
     return result
 
 
+def combine_rounds(rounds: list[dict]) -> dict:
+    """One result from several rounds of the same suite on one broker: per workload the round with the median key
+    figure (the lower middle one for an even count), with every round's key figure in "rounds"; every start-up
+    run; the median idle memory and the highest peak."""
+    combined = {**rounds[0], "workloads": {}, "rounds": len(rounds)}
+    for name, first in rounds[0]["workloads"].items():
+        key = KEY_FIGURES[first["params"]["kind"]]
+        entries = sorted((r["workloads"][name] for r in rounds), key=lambda e: e["figures"][key])
+        combined["workloads"][name] = {**entries[(len(entries) - 1) // 2],
+                                       "rounds": [r["workloads"][name]["figures"][key] for r in rounds]}
+    if "startup" in rounds[0]:
+        runs = [run for r in rounds for run in r["startup"]["runs_s"]]
+        combined["startup"] = {"runs_s": runs, "median_s": statistics.median(runs)}
+    if "idle" in rounds[0]:
+        combined["idle"] = sorted((r["idle"] for r in rounds), key=lambda m: m["rss_mib"])[(len(rounds) - 1) // 2]
+        combined["end"] = max((r["end"] for r in rounds), key=lambda m: m["hwm_mib"])
+        combined["load_average_after"] = rounds[-1]["load_average_after"]
+    return combined
+
+
 def measure_startup(kind: str, work_dir: Path, jars: Path, settings: Mapping[str, object], repeats: int) -> dict:
     """Launch-to-first-ApiVersions seconds of `repeats` fresh brokers (Kafka's storage format is not counted)."""
     runs = []
@@ -115,13 +144,14 @@ def measure_startup(kind: str, work_dir: Path, jars: Path, settings: Mapping[str
 def run_workload(workload: Workload, bootstrap: str, pid: int, jars: Path) -> dict:
     """Create the workload's topic, run its load, and measure what the broker spent on it."""
     create_topic(bootstrap, workload.name, workload.partitions)
-    entry: dict = {"params": workload.params()}
+    entry: dict = {"params": workload.params(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if workload.kind == "consume":
         entry["fill"] = fill_topic(workload, bootstrap, jars)
-    cpu_before, started = cpu_seconds(pid), time.monotonic()
+    cpu_before, load_before, started = cpu_seconds(pid), load_cpu_seconds(), time.monotonic()
     with PeakRssSampler(pid) as sampler:
         figures = run_load(workload, bootstrap, jars)
     entry.update(figures=figures, wall_s=time.monotonic() - started, broker_cpu_s=cpu_seconds(pid) - cpu_before,
+                 load_cpu_s=load_cpu_seconds() - load_before,
                  peak_rss_mib=sampler.peak_mib, gb_moved=_bytes_moved(workload, figures) / GB)
     entry["cpu_s_per_gb"] = entry["broker_cpu_s"] / entry["gb_moved"] if entry["gb_moved"] else None
     if workload.kind == "ping":
@@ -170,11 +200,19 @@ def _bytes_moved(workload: Workload, figures: Mapping[str, float]) -> float:
 
 def machine_info() -> dict:
     return {"cpus": os.cpu_count(), "cpu_model": _cpu_model(), "kernel": platform.release(),
-            "niceness": os.getpriority(os.PRIO_PROCESS, 0),
+            "niceness": os.getpriority(os.PRIO_PROCESS, 0), "wirebroker_commit": _wirebroker_commit(),
             "python": platform.python_version(), "java": _java_version(),
             "load_generator": "Apache Kafka 4.3.1 ProducerPerformance / ConsumerPerformance / EndToEndLatency "
                               "and bench/java/FixedRateLatency.java on kafka-clients 4.3.1, JVM "
                               + " ".join(load.LOAD_JVM_OPTS)}
+
+
+def _wirebroker_commit() -> str:
+    """The repository's HEAD, with "+changes" when wirebroker/ has uncommitted edits (the code that ran)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_DIR)
+    dirty = subprocess.run(["git", "status", "--porcelain", "wirebroker"], capture_output=True, text=True,
+                           cwd=REPO_DIR)
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "") if head.returncode == 0 else "unknown"
 
 
 def _cpu_model() -> str:

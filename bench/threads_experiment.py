@@ -1,6 +1,6 @@
 """Which thread counts should wirebroker default to? num.network.threads x num.io.threads, measured both ways.
 
-    python -m bench.threads_experiment [--rounds N] [--configs net3-io8,net3-io0,...] [--out DIR]
+    python -m bench.threads_experiment [--rounds N] [--configs net3-io8,net3-io0,...] [--only PATTERN] [--out DIR]
 
 Runs a handful of the benchmark's workloads, scaled down (see SCALE), against wirebroker with each setting in turn,
 round-robin for N rounds so that the shared machine's changing load falls on every setting alike, and keeps the
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from bench.runner import raise_priority, run_suite
-from bench.workloads import Workload, suite
+from bench.workloads import Workload, select, suite
 from compat_tests.reference_kafka import install_jars
 
 DEFAULT_CONFIGS = ("net3-io8", "net3-io0", "net1-io0", "net1-io8", "net1-io2")
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(logging.WARNING)
     configs = args.configs.split(",")
     jars = install_jars()
-    workloads = scaled_workloads()
+    workloads = select(scaled_workloads(), [p for spec in args.only for p in spec.split(",")])
     runs: dict[str, list[dict]] = {config: [] for config in configs}
     for round_number in range(args.rounds):
         for config in configs:
@@ -99,7 +99,10 @@ def render(runs: dict[str, list[dict]]) -> str:
     """One row per workload figure, one column per setting: medians over the rounds."""
     configs = list(runs)
     lines = ["| workload | figure | " + " | ".join(configs) + " |", "|---|---|" + "---|" * len(configs)]
+    measured = {name for results in runs.values() for result in results for name in result["workloads"]}
     for name, (key, higher_is_better) in KEY_FIGURES.items():
+        if name not in measured:
+            continue
         cost = "cpu_us_per_request" if name.startswith("ping-") else "cpu_s_per_gb"
         for label, read in ((f"{key} ({'higher' if higher_is_better else 'lower'} is better)",
                              lambda e, key=key: e["figures"][key]),
@@ -121,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="comma-separated netN-ioM settings (num.network.threads, num.io.threads)")
     parser.add_argument("--nice", type=int, default=0,
                         help="run brokers and load at this niceness (e.g. -10 on a shared machine; needs root)")
+    parser.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                        help="only the workloads whose name matches (shell pattern; repeat or comma-separate)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser
 

@@ -37,6 +37,7 @@ def test_bench_runs_one_workload_against_wirebroker(tmp_path):
     # The broker did the work, on at most all the machine's cores for the workload's duration.
     assert 0 < entry["broker_cpu_s"] <= entry["wall_s"] * result["machine"]["cpus"]
     assert entry["cpu_s_per_gb"] == pytest.approx(entry["broker_cpu_s"] / entry["gb_moved"])
+    assert 0 < entry["load_cpu_s"] <= entry["wall_s"] * result["machine"]["cpus"]  # the producer's JVM
     assert 10 < result["idle"]["rss_mib"] <= entry["peak_rss_mib"] <= result["end"]["hwm_mib"] < 4096
     assert 0 < result["startup"]["median_s"] < 30
 
