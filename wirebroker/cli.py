@@ -11,6 +11,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -50,19 +51,22 @@ def main(argv: list[str] | None = None) -> int:
     from wirebroker.server.broker import Broker  # after the config is known good: imports cost start-up time
 
     broker = Broker(config)
+    # Installed before the listeners open: a signal during start-up waits for it, then shuts down cleanly.
+    stop_requested = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop_requested.set())
     try:
         broker.start()
     except OSError as exc:
         print(f"wirebroker: cannot start: {exc}", file=sys.stderr)
         broker.shutdown()
         return EXIT_CANNOT_START
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: broker.shutdown())
     listeners = ", ".join(listener.url() for listener in broker.bound_listeners())
     data_dirs = ", ".join(str(d.resolve()) for d in config.log_dirs)
     print(f"wirebroker {__version__} (node {broker.node_id}, cluster {broker.cluster_id}) listening on {listeners}; "
           f"data in {data_dirs}; ready in {(time.monotonic() - started) * 1000:.0f} ms", flush=True)
-    broker.wait()
+    stop_requested.wait()
+    broker.shutdown()
     return 0
 
 

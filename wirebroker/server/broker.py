@@ -96,9 +96,6 @@ class Broker:
             self.log_manager.shutdown()
         log.info("broker %d shut down cleanly", self.node_id)
 
-    def wait(self) -> None:
-        self._stopped.wait()
-
     # ---- what the APIs need --------------------------------------------------------------------------------
 
     def bound_listeners(self) -> list[Listener]:
