@@ -98,7 +98,13 @@ def tool_host(cache_dir: Path = DEFAULT_CACHE_DIR) -> list[str]:
 
 
 def _compiled_java(main_class: str, jars: Path, classes: Path, jvm_opts: list[str] | None = None) -> list[str]:
-    source = DRIVERS_DIR / "java" / f"{main_class}.java"
+    compile_java(DRIVERS_DIR / "java" / f"{main_class}.java", jars, classes)
+    return ["java", *DRIVER_JVM_OPTS, *(jvm_opts or []), "-cp", f"{classes}{os.pathsep}{classpath(jars)}",
+            main_class]
+
+
+def compile_java(source: Path, jars: Path, classes: Path) -> Path:
+    """javac one source file against a jars folder into `classes`, again only when either changed; `classes`."""
     digest = inputs_digest([source, jars / ".stamp"])
     if not is_fresh(classes, digest):
         if classes.exists():
@@ -107,8 +113,7 @@ def _compiled_java(main_class: str, jars: Path, classes: Path, jvm_opts: list[st
         run_install_step(["javac", "-nowarn", "-d", classes, "-cp", classpath(jars), source],
                          hint="install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
         mark_fresh(classes, digest)
-    return ["java", *DRIVER_JVM_OPTS, *(jvm_opts or []), "-cp", f"{classes}{os.pathsep}{classpath(jars)}",
-            main_class]
+    return classes
 
 
 def go_environment(cache_dir: Path = DEFAULT_CACHE_DIR) -> dict[str, str]:
