@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Mapping
 
-from compat_tests.cache import DEFAULT_CACHE_DIR, inputs_digest, is_fresh, mark_fresh, run_install_step
+from compat_tests.cache import DEFAULT_CACHE_DIR
+from compat_tests.installers import compile_java
 from compat_tests.maven import classpath
 from compat_tests.reference_kafka import TOOLS, run_tool
 
@@ -95,16 +95,7 @@ def fixed_rate_latency(jars: Path, bootstrap: str, topic: str, rate_per_s: int, 
 
 def compile_probe(jars: Path, cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
     """Compile FixedRateLatency.java against the reference jars (once per source and jar set); its classes dir."""
-    classes = cache_dir / "java" / "bench"
-    digest = inputs_digest([PROBE_SOURCE, jars / ".stamp"])
-    if not is_fresh(classes, digest):
-        if classes.exists():
-            shutil.rmtree(classes)
-        classes.mkdir(parents=True)
-        run_install_step(["javac", "-nowarn", "-d", classes, "-cp", classpath(jars), PROBE_SOURCE],
-                         hint="install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
-        mark_fresh(classes, digest)
-    return classes
+    return compile_java(PROBE_SOURCE, jars, cache_dir / "java" / "bench")
 
 
 def _run(jars: Path, tool_class: str, args: list[object]) -> str:
