@@ -51,6 +51,11 @@ def produce(jars: Path, bootstrap: str, topic: str, num_records: int, record_siz
     out = _run(jars, TOOLS["producer-perf"],
                ["--bootstrap-server", bootstrap, "--topic", topic, "--num-records", num_records,
                 "--record-size", record_size, "--throughput", -1, "--command-property", *props])
+    return producer_figures(out)
+
+
+def producer_figures(out: str) -> dict[str, float]:
+    """ProducerPerformance's final summary line (the last one, after the periodic progress lines) as numbers."""
     return _numbers(_last_match(PRODUCER_SUMMARY, out))
 
 
@@ -59,6 +64,11 @@ def consume(jars: Path, bootstrap: str, topic: str, num_records: int, group: str
     out = _run(jars, TOOLS["consumer-perf"],
                ["--bootstrap-server", bootstrap, "--topic", topic, "--num-records", num_records, "--group", group,
                 "--command-property", "auto.offset.reset=earliest"])
+    return consumer_figures(out)
+
+
+def consumer_figures(out: str) -> dict[str, float]:
+    """ConsumerPerformance's header and figures lines as numbers (MB as the tool counts them, 2**20 bytes)."""
     lines = [line for line in out.splitlines() if line.count(",") >= 9]
     if len(lines) < 2:
         raise LoadError(f"ConsumerPerformance printed no figures:\n{out[-3000:]}")
@@ -73,7 +83,14 @@ def consume(jars: Path, bootstrap: str, topic: str, num_records: int, group: str
 def end_to_end_latency(jars: Path, bootstrap: str, topic: str, num_records: int, record_size: int,
                        acks: str) -> dict[str, float]:
     """Kafka's EndToEndLatency: one record in flight at a time; whole-millisecond percentiles, mean in ms."""
-    out = _run(jars, TOOLS["end-to-end-latency"], [bootstrap, topic, num_records, acks, record_size])
+    out = _run(jars, TOOLS["end-to-end-latency"],
+               ["--bootstrap-server", bootstrap, "--topic", topic, "--num-records", num_records,
+                "--producer-acks", acks, "--record-size", record_size])
+    return e2e_figures(out)
+
+
+def e2e_figures(out: str) -> dict[str, float]:
+    """EndToEndLatency's closing lines: the mean in ms and whole-ms percentiles."""
     return {**_numbers(_last_match(E2E_AVERAGE, out)), **_numbers(_last_match(E2E_PERCENTILES, out))}
 
 
