@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from wirebroker.cluster.acls import AclBindingFilter, AclOperation, AclPermissionType, PatternType, ResourceType
 from wirebroker.protocol.errors import KafkaError
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 T = TypeVar("T")
 

@@ -26,7 +26,7 @@ from wirebroker.apis.config_resources import (
 )
 from wirebroker.protocol.errors import InvalidRequestError
 from wirebroker.protocol.messages.alter_configs import AlterConfigsRequest, AlterConfigsResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 33
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 if TYPE_CHECKING:
     from wirebroker.server.dispatch import Dispatcher

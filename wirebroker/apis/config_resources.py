@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from wirebroker.cluster.controller import Controller
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnknownTopicOrPartitionError
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from wirebroker.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 69
 

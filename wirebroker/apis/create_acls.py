@@ -29,7 +29,7 @@ from wirebroker.cluster.acls import (
 )
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.create_acls import CreateAclsRequest, CreateAclsResponse
-from wirebroker.server.context import CloseConnection, RequestContext
+from wirebroker.apis.context import CloseConnection, RequestContext
 
 log = logging.getLogger(__name__)
 

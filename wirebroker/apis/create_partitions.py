@@ -28,7 +28,7 @@ from wirebroker.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from wirebroker.protocol.errors import (
     TopicAuthorizationFailedError,
 )
 from wirebroker.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from wirebroker.apis.acl_requests import (
 from wirebroker.cluster.acls import AclBinding, validate_filter
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.delete_acls import DeleteAclsRequest, DeleteAclsResponse
-from wirebroker.server.context import CloseConnection, RequestContext
+from wirebroker.apis.context import CloseConnection, RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from wirebroker.protocol.messages.delete_groups import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 42
 

@@ -26,7 +26,7 @@ from wirebroker.protocol.errors import (
     PolicyViolationError,
 )
 from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from wirebroker.protocol.errors import (
 )
 from wirebroker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

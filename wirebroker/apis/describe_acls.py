@@ -17,7 +17,7 @@ from wirebroker.apis.acl_requests import authorizer_configured, binding_filter, 
 from wirebroker.cluster.acls import AclBinding
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_acls import DescribeAclsRequest, DescribeAclsResponse
-from wirebroker.server.context import CloseConnection, RequestContext
+from wirebroker.apis.context import CloseConnection, RequestContext
 
 API_KEY = 29
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from wirebroker.apis.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 60
 

@@ -32,7 +32,7 @@ from wirebroker.apis.topic_configs import (
 from wirebroker.cluster.metadata import validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnknownTopicOrPartitionError
 from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

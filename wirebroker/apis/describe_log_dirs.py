@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from wirebroker.log.metadata_files import read_meta_properties
 from wirebroker.protocol.errors import ErrorCode, UnknownTopicOrPartitionError
 from wirebroker.protocol.messages.describe_quorum import DescribeQuorumRequest, DescribeQuorumResponse
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 55
 

@@ -24,7 +24,7 @@ from wirebroker.protocol.messages.describe_topic_partitions import (
     DescribeTopicPartitionsResponse,
 )
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 75
 

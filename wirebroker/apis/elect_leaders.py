@@ -25,7 +25,7 @@ from wirebroker.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 43
 

@@ -7,7 +7,7 @@ Behaviour:
   returns at least one whole batch even if it is larger (KIP-74), so a large record never blocks a consumer.
 - Not enough bytes for min_bytes and max_wait_ms > 0: the request waits in the fetch purgatory until appends bring
   enough bytes or max_wait_ms passes.
-- Incremental fetch sessions (KIP-227): see server/fetch_session.py.
+- Incremental fetch sessions (KIP-227): see replica/fetch_session.py.
 - Offsets outside [log start offset, log end offset]: OFFSET_OUT_OF_RANGE, and the client's auto.offset.reset acts.
 Version notes:
 - v0-3 expect message formats v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
@@ -24,8 +24,8 @@ from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.fetch import FetchRequest, FetchResponse
 from wirebroker.replica.manager import FetchRead
 from wirebroker.replica.partition import READ_UNCOMMITTED
-from wirebroker.server.context import RequestContext
-from wirebroker.server.fetch_session import CachedPartition, FetchContext
+from wirebroker.apis.context import RequestContext
+from wirebroker.replica.fetch_session import CachedPartition, FetchContext
 
 API_KEY = 1
 FIRST_V2_FORMAT_VERSION = 4

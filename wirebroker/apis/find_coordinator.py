@@ -16,7 +16,7 @@ from wirebroker.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 10
 GROUP_KEY_TYPE = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 # KIP-430 bit set for a group with no authorizer: READ, DELETE, DESCRIBE.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 12
 

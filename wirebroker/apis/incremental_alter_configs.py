@@ -40,7 +40,7 @@ from wirebroker.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import logging
 
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from wirebroker.apis.group_requests import client_host
 from wirebroker.coordinator.classic_protocol import join_error
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.join_group import JoinGroupRequest
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 11
 FIRST_REBALANCE_TIMEOUT_VERSION = 1

@@ -16,7 +16,7 @@ from wirebroker.protocol.messages.leave_group import (
     LeaveGroupRequest,
     LeaveGroupResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 13
 FIRST_BATCHED_VERSION = 3

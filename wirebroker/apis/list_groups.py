@@ -15,7 +15,7 @@ from wirebroker.protocol.messages.list_groups import (
     ListGroupsRequest,
     ListGroupsResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 16
 

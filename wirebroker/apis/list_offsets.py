@@ -36,7 +36,7 @@ from wirebroker.log.log import (
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnsupportedVersionError
 from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from wirebroker.replica.partition import READ_COMMITTED, Partition
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

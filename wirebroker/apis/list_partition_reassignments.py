@@ -17,7 +17,7 @@ from wirebroker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 46
 

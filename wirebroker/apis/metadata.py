@@ -19,7 +19,7 @@ from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 3
 

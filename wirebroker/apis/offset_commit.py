@@ -21,7 +21,7 @@ from wirebroker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 8
 COMMIT_TIMESTAMP_VERSION = 1

@@ -16,7 +16,7 @@ from wirebroker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
     OffsetDeleteResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 47
 

@@ -21,7 +21,7 @@ from wirebroker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 9
 FIRST_TOP_LEVEL_ERROR_VERSION = 2

@@ -19,7 +19,7 @@ from __future__ import annotations
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
 from wirebroker.replica.manager import AppendResult
-from wirebroker.server.context import NO_RESPONSE, CloseConnection, RequestContext
+from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
 
 API_KEY = 0
 FIRST_V2_FORMAT_VERSION = 3

@@ -14,7 +14,7 @@ from __future__ import annotations
 from wirebroker.coordinator.classic_protocol import sync_error
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest
-from wirebroker.server.context import RequestContext
+from wirebroker.apis.context import RequestContext
 
 API_KEY = 14
 

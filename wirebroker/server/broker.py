@@ -26,7 +26,7 @@ from wirebroker.network.socket_server import SocketServer
 from wirebroker.replica.manager import ReplicaManager
 from wirebroker.server.config import BrokerConfig, Listener
 from wirebroker.server.dispatch import Dispatcher
-from wirebroker.server.fetch_session import FetchSessionCache
+from wirebroker.replica.fetch_session import FetchSessionCache
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from wirebroker.protocol.headers import (
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages import ADVERTISABLE_VERSIONS, API_SPECS
 from wirebroker.protocol.primitives import DecodeError, Output, UnsupportedFieldError
-from wirebroker.server.context import NO_RESPONSE, CloseConnection, RequestContext
+from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
 
 if TYPE_CHECKING:
     from wirebroker.server.broker import Broker
