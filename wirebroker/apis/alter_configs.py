@@ -24,6 +24,7 @@ from wirebroker.apis.config_resources import (
     check_node_id,
     topic_to_alter,
 )
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import InvalidRequestError
 from wirebroker.protocol.messages.alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from wirebroker.apis.context import RequestContext
@@ -55,3 +56,6 @@ def _alter(ctx: RequestContext, resource: _Resource, kind: ResourceType, validat
             raise cannot_update_dynamically(configs)
     else:
         raise InvalidRequestError(f"Unknown resource type {resource.resource_type}")
+
+
+serve(API_KEY, handle)

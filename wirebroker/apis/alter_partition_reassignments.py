@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 
+from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import check_manual_assignment
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -72,3 +73,6 @@ def _check_reassignment(ctx: RequestContext, topic_name: str, target: _Partition
 def _message(exc: KafkaError) -> str | None:
     """Kafka's ApiError.fromThrowable: no message where it would only repeat the code's default one."""
     return None if str(exc) == str(type(exc)()) else str(exc)
+
+
+serve(API_KEY, handle)

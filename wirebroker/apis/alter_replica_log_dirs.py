@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import (
     ErrorCode,
     InvalidTopicError,
@@ -77,3 +78,6 @@ def _check_move(ctx: RequestContext, topic: str, partition: int, destination: st
         log.warning("Not moving %s-%d from %s to %s: this broker does not move replicas between log dirs",
                     topic, partition, os.path.dirname(log_.dir), destination)
         raise KafkaStorageError(f"Moving replicas between log directories is not supported: {topic}-{partition}")
+
+
+serve(API_KEY, handle, min_version=MIN_VERSION)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from wirebroker.apis.context import RequestContext
@@ -46,3 +47,6 @@ def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsRespo
 
 def unsupported_version_response(dispatcher: Dispatcher) -> ApiVersionsResponse:
     return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=_api_keys(dispatcher.versions))
+
+
+serve(API_KEY, handle)

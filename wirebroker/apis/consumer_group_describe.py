@@ -11,6 +11,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.group_requests import authorized_operations
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.consumer_group_describe import (
@@ -70,3 +71,6 @@ def _assignment(ctx: RequestContext, assignment: Assignment) -> ConsumerGroupDes
         topics.append(_R.TopicPartitions(topic_id=topic_id, topic_name=topic.name if topic else "",
                                          partitions=sorted(partitions)))
     return _R.Assignment(topic_partitions=topics)
+
+
+serve(API_KEY, handle)

@@ -14,6 +14,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.group_requests import client_host
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -32,3 +33,6 @@ def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> Consu
         except KafkaError as exc:
             return ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc))
         return coordinator.consumer.heartbeat(request, ctx.client_id or "", client_host(ctx))
+
+
+serve(API_KEY, handle)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 
 from wirebroker.apis.acl_requests import NO_AUTHORIZER, authorizer_configured, error_of, names_unknown, typed
+from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import (
     AclBinding,
     AclOperation,
@@ -79,3 +80,6 @@ def _result(error: KafkaError | None) -> _Result:
 
 def _all_failed(count: int, code: int, message: str | None) -> CreateAclsResponse:
     return CreateAclsResponse(results=[_Result(error_code=code, error_message=message) for _ in range(count)])
+
+
+serve(API_KEY, handle)

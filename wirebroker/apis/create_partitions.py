@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -82,3 +83,6 @@ def _check(ctx: RequestContext, wanted: CreatePartitionsRequest.CreatePartitions
 def _result(name: str, error: KafkaError | None) -> _Result:
     return _Result(name=name, error_code=error.code if error else ErrorCode.NONE,
                    error_message=str(error) if error else None)
+
+
+serve(API_KEY, handle)

@@ -26,6 +26,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
 from wirebroker.apis.topic_configs import topic_config_entries
 from wirebroker.cluster.controller import USE_DEFAULT, Controller
@@ -182,3 +183,6 @@ def _described_configs(overrides: Mapping[str, str], ctx: RequestContext) -> lis
 
 def _error(name: str, exc: KafkaError) -> _Result:
     return _Result(name=name, error_code=exc.code, error_message=str(exc))
+
+
+serve(API_KEY, handle)

@@ -24,6 +24,7 @@ from wirebroker.apis.acl_requests import (
     filter_codes,
     names_unknown,
 )
+from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclBinding, validate_filter
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.delete_acls import DeleteAclsRequest, DeleteAclsResponse
@@ -65,3 +66,6 @@ def _matching(b: AclBinding) -> _Matching:
     return _Matching(error_code=ErrorCode.NONE, error_message=None, resource_type=b.resource_type,
                      resource_name=b.resource_name, pattern_type=b.pattern_type, principal=b.principal,
                      host=b.host, operation=b.operation, permission_type=b.permission_type)
+
+
+serve(API_KEY, handle)

@@ -9,6 +9,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator import group_admin
 from wirebroker.protocol.messages.delete_groups import (
     DeleteGroupsRequest,
@@ -27,3 +28,6 @@ def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsRes
             code = group_admin.delete_group(coordinator, group_id)
         results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code))
     return DeleteGroupsResponse(results=results)
+
+
+serve(API_KEY, handle)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 
+from wirebroker.apis.registry import serve
 from wirebroker.cluster.metadata import INTERNAL_TOPICS
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -77,3 +78,6 @@ def _delete_before(ctx: RequestContext, topic: str, index: int, offset: int) -> 
         log.info("Deleted records of %s-%d before offset %d at the request of %s", topic, index, target,
                  ctx.client_address)
     return log_.log_start_offset
+
+
+serve(API_KEY, handle)

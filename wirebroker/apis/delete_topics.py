@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import (
     ErrorCode,
     InvalidRequestError,
@@ -108,3 +109,6 @@ def _result(name: str | None, topic_id: bytes, error: KafkaError | None) -> _Res
                      error_message=str(error) if error else None)
     result.name = name  # null for a topic named only by an unknown or duplicate id (v6+)
     return result
+
+
+serve(API_KEY, handle)

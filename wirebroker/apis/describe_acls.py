@@ -14,6 +14,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.acl_requests import authorizer_configured, binding_filter, filter_codes, names_unknown
+from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclBinding
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_acls import DescribeAclsRequest, DescribeAclsResponse
@@ -45,3 +46,6 @@ def _by_resource(bindings: list[AclBinding]) -> list[_Resource]:
         resources[key].acls.append(_Acl(principal=b.principal, host=b.host, operation=b.operation,
                                         permission_type=b.permission_type))
     return list(resources.values())
+
+
+serve(API_KEY, handle)

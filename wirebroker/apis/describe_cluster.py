@@ -13,6 +13,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
 from wirebroker.apis.context import RequestContext
@@ -46,3 +47,6 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
 
 def _refusal(code: ErrorCode, message: str) -> DescribeClusterResponse:
     return DescribeClusterResponse(error_code=code, error_message=message)
+
+
+serve(API_KEY, handle)

@@ -23,6 +23,7 @@ import logging
 
 from wirebroker.apis import broker_loggers
 from wirebroker.apis.config_resources import ResourceType, resource_type
+from wirebroker.apis.registry import serve
 from wirebroker.apis.topic_configs import (
     ConfigEntry,
     ConfigSource,
@@ -125,3 +126,6 @@ def _logger_config(logger: str, level: str) -> _Config:
 def _result(resource: _Resource, error: KafkaError | None) -> _Result:
     return _Result(error_code=error.code if error else ErrorCode.NONE, error_message=str(error) if error else None,
                    resource_type=resource.resource_type, resource_name=resource.resource_name)
+
+
+serve(API_KEY, handle)

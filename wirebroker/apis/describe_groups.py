@@ -12,6 +12,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.group_requests import authorized_operations
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator import group_admin
 from wirebroker.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
@@ -31,3 +32,6 @@ def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroup
         described.authorized_operations = authorized_operations(request.include_authorized_operations)
         groups.append(described)
     return DescribeGroupsResponse(groups=groups)
+
+
+serve(API_KEY, handle)

@@ -20,6 +20,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable
 
+from wirebroker.apis.registry import serve
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
@@ -68,3 +69,6 @@ def _space(log_dir: str) -> tuple[int, int]:
     """Total and usable bytes of the file system (Java's FileStore.getTotalSpace and getUsableSpace)."""
     stats = os.statvfs(log_dir)
     return stats.f_blocks * stats.f_frsize, stats.f_bavail * stats.f_frsize
+
+
+serve(API_KEY, handle, min_version=MIN_VERSION)

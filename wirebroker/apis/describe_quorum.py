@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 
+from wirebroker.apis.registry import serve
 from wirebroker.log.metadata_files import read_meta_properties
 from wirebroker.protocol.errors import ErrorCode, UnknownTopicOrPartitionError
 from wirebroker.protocol.messages.describe_quorum import DescribeQuorumRequest, DescribeQuorumResponse
@@ -77,3 +78,6 @@ def _node(ctx: RequestContext) -> DescribeQuorumResponse.Node:
         host, port = broker.advertised_endpoint(listener.name)
         listeners.append(DescribeQuorumResponse.Listener(name=listener.name, host=host, port=port))
     return DescribeQuorumResponse.Node(node_id=broker.node_id, listeners=listeners)
+
+
+serve(API_KEY, handle)

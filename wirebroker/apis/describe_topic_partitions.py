@@ -17,6 +17,7 @@ Behaviour (Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache)
 from __future__ import annotations
 
 from wirebroker.apis.metadata import TOPIC_OPERATIONS
+from wirebroker.apis.registry import serve
 from wirebroker.cluster.metadata import INTERNAL_TOPICS, TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError
 from wirebroker.protocol.messages.describe_topic_partitions import (
@@ -100,3 +101,6 @@ def _missing_topic(name: str) -> _Topic:
 
 def _error_topic(name: str, code: int, is_internal: bool = False) -> _Topic:
     return _Topic(error_code=code, name=name, topic_id=UUID_ZERO, is_internal=is_internal, partitions=[])
+
+
+serve(API_KEY, handle)

@@ -17,6 +17,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import (
     ElectionNotNeededError,
     ErrorCode,
@@ -62,3 +63,6 @@ def _election_error(ctx: RequestContext, topic_name: str, partition: int) -> Kaf
 
 def _result(partition: int, error: KafkaError) -> _PartitionResult:
     return _PartitionResult(partition_id=partition, error_code=error.code, error_message=str(error))
+
+
+serve(API_KEY, handle)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.fetch import FetchRequest, FetchResponse
 from wirebroker.replica.manager import FetchRead
@@ -140,3 +141,6 @@ def _refuse_old_version(request: FetchRequest) -> FetchResponse:
                                           for p in t.partitions])
         for t in request.topics
     ])
+
+
+serve(API_KEY, handle)

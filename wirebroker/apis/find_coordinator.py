@@ -11,6 +11,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
@@ -54,3 +55,6 @@ def _find(ctx: RequestContext, key: str, key_type: int) -> FindCoordinatorRespon
 
 def _error(key: str, code: int, message: str) -> FindCoordinatorResponse.Coordinator:
     return _Coordinator(key=key, node_id=-1, host="", port=-1, error_code=code, error_message=message)
+
+
+serve(API_KEY, handle)

@@ -9,6 +9,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from wirebroker.apis.context import RequestContext
@@ -24,3 +25,6 @@ def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
         except KafkaError as exc:
             return HeartbeatResponse(error_code=exc.code)
         return HeartbeatResponse(error_code=coordinator.classic.heartbeat(request))
+
+
+serve(API_KEY, handle)

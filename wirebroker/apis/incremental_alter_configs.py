@@ -33,6 +33,7 @@ from wirebroker.apis.config_resources import (
     check_node_id,
     topic_to_alter,
 )
+from wirebroker.apis.registry import serve
 from wirebroker.apis.topic_configs import ConfigType, topic_config_type
 from wirebroker.log.config import CONFIG_KEYS_BY_NAME
 from wirebroker.protocol.errors import InvalidConfigError, InvalidRequestError
@@ -144,3 +145,6 @@ def _alter_loggers(ctx: RequestContext, resource: _Resource, ops: Sequence[OpTyp
         broker_loggers.change_level(config.name, config.value if op is OpType.SET else None)
         log.info("Log level of logger %s set to %s at the request of %s", config.name,
                  config.value if op is OpType.SET else "its parent's", ctx.client_address)
+
+
+serve(API_KEY, handle)

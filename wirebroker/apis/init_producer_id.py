@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from wirebroker.apis.context import RequestContext
@@ -51,3 +52,6 @@ def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerI
 
 def _error(code: ErrorCode) -> InitProducerIdResponse:
     return InitProducerIdResponse(error_code=code, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
+
+
+serve(API_KEY, handle)

@@ -16,6 +16,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.group_requests import client_host
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator.classic_protocol import join_error
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.join_group import JoinGroupRequest
@@ -38,3 +39,5 @@ def handle(ctx: RequestContext, request: JoinGroupRequest) -> None:
         coordinator.classic.join(request, ctx.api_version, ctx.client_id or "", client_host(ctx), ctx.respond)
     return
 
+
+serve(API_KEY, handle)

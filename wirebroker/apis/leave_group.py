@@ -11,6 +11,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.leave_group import (
     LeaveGroupRequest,
@@ -36,3 +37,6 @@ def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupRespons
     if batched:
         return LeaveGroupResponse(error_code=code, members=members)
     return LeaveGroupResponse(error_code=code if code != ErrorCode.NONE else members[0].error_code)
+
+
+serve(API_KEY, handle)

@@ -9,6 +9,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator import group_admin
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.list_groups import (
@@ -28,3 +29,6 @@ def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
         except KafkaError as exc:
             return ListGroupsResponse(error_code=exc.code)
     return ListGroupsResponse(error_code=ErrorCode.NONE, groups=groups)
+
+
+serve(API_KEY, handle)

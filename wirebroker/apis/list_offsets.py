@@ -26,6 +26,7 @@ import logging
 import time
 from collections import Counter
 
+from wirebroker.apis.registry import serve
 from wirebroker.log.log import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
@@ -156,3 +157,6 @@ def _legacy_offsets_before(partition: Partition, timestamp: int, max_num_offsets
     if from_consumer and any(offset > high_watermark for offset in offsets):
         return [high_watermark] + [offset for offset in offsets if offset <= high_watermark]
     return offsets
+
+
+serve(API_KEY, handle)

@@ -12,6 +12,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
@@ -24,3 +25,6 @@ API_KEY = 46
 
 def handle(ctx: RequestContext, request: ListPartitionReassignmentsRequest) -> ListPartitionReassignmentsResponse:
     return ListPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, topics=[])
+
+
+serve(API_KEY, handle)

@@ -15,6 +15,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.metadata import MetadataRequest, MetadataResponse
@@ -96,3 +97,6 @@ def _topic(topic: TopicMetadata, node_id: int, include_operations: bool) -> Meta
         ],
         topic_authorized_operations=TOPIC_OPERATIONS if include_operations else AUTHORIZED_OPERATIONS_OMITTED,
     )
+
+
+serve(API_KEY, handle)

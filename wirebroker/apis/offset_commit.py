@@ -15,6 +15,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator import offset_manager
 from wirebroker.coordinator.offset_manager import DEFAULT_RETENTION, PartitionCommit
 from wirebroker.protocol.messages.offset_commit import (
@@ -51,3 +52,6 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitRes
         ])
         for topic in request.topics
     ])
+
+
+serve(API_KEY, handle)

@@ -10,6 +10,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator import offset_manager
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_delete import (
@@ -34,3 +35,6 @@ def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteRes
                                                                error_code=codes[(t.name, p.partition_index)])
             for p in t.partitions])
         for t in request.topics])
+
+
+serve(API_KEY, handle)

@@ -14,6 +14,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator import offset_manager
 from wirebroker.coordinator.offset_manager import FetchedOffset
 from wirebroker.protocol.errors import ErrorCode
@@ -59,3 +60,6 @@ def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
 def _partition(struct: type, offset: FetchedOffset):
     return struct(partition_index=offset.partition, committed_offset=offset.offset,
                   committed_leader_epoch=offset.leader_epoch, metadata=offset.metadata, error_code=offset.error_code)
+
+
+serve(API_KEY, handle)

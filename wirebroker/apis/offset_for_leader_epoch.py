@@ -16,6 +16,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
@@ -49,3 +50,6 @@ def _end_offset(ctx: RequestContext, topic: str,
     end_offset, epoch = found
     return _EpochEndOffset(error_code=ErrorCode.NONE, partition=wanted.partition, leader_epoch=epoch,
                            end_offset=end_offset)
+
+
+serve(API_KEY, handle)

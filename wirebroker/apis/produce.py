@@ -16,6 +16,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
 from wirebroker.replica.manager import AppendResult
@@ -72,3 +73,6 @@ def _partition_response(index: int, result: AppendResult) -> ProduceResponse.Par
         log_append_time_ms=info.log_append_time,
         log_start_offset=info.log_start_offset,
     )
+
+
+serve(API_KEY, handle)

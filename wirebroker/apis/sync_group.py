@@ -11,6 +11,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.registry import serve
 from wirebroker.coordinator.classic_protocol import sync_error
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest
@@ -29,3 +30,6 @@ def handle(ctx: RequestContext, request: SyncGroupRequest) -> None:
             return
         coordinator.classic.sync(request, ctx.respond)
     return
+
+
+serve(API_KEY, handle)
