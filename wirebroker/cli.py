@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from wirebroker import __version__
-from wirebroker.server.config import BrokerConfig, ConfigError
+from wirebroker.config import BrokerConfig, ConfigError
 
 log = logging.getLogger("wirebroker")
 

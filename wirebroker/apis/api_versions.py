@@ -1,7 +1,7 @@
 """ApiVersions: API key 18, versions 0-4.
 
 Behaviour:
-- Lists every API key this broker serves with the versions it serves (computed by the dispatcher from the API
+- Lists every API key this broker serves with the versions it serves (apis/registry.py, computed from the API
   modules and schemas/manifest.json, never typed here).
 - A request at a version newer than the broker knows is answered at v0 with UNSUPPORTED_VERSION and the full list,
   so the client can pick a version both sides speak (KIP-511). The dispatcher calls
@@ -15,15 +15,11 @@ Version notes:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from wirebroker.apis.registry import serve
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.registry import serve, supported_versions
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
-from wirebroker.apis.context import RequestContext
-
-if TYPE_CHECKING:
-    from wirebroker.server.dispatch import Dispatcher
 
 API_KEY = 18
 
@@ -31,22 +27,22 @@ API_KEY = 18
 _SOFTWARE_PATTERN = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-def _api_keys(versions: dict[int, tuple[int, int]]) -> list[ApiVersionsResponse.ApiVersion]:
-    return [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in versions.items()]
+def _api_keys() -> list[ApiVersionsResponse.ApiVersion]:
+    return [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            for k, (lo, hi) in supported_versions().items()]
 
 
 def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
-    versions = ctx.broker.dispatcher.versions
     if ctx.api_version >= 3 and not (
         _SOFTWARE_PATTERN.match(request.client_software_name)
         and _SOFTWARE_PATTERN.match(request.client_software_version)
     ):
-        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=_api_keys(versions))
-    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=_api_keys(versions))
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=_api_keys())
+    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=_api_keys())
 
 
-def unsupported_version_response(dispatcher: Dispatcher) -> ApiVersionsResponse:
-    return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=_api_keys(dispatcher.versions))
+def unsupported_version_response() -> ApiVersionsResponse:
+    return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=_api_keys())
 
 
 serve(API_KEY, handle)

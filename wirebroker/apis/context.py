@@ -4,12 +4,40 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from wirebroker.cluster.acls import AclStore
+from wirebroker.cluster.controller import Controller
+from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.config import BrokerConfig, Listener
+from wirebroker.coordinator.group_coordinator import GroupCoordinator
+from wirebroker.coordinator.offsets_topic import OffsetsTopic
+from wirebroker.log.manager import LogManager
 from wirebroker.protocol.headers import RequestHeader
+from wirebroker.replica.fetch_session import FetchSessionCache
+from wirebroker.replica.manager import ReplicaManager
 
-if TYPE_CHECKING:
-    from wirebroker.server.broker import Broker
+
+class BrokerServices(Protocol):
+    """What the handlers use of the broker (Kafka hands KafkaApis the same services); server/broker.py provides it."""
+
+    config: BrokerConfig
+    node_id: int
+    cluster_id: str
+    metadata: MetadataStore
+    controller: Controller
+    acls: AclStore
+    log_manager: LogManager
+    replica_manager: ReplicaManager
+    fetch_sessions: FetchSessionCache
+    group_coordinator: GroupCoordinator
+    offsets_topic: OffsetsTopic
+
+    def bound_listeners(self) -> list[Listener]: ...
+
+    def advertised_endpoint(self, listener_name: str) -> tuple[str, int]: ...
+
+    def auto_create_topic(self, name: str) -> TopicMetadata: ...
 
 
 class _NoResponse:
@@ -35,7 +63,7 @@ class RequestContext:
     client_address: str
     connection_id: str
     listener: str
-    broker: Broker
+    broker: BrokerServices
     # Answer the request: a response message, NO_RESPONSE or CloseConnection. Called while the handler runs, the
     # answer is returned by the dispatcher; called later (from a purgatory) it is encoded and sent then.
     respond: Callable[[Any], None]

@@ -20,6 +20,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from wirebroker.config import BROKER_KEYS, BrokerConfig
 from wirebroker.log import config as log_config
 from wirebroker.log.config import (
     CONFIG_KEYS,
@@ -28,8 +29,6 @@ from wirebroker.log.config import (
     ConfigKey,
     LogConfig,
 )
-from wirebroker.server import config as server_config
-from wirebroker.server.config import BROKER_KEYS, BrokerConfig
 
 
 class ConfigSource(enum.IntEnum):
@@ -59,16 +58,6 @@ class ConfigType(enum.IntEnum):
     PASSWORD = 9
 
 
-# The log layer's value parsers are Kafka's ConfigDef types; CONFIG_KEYS names no type of its own.
-_TYPE_OF_PARSER = {
-    log_config._parse_int: ConfigType.INT,
-    log_config._parse_long: ConfigType.LONG,
-    log_config._parse_double: ConfigType.DOUBLE,
-    log_config._parse_bool: ConfigType.BOOLEAN,
-    log_config._parse_string: ConfigType.STRING,
-    log_config._parse_list: ConfigType.LIST,
-}
-
 # Defaults of the broker keys that set topic defaults, where Kafka's KafkaConfig default differs from the topic
 # key's default (None: the broker key has no default). Every other synonym defaults to its topic key's default.
 _BROKER_SYNONYM_DEFAULTS: dict[str, str | None] = {
@@ -80,16 +69,7 @@ _BROKER_SYNONYM_DEFAULTS: dict[str, str | None] = {
     "log.retention.minutes": None,
     "log.retention.hours": "168",
     "log.flush.interval.ms": None,
-    "log.flush.scheduler.interval.ms": BROKER_KEYS["log.flush.scheduler.interval.ms"][1],
-}
-
-_LONG_DEFAULT_FLOOR = 2**31  # a BROKER_KEYS integer whose default exceeds int32 is a LONG in Kafka
-# ... and the server config's parsers, likewise.
-_TYPE_OF_BROKER_PARSER = {
-    int: ConfigType.INT,
-    server_config._bool: ConfigType.BOOLEAN,
-    server_config._list: ConfigType.LIST,
-    server_config._STR: ConfigType.STRING,
+    "log.flush.scheduler.interval.ms": BROKER_KEYS["log.flush.scheduler.interval.ms"].default,
 }
 
 
@@ -149,7 +129,7 @@ def _broker_key_default(name: str) -> str | None:
     if name in _BROKER_SYNONYM_DEFAULTS:
         return _BROKER_SYNONYM_DEFAULTS[name]
     if name in BROKER_KEYS:
-        return BROKER_KEYS[name][1]
+        return BROKER_KEYS[name].default
     for topic_key, synonyms in TOPIC_CONFIG_SYNONYMS_ALL.items():
         if name in (s.name for s in synonyms):
             return log_config.CONFIG_KEYS_BY_NAME[topic_key].default
@@ -166,7 +146,7 @@ def _broker_synonyms(names: Iterable[str], broker: BrokerConfig) -> tuple[Synony
 def topic_config_type(name: str) -> ConfigType:
     """The type of a topic config key (UNKNOWN for keys topics do not have)."""
     key = log_config.CONFIG_KEYS_BY_NAME.get(name)
-    return _TYPE_OF_PARSER.get(key.parse, ConfigType.UNKNOWN) if key is not None else ConfigType.UNKNOWN
+    return ConfigType[key.type.name] if key is not None else ConfigType.UNKNOWN
 
 
 def _topic_entry(key: ConfigKey, config: LogConfig, broker: BrokerConfig) -> ConfigEntry:
@@ -198,10 +178,7 @@ def _broker_key_type(name: str) -> ConfigType:
                 if synonym.to_topic_value is not str:
                     return ConfigType.INT
                 return topic_config_type(topic_key)
-    parse, default = BROKER_KEYS[name]
-    if parse is int and default is not None and abs(int(default)) >= _LONG_DEFAULT_FLOOR:
-        return ConfigType.LONG
-    return _TYPE_OF_BROKER_PARSER.get(parse, ConfigType.UNKNOWN)
+    return ConfigType[BROKER_KEYS[name].type.name]
 
 
 def broker_config_entries(broker: BrokerConfig) -> list[ConfigEntry]:

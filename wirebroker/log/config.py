@@ -71,6 +71,21 @@ def _parse_list(text: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in stripped.split(",")) if stripped else ()
 
 
+class ValueType(NamedTuple):
+    """A Kafka ConfigDef.Type: its name (what DescribeConfigs reports) and how a value of it is parsed."""
+
+    name: str
+    parse: Callable[[str], object]
+
+
+INT = ValueType("INT", _parse_int)
+LONG = ValueType("LONG", _parse_long)
+DOUBLE = ValueType("DOUBLE", _parse_double)
+BOOLEAN = ValueType("BOOLEAN", _parse_bool)
+STRING = ValueType("STRING", _parse_string)
+LIST = ValueType("LIST", _parse_list)
+
+
 def _at_least(minimum: float) -> Callable[[object], str | None]:
     def check(value: object) -> str | None:
         return None if value >= minimum else f"value must be at least {minimum}"  # type: ignore[operator]
@@ -114,58 +129,58 @@ def _is_partition_broker_pair(item: str) -> bool:
 
 
 class ConfigKey(NamedTuple):
-    """One topic config key: its name, the LogConfig field it fills, parser, default and range check."""
+    """One topic config key: its name, the LogConfig field it fills, type, default and range check."""
 
     name: str
     field: str
-    parse: Callable[[str], object]
+    type: ValueType
     default: str | None
     validate: Callable[[object], str | None] | None = None
 
 
 # Kafka's LogConfig definitions (storage/.../log/LogConfig.java), defaults as Kafka's string forms.
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("segment.bytes", "segment_bytes", _parse_int, str(1024 * 1024 * 1024), _at_least(1024 * 1024)),
-    ConfigKey("segment.ms", "segment_ms", _parse_long, str(7 * 24 * MS_PER_HOUR), _at_least(1)),
-    ConfigKey("segment.jitter.ms", "segment_jitter_ms", _parse_long, "0", _at_least(0)),
-    ConfigKey("segment.index.bytes", "segment_index_bytes", _parse_int, str(10 * 1024 * 1024), _at_least(4)),
-    ConfigKey("flush.messages", "flush_messages", _parse_long, str(INT64_MAX), _at_least(1)),
-    ConfigKey("flush.ms", "flush_ms", _parse_long, str(INT64_MAX), _at_least(0)),
-    ConfigKey("retention.bytes", "retention_bytes", _parse_long, "-1"),
-    ConfigKey("retention.ms", "retention_ms", _parse_long, str(7 * 24 * MS_PER_HOUR), _at_least(-1)),
-    ConfigKey("max.message.bytes", "max_message_bytes", _parse_int, "1048588", _at_least(0)),
-    ConfigKey("index.interval.bytes", "index_interval_bytes", _parse_int, "4096", _at_least(0)),
-    ConfigKey("delete.retention.ms", "delete_retention_ms", _parse_long, str(24 * MS_PER_HOUR), _at_least(0)),
-    ConfigKey("min.compaction.lag.ms", "min_compaction_lag_ms", _parse_long, "0", _at_least(0)),
-    ConfigKey("max.compaction.lag.ms", "max_compaction_lag_ms", _parse_long, str(INT64_MAX), _at_least(1)),
-    ConfigKey("file.delete.delay.ms", "file_delete_delay_ms", _parse_long, "60000", _at_least(0)),
-    ConfigKey("min.cleanable.dirty.ratio", "min_cleanable_dirty_ratio", _parse_double, "0.5", _between(0, 1)),
-    ConfigKey("cleanup.policy", "cleanup_policy", _parse_list, CLEANUP_POLICY_DELETE,
+    ConfigKey("segment.bytes", "segment_bytes", INT, str(1024 * 1024 * 1024), _at_least(1024 * 1024)),
+    ConfigKey("segment.ms", "segment_ms", LONG, str(7 * 24 * MS_PER_HOUR), _at_least(1)),
+    ConfigKey("segment.jitter.ms", "segment_jitter_ms", LONG, "0", _at_least(0)),
+    ConfigKey("segment.index.bytes", "segment_index_bytes", INT, str(10 * 1024 * 1024), _at_least(4)),
+    ConfigKey("flush.messages", "flush_messages", LONG, str(INT64_MAX), _at_least(1)),
+    ConfigKey("flush.ms", "flush_ms", LONG, str(INT64_MAX), _at_least(0)),
+    ConfigKey("retention.bytes", "retention_bytes", LONG, "-1"),
+    ConfigKey("retention.ms", "retention_ms", LONG, str(7 * 24 * MS_PER_HOUR), _at_least(-1)),
+    ConfigKey("max.message.bytes", "max_message_bytes", INT, "1048588", _at_least(0)),
+    ConfigKey("index.interval.bytes", "index_interval_bytes", INT, "4096", _at_least(0)),
+    ConfigKey("delete.retention.ms", "delete_retention_ms", LONG, str(24 * MS_PER_HOUR), _at_least(0)),
+    ConfigKey("min.compaction.lag.ms", "min_compaction_lag_ms", LONG, "0", _at_least(0)),
+    ConfigKey("max.compaction.lag.ms", "max_compaction_lag_ms", LONG, str(INT64_MAX), _at_least(1)),
+    ConfigKey("file.delete.delay.ms", "file_delete_delay_ms", LONG, "60000", _at_least(0)),
+    ConfigKey("min.cleanable.dirty.ratio", "min_cleanable_dirty_ratio", DOUBLE, "0.5", _between(0, 1)),
+    ConfigKey("cleanup.policy", "cleanup_policy", LIST, CLEANUP_POLICY_DELETE,
               _list_of(CLEANUP_POLICY_COMPACT, CLEANUP_POLICY_DELETE)),
-    ConfigKey("unclean.leader.election.enable", "unclean_leader_election_enable", _parse_bool, "false"),
-    ConfigKey("min.insync.replicas", "min_insync_replicas", _parse_int, "1", _at_least(1)),
-    ConfigKey("compression.type", "compression_type", _parse_string, "producer", _one_of(*COMPRESSION_TYPES)),
-    ConfigKey("compression.gzip.level", "compression_gzip_level", _parse_int, "-1", _gzip_level),
-    ConfigKey("compression.lz4.level", "compression_lz4_level", _parse_int, "9", _between(1, 17)),
-    ConfigKey("compression.zstd.level", "compression_zstd_level", _parse_int, "3", _between(ZSTD_MIN_LEVEL, 22)),
-    ConfigKey("preallocate", "preallocate", _parse_bool, "false"),
-    ConfigKey("message.timestamp.type", "message_timestamp_type", _parse_string, CREATE_TIME,
+    ConfigKey("unclean.leader.election.enable", "unclean_leader_election_enable", BOOLEAN, "false"),
+    ConfigKey("min.insync.replicas", "min_insync_replicas", INT, "1", _at_least(1)),
+    ConfigKey("compression.type", "compression_type", STRING, "producer", _one_of(*COMPRESSION_TYPES)),
+    ConfigKey("compression.gzip.level", "compression_gzip_level", INT, "-1", _gzip_level),
+    ConfigKey("compression.lz4.level", "compression_lz4_level", INT, "9", _between(1, 17)),
+    ConfigKey("compression.zstd.level", "compression_zstd_level", INT, "3", _between(ZSTD_MIN_LEVEL, 22)),
+    ConfigKey("preallocate", "preallocate", BOOLEAN, "false"),
+    ConfigKey("message.timestamp.type", "message_timestamp_type", STRING, CREATE_TIME,
               _one_of(CREATE_TIME, LOG_APPEND_TIME)),
-    ConfigKey("message.timestamp.before.max.ms", "message_timestamp_before_max_ms", _parse_long, str(INT64_MAX),
+    ConfigKey("message.timestamp.before.max.ms", "message_timestamp_before_max_ms", LONG, str(INT64_MAX),
               _at_least(0)),
-    ConfigKey("message.timestamp.after.max.ms", "message_timestamp_after_max_ms", _parse_long, str(MS_PER_HOUR),
+    ConfigKey("message.timestamp.after.max.ms", "message_timestamp_after_max_ms", LONG, str(MS_PER_HOUR),
               _at_least(0)),
-    ConfigKey("leader.replication.throttled.replicas", "leader_replication_throttled_replicas", _parse_list, "",
+    ConfigKey("leader.replication.throttled.replicas", "leader_replication_throttled_replicas", LIST, "",
               _throttled_replicas),
-    ConfigKey("follower.replication.throttled.replicas", "follower_replication_throttled_replicas", _parse_list, "",
+    ConfigKey("follower.replication.throttled.replicas", "follower_replication_throttled_replicas", LIST, "",
               _throttled_replicas),
-    ConfigKey("remote.storage.enable", "remote_storage_enable", _parse_bool, "false"),
-    ConfigKey("local.retention.ms", "local_retention_ms", _parse_long, "-2", _at_least(-2)),
-    ConfigKey("local.retention.bytes", "local_retention_bytes", _parse_long, "-2", _at_least(-2)),
-    ConfigKey("remote.log.copy.disable", "remote_log_copy_disable", _parse_bool, "false"),
-    ConfigKey("remote.log.delete.on.disable", "remote_log_delete_on_disable", _parse_bool, "false"),
+    ConfigKey("remote.storage.enable", "remote_storage_enable", BOOLEAN, "false"),
+    ConfigKey("local.retention.ms", "local_retention_ms", LONG, "-2", _at_least(-2)),
+    ConfigKey("local.retention.bytes", "local_retention_bytes", LONG, "-2", _at_least(-2)),
+    ConfigKey("remote.log.copy.disable", "remote_log_copy_disable", BOOLEAN, "false"),
+    ConfigKey("remote.log.delete.on.disable", "remote_log_delete_on_disable", BOOLEAN, "false"),
     # Kafka's internal key to allow segments below segment.bytes' 1 MiB floor; meant for tests only.
-    ConfigKey("internal.segment.bytes", "internal_segment_bytes", _parse_int, None, _at_least(1)),
+    ConfigKey("internal.segment.bytes", "internal_segment_bytes", INT, None, _at_least(1)),
 )
 CONFIG_KEYS_BY_NAME: dict[str, ConfigKey] = {key.name: key for key in CONFIG_KEYS}
 INTERNAL_CONFIG_NAMES = frozenset({"internal.segment.bytes"})
@@ -269,7 +284,7 @@ def _parse_value(key: ConfigKey, text: str | None) -> object:
     if text is None:
         return None
     try:
-        value = key.parse(text)
+        value = key.type.parse(text)
     except ValueError as exc:
         raise InvalidConfigError(f"Invalid value {text} for configuration {key.name}: {exc}") from None
     problem = key.validate(value) if key.validate else None

@@ -1,159 +1,12 @@
-"""Kafka's error codes as an enum and as typed exceptions, one exception class per code.
+"""One typed exception per Kafka error code (error_codes.py): raised inside the broker, sent as ``err.code``.
 
-The table is Apache Kafka 4.3.1's ``org.apache.kafka.common.protocol.Errors``: every code from -1 to the highest,
-named exactly as Kafka names them. Each exception class is given, as class keywords, its ``code`` and whether Kafka's
-exception for it extends ``RetriableException`` (``retriable``); its docstring is Kafka's default message for the
-code, used when an error is raised without a message of its own.
-
-Class names are the CamelCase of Kafka's name plus ``Error`` (a trailing ``_ERROR`` or ``_EXCEPTION`` of Kafka's name
-is not doubled: ``UNKNOWN_SERVER_ERROR`` -> ``UnknownServerError``, ``NETWORK_EXCEPTION`` -> ``NetworkError``).
-Code raises these inside the broker; the API layer turns them into error codes with ``err.code``.
+Class keywords give each its ``code`` and whether Kafka's exception is retriable; the docstring is Kafka's default
+message. Names: Kafka's in CamelCase plus ``Error``, not doubled (``NETWORK_EXCEPTION`` -> ``NetworkError``).
 """
 
-from __future__ import annotations
-
-import enum
 from typing import ClassVar
 
-
-class ErrorCode(enum.IntEnum):
-    """Every error code Kafka sends on the wire."""
-
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    OFFSET_OUT_OF_RANGE = 1
-    CORRUPT_MESSAGE = 2
-    UNKNOWN_TOPIC_OR_PARTITION = 3
-    INVALID_FETCH_SIZE = 4
-    LEADER_NOT_AVAILABLE = 5
-    NOT_LEADER_OR_FOLLOWER = 6
-    REQUEST_TIMED_OUT = 7
-    BROKER_NOT_AVAILABLE = 8
-    REPLICA_NOT_AVAILABLE = 9
-    MESSAGE_TOO_LARGE = 10
-    STALE_CONTROLLER_EPOCH = 11
-    OFFSET_METADATA_TOO_LARGE = 12
-    NETWORK_EXCEPTION = 13
-    COORDINATOR_LOAD_IN_PROGRESS = 14
-    COORDINATOR_NOT_AVAILABLE = 15
-    NOT_COORDINATOR = 16
-    INVALID_TOPIC_EXCEPTION = 17
-    RECORD_LIST_TOO_LARGE = 18
-    NOT_ENOUGH_REPLICAS = 19
-    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
-    INVALID_REQUIRED_ACKS = 21
-    ILLEGAL_GENERATION = 22
-    INCONSISTENT_GROUP_PROTOCOL = 23
-    INVALID_GROUP_ID = 24
-    UNKNOWN_MEMBER_ID = 25
-    INVALID_SESSION_TIMEOUT = 26
-    REBALANCE_IN_PROGRESS = 27
-    INVALID_COMMIT_OFFSET_SIZE = 28
-    TOPIC_AUTHORIZATION_FAILED = 29
-    GROUP_AUTHORIZATION_FAILED = 30
-    CLUSTER_AUTHORIZATION_FAILED = 31
-    INVALID_TIMESTAMP = 32
-    UNSUPPORTED_SASL_MECHANISM = 33
-    ILLEGAL_SASL_STATE = 34
-    UNSUPPORTED_VERSION = 35
-    TOPIC_ALREADY_EXISTS = 36
-    INVALID_PARTITIONS = 37
-    INVALID_REPLICATION_FACTOR = 38
-    INVALID_REPLICA_ASSIGNMENT = 39
-    INVALID_CONFIG = 40
-    NOT_CONTROLLER = 41
-    INVALID_REQUEST = 42
-    UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
-    POLICY_VIOLATION = 44
-    OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-    DUPLICATE_SEQUENCE_NUMBER = 46
-    INVALID_PRODUCER_EPOCH = 47
-    INVALID_TXN_STATE = 48
-    INVALID_PRODUCER_ID_MAPPING = 49
-    INVALID_TRANSACTION_TIMEOUT = 50
-    CONCURRENT_TRANSACTIONS = 51
-    TRANSACTION_COORDINATOR_FENCED = 52
-    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
-    SECURITY_DISABLED = 54
-    OPERATION_NOT_ATTEMPTED = 55
-    KAFKA_STORAGE_ERROR = 56
-    LOG_DIR_NOT_FOUND = 57
-    SASL_AUTHENTICATION_FAILED = 58
-    UNKNOWN_PRODUCER_ID = 59
-    REASSIGNMENT_IN_PROGRESS = 60
-    DELEGATION_TOKEN_AUTH_DISABLED = 61
-    DELEGATION_TOKEN_NOT_FOUND = 62
-    DELEGATION_TOKEN_OWNER_MISMATCH = 63
-    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED = 64
-    DELEGATION_TOKEN_AUTHORIZATION_FAILED = 65
-    DELEGATION_TOKEN_EXPIRED = 66
-    INVALID_PRINCIPAL_TYPE = 67
-    NON_EMPTY_GROUP = 68
-    GROUP_ID_NOT_FOUND = 69
-    FETCH_SESSION_ID_NOT_FOUND = 70
-    INVALID_FETCH_SESSION_EPOCH = 71
-    LISTENER_NOT_FOUND = 72
-    TOPIC_DELETION_DISABLED = 73
-    FENCED_LEADER_EPOCH = 74
-    UNKNOWN_LEADER_EPOCH = 75
-    UNSUPPORTED_COMPRESSION_TYPE = 76
-    STALE_BROKER_EPOCH = 77
-    OFFSET_NOT_AVAILABLE = 78
-    MEMBER_ID_REQUIRED = 79
-    PREFERRED_LEADER_NOT_AVAILABLE = 80
-    GROUP_MAX_SIZE_REACHED = 81
-    FENCED_INSTANCE_ID = 82
-    ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
-    ELECTION_NOT_NEEDED = 84
-    NO_REASSIGNMENT_IN_PROGRESS = 85
-    GROUP_SUBSCRIBED_TO_TOPIC = 86
-    INVALID_RECORD = 87
-    UNSTABLE_OFFSET_COMMIT = 88
-    THROTTLING_QUOTA_EXCEEDED = 89
-    PRODUCER_FENCED = 90
-    RESOURCE_NOT_FOUND = 91
-    DUPLICATE_RESOURCE = 92
-    UNACCEPTABLE_CREDENTIAL = 93
-    INCONSISTENT_VOTER_SET = 94
-    INVALID_UPDATE_VERSION = 95
-    FEATURE_UPDATE_FAILED = 96
-    PRINCIPAL_DESERIALIZATION_FAILURE = 97
-    SNAPSHOT_NOT_FOUND = 98
-    POSITION_OUT_OF_RANGE = 99
-    UNKNOWN_TOPIC_ID = 100
-    DUPLICATE_BROKER_REGISTRATION = 101
-    BROKER_ID_NOT_REGISTERED = 102
-    INCONSISTENT_TOPIC_ID = 103
-    INCONSISTENT_CLUSTER_ID = 104
-    TRANSACTIONAL_ID_NOT_FOUND = 105
-    FETCH_SESSION_TOPIC_ID_ERROR = 106
-    INELIGIBLE_REPLICA = 107
-    NEW_LEADER_ELECTED = 108
-    OFFSET_MOVED_TO_TIERED_STORAGE = 109
-    FENCED_MEMBER_EPOCH = 110
-    UNRELEASED_INSTANCE_ID = 111
-    UNSUPPORTED_ASSIGNOR = 112
-    STALE_MEMBER_EPOCH = 113
-    MISMATCHED_ENDPOINT_TYPE = 114
-    UNSUPPORTED_ENDPOINT_TYPE = 115
-    UNKNOWN_CONTROLLER_ID = 116
-    UNKNOWN_SUBSCRIPTION_ID = 117
-    TELEMETRY_TOO_LARGE = 118
-    INVALID_REGISTRATION = 119
-    TRANSACTION_ABORTABLE = 120
-    INVALID_RECORD_STATE = 121
-    SHARE_SESSION_NOT_FOUND = 122
-    INVALID_SHARE_SESSION_EPOCH = 123
-    FENCED_STATE_EPOCH = 124
-    INVALID_VOTER_KEY = 125
-    DUPLICATE_VOTER = 126
-    VOTER_NOT_FOUND = 127
-    INVALID_REGULAR_EXPRESSION = 128
-    REBOOTSTRAP_REQUIRED = 129
-    STREAMS_INVALID_TOPOLOGY = 130
-    STREAMS_INVALID_TOPOLOGY_EPOCH = 131
-    STREAMS_TOPOLOGY_FENCED = 132
-    SHARE_SESSION_LIMIT_REACHED = 133
+from wirebroker.protocol.error_codes import ErrorCode
 
 
 class KafkaError(Exception):
@@ -180,8 +33,7 @@ def error_class(code: int) -> type[KafkaError]:
 
 def is_retriable(code: int) -> bool:
     """Whether Kafka's exception for this code is retriable (NONE and unknown codes are not)."""
-    cls = _CLASS_BY_CODE.get(code)
-    return cls is not None and cls.retriable
+    return code in _CLASS_BY_CODE and _CLASS_BY_CODE[code].retriable
 
 
 class UnknownServerError(KafkaError, code=ErrorCode.UNKNOWN_SERVER_ERROR):
@@ -193,8 +45,8 @@ class OffsetOutOfRangeError(KafkaError, code=ErrorCode.OFFSET_OUT_OF_RANGE):
 
 
 class CorruptMessageError(KafkaError, code=ErrorCode.CORRUPT_MESSAGE, retriable=True):
-    """This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic,
-    or is otherwise corrupt."""
+    """This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is
+    otherwise corrupt."""
 
 
 class UnknownTopicOrPartitionError(KafkaError, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, retriable=True):
@@ -210,9 +62,9 @@ class LeaderNotAvailableError(KafkaError, code=ErrorCode.LEADER_NOT_AVAILABLE, r
 
 
 class NotLeaderOrFollowerError(KafkaError, code=ErrorCode.NOT_LEADER_OR_FOLLOWER, retriable=True):
-    """For requests intended only for the leader, this error indicates that the broker is not the current
-    leader. For requests intended for any replica, this error indicates that the broker is not a replica of the
-    topic partition."""
+    """For requests intended only for the leader, this error indicates that the broker is not the current leader.
+    For requests intended for any replica, this error indicates that the broker is not a replica of the topic
+    partition."""
 
 
 class RequestTimedOutError(KafkaError, code=ErrorCode.REQUEST_TIMED_OUT, retriable=True):
@@ -282,8 +134,8 @@ class IllegalGenerationError(KafkaError, code=ErrorCode.ILLEGAL_GENERATION):
 
 
 class InconsistentGroupProtocolError(KafkaError, code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL):
-    """The group member's supported protocols are incompatible with those of existing members or first group
-    member tried to join with empty protocol type or empty protocol list."""
+    """The group member's supported protocols are incompatible with those of existing members or first group member
+    tried to join with empty protocol type or empty protocol list."""
 
 
 class InvalidGroupIdError(KafkaError, code=ErrorCode.INVALID_GROUP_ID):
@@ -360,8 +212,8 @@ class NotControllerError(KafkaError, code=ErrorCode.NOT_CONTROLLER, retriable=Tr
 
 
 class InvalidRequestError(KafkaError, code=ErrorCode.INVALID_REQUEST):
-    """This most likely occurs because of a request being malformed by the client library or the message was
-    sent to an incompatible broker. See the broker logs for more details."""
+    """This most likely occurs because of a request being malformed by the client library or the message was sent to
+    an incompatible broker. See the broker logs for more details."""
 
 
 class UnsupportedForMessageFormatError(KafkaError, code=ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT):
@@ -398,13 +250,13 @@ class InvalidTransactionTimeoutError(KafkaError, code=ErrorCode.INVALID_TRANSACT
 
 
 class ConcurrentTransactionsError(KafkaError, code=ErrorCode.CONCURRENT_TRANSACTIONS, retriable=True):
-    """The producer attempted to update a transaction while another concurrent operation on the same transaction
-    was ongoing."""
+    """The producer attempted to update a transaction while another concurrent operation on the same transaction was
+    ongoing."""
 
 
 class TransactionCoordinatorFencedError(KafkaError, code=ErrorCode.TRANSACTION_COORDINATOR_FENCED):
-    """Indicates that the transaction coordinator sending a WriteTxnMarker is no longer the current coordinator
-    for a given producer."""
+    """Indicates that the transaction coordinator sending a WriteTxnMarker is no longer the current coordinator for
+    a given producer."""
 
 
 class TransactionalIdAuthorizationFailedError(KafkaError, code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED):
@@ -416,8 +268,8 @@ class SecurityDisabledError(KafkaError, code=ErrorCode.SECURITY_DISABLED):
 
 
 class OperationNotAttemptedError(KafkaError, code=ErrorCode.OPERATION_NOT_ATTEMPTED):
-    """The broker did not attempt to execute this operation. This may happen for batched RPCs where some
-    operations in the batch failed, causing the broker to respond without trying the rest."""
+    """The broker did not attempt to execute this operation. This may happen for batched RPCs where some operations
+    in the batch failed, causing the broker to respond without trying the rest."""
 
 
 class KafkaStorageError(KafkaError, code=ErrorCode.KAFKA_STORAGE_ERROR, retriable=True):
@@ -434,9 +286,9 @@ class SaslAuthenticationFailedError(KafkaError, code=ErrorCode.SASL_AUTHENTICATI
 
 class UnknownProducerIdError(KafkaError, code=ErrorCode.UNKNOWN_PRODUCER_ID):
     """This exception is raised by the broker if it could not locate the producer metadata associated with the
-    producerId in question. This could happen if, for instance, the producer's records were deleted because
-    their retention time had elapsed. Once the last records of the producerId are removed, the producer's
-    metadata is removed from the broker, and future appends by the producer will return this exception."""
+    producerId in question. This could happen if, for instance, the producer's records were deleted because their
+    retention time had elapsed. Once the last records of the producerId are removed, the producer's metadata is
+    removed from the broker, and future appends by the producer will return this exception."""
 
 
 class ReassignmentInProgressError(KafkaError, code=ErrorCode.REASSIGNMENT_IN_PROGRESS):
@@ -514,8 +366,8 @@ class StaleBrokerEpochError(KafkaError, code=ErrorCode.STALE_BROKER_EPOCH):
 
 
 class OffsetNotAvailableError(KafkaError, code=ErrorCode.OFFSET_NOT_AVAILABLE, retriable=True):
-    """The leader high watermark has not caught up from a recent leader election so the offsets cannot be
-    guaranteed to be monotonically increasing."""
+    """The leader high watermark has not caught up from a recent leader election so the offsets cannot be guaranteed
+    to be monotonically increasing."""
 
 
 class MemberIdRequiredError(KafkaError, code=ErrorCode.MEMBER_ID_REQUIRED):
@@ -593,8 +445,8 @@ class FeatureUpdateFailedError(KafkaError, code=ErrorCode.FEATURE_UPDATE_FAILED)
 
 
 class PrincipalDeserializationFailureError(KafkaError, code=ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE):
-    """Request principal deserialization failed during forwarding. This indicates an internal error on the
-    broker cluster security setup."""
+    """Request principal deserialization failed during forwarding. This indicates an internal error on the broker
+    cluster security setup."""
 
 
 class SnapshotNotFoundError(KafkaError, code=ErrorCode.SNAPSHOT_NOT_FOUND):
@@ -688,8 +540,8 @@ class InvalidRegistrationError(KafkaError, code=ErrorCode.INVALID_REGISTRATION):
 
 
 class TransactionAbortableError(KafkaError, code=ErrorCode.TRANSACTION_ABORTABLE):
-    """The server encountered an error with the transaction. The client can abort the transaction to continue
-    using this transactional ID."""
+    """The server encountered an error with the transaction. The client can abort the transaction to continue using
+    this transactional ID."""
 
 
 class InvalidRecordStateError(KafkaError, code=ErrorCode.INVALID_RECORD_STATE):

@@ -24,7 +24,7 @@ from wirebroker.network.handler_pool import HandlerPool
 from wirebroker.network.request_channel import RequestChannel
 from wirebroker.network.socket_server import SocketServer
 from wirebroker.replica.manager import ReplicaManager
-from wirebroker.server.config import BrokerConfig, Listener
+from wirebroker.config import BrokerConfig, Listener
 from wirebroker.server.dispatch import Dispatcher
 from wirebroker.replica.fetch_session import FetchSessionCache
 

@@ -1,9 +1,8 @@
 """API dispatch: request frame -> header -> API module -> response frame (Kafka's KafkaApis, minus the 60-arm match).
 
-Each module under `wirebroker/apis/` serves one API: `API_KEY`, optionally `MIN_VERSION`/`MAX_VERSION` where it
-serves less than the schemas allow, and `handle(ctx, request)` returning the response message, `NO_RESPONSE`, or
-None when it will answer later through `ctx.respond` (a request parked in purgatory). What the broker advertises in
-ApiVersions is computed here from those modules and schemas/manifest.json; nothing is typed twice.
+Each module under `wirebroker/apis/` serves one API and registers it in `apis/registry.py` with its versions;
+its `handle(ctx, request)` returns the response message, `NO_RESPONSE`, or None when it will answer later through
+`ctx.respond` (a request parked in purgatory).
 
 Errors: bytes that do not decode close the connection with a log line naming the client and the reason (Kafka
 does the same). A request for an API or version the broker does not serve gets UNSUPPORTED_VERSION where the
@@ -17,9 +16,11 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from wirebroker.apis import api_versions
+from wirebroker.apis.context import NO_RESPONSE, BrokerServices, CloseConnection, RequestContext
+from wirebroker.apis.registry import SERVED
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.headers import (
@@ -30,73 +31,10 @@ from wirebroker.protocol.headers import (
     response_header_version,
 )
 from wirebroker.protocol.message import Message
-from wirebroker.protocol.messages import ADVERTISABLE_VERSIONS, API_SPECS
+from wirebroker.protocol.messages import API_SPECS
 from wirebroker.protocol.primitives import DecodeError, Output, UnsupportedFieldError
-from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
-
-if TYPE_CHECKING:
-    from wirebroker.server.broker import Broker
 
 log = logging.getLogger(__name__)
-
-# The API modules the broker serves; ApiVersions advertises exactly these.
-API_MODULES = (
-    "api_versions",
-    "metadata",
-    "produce",
-    "fetch",
-    "list_offsets",
-    "offset_for_leader_epoch",
-    "create_topics",
-    "delete_topics",
-    "init_producer_id",
-    "describe_cluster",
-    "describe_configs",
-    "describe_topic_partitions",
-    "create_partitions",
-    "incremental_alter_configs",
-    "alter_configs",
-    "delete_records",
-    "find_coordinator",
-    "join_group",
-    "sync_group",
-    "heartbeat",
-    "leave_group",
-    "offset_commit",
-    "offset_fetch",
-    "offset_delete",
-    "describe_groups",
-    "list_groups",
-    "delete_groups",
-    "consumer_group_heartbeat",
-    "consumer_group_describe",
-    "describe_acls",
-    "create_acls",
-    "delete_acls",
-    "elect_leaders",
-    "describe_log_dirs",
-    "alter_replica_log_dirs",
-    "describe_quorum",
-    "alter_partition_reassignments",
-    "list_partition_reassignments",
-)
-
-
-def _load_apis(names: tuple[str, ...]) -> dict[int, ModuleType]:
-    apis = {}
-    for name in names:
-        module = importlib.import_module(f"wirebroker.apis.{name}")
-        apis[module.API_KEY] = module
-    return apis
-
-
-def supported_versions(apis: dict[int, ModuleType]) -> dict[int, tuple[int, int]]:
-    """API key -> (min, max) the broker advertises: the manifest's range, narrowed where a module serves less."""
-    versions = {}
-    for key, module in sorted(apis.items()):
-        low, high = ADVERTISABLE_VERSIONS[key]
-        versions[key] = (max(low, getattr(module, "MIN_VERSION", low)), min(high, getattr(module, "MAX_VERSION", high)))
-    return versions
 
 
 def request_class(api_key: int) -> type[Message]:
@@ -158,24 +96,21 @@ class _AnswerNow:
 
 
 class Dispatcher:
-    def __init__(self, broker: Broker, channel: RequestChannel, listener: str = "PLAINTEXT") -> None:
+    def __init__(self, broker: BrokerServices, channel: RequestChannel, listener: str = "PLAINTEXT") -> None:
         self.broker = broker
         self.channel = channel
         self.listener = listener
-        self.apis = _load_apis(API_MODULES)
-        self.versions = supported_versions(self.apis)
-        self._request_classes = {key: request_class(key) for key in self.apis}
+        self._request_classes = {key: request_class(key) for key in SERVED}
 
     def __call__(self, request: Request) -> Response | None:
         try:
             header, body_start = read_request_header(request.frame)
         except DecodeError as exc:
             return self._close(request, f"unreadable request header ({exc})")
-        api = self.apis.get(header.api_key)
-        versions = self.versions.get(header.api_key)
-        if api is None or versions is None or not versions[0] <= header.api_version <= versions[1]:
+        api = SERVED.get(header.api_key)
+        if api is None or not api.min_version <= header.api_version <= api.max_version:
             if header.api_key == API_VERSIONS_KEY:
-                return self._send(request, header, api.unsupported_version_response(self), version=0)
+                return self._send(request, header, api_versions.unsupported_version_response(), version=0)
             return self._refuse(request, header)
         try:
             body, _ = self._request_classes[header.api_key].read(request.frame, body_start, header.api_version)

@@ -11,7 +11,7 @@ from wirebroker.apis.topic_configs import (
     topic_config_type,
 )
 from wirebroker.log.config import CONFIG_KEYS, INTERNAL_CONFIG_NAMES
-from wirebroker.server.config import BrokerConfig
+from wirebroker.config import BrokerConfig
 
 
 def entries(overrides=None, **broker_props):

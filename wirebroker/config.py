@@ -10,97 +10,99 @@ synonym table and reach every log as `log_config`. Keys of Kafka's that this bro
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from wirebroker.log.config import BROKER_TO_TOPIC_KEY, InvalidConfigError, LogConfig, topic_defaults_from_broker
+from wirebroker.log.config import (
+    BOOLEAN,
+    BROKER_TO_TOPIC_KEY,
+    INT,
+    LIST,
+    LONG,
+    STRING,
+    InvalidConfigError,
+    LogConfig,
+    ValueType,
+    topic_defaults_from_broker,
+)
 
 
 class ConfigError(ValueError):
     """A configuration the broker cannot start with; the message names the key."""
 
 
-def _bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return lowered == "true"
+class BrokerKey(NamedTuple):
+    type: ValueType
+    default: str | None  # as Kafka writes it; None: no default
 
 
-def _list(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-_STR: Callable[[str], Any] = str.strip
-
-# key -> (parser, default as Kafka writes it). Defaults are Kafka's, except the embedded-broker conveniences and the
-# measured thread default noted.
-BROKER_KEYS: dict[str, tuple[Callable[[str], Any], str | None]] = {
-    "listeners": (_list, "PLAINTEXT://localhost:9092"),  # Kafka: PLAINTEXT://:9092 (all interfaces)
-    "advertised.listeners": (_list, None),
-    "listener.security.protocol.map": (_list, "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),
-    "inter.broker.listener.name": (_STR, None),
-    "log.dirs": (_list, None),
-    "log.dir": (_list, "./wirebroker-data"),  # Kafka: /tmp/kafka-logs
-    "node.id": (int, "1"),
-    "broker.id": (int, None),
-    "cluster.id": (_STR, None),
-    "broker.rack": (_STR, None),
-    "num.partitions": (int, "1"),
-    "default.replication.factor": (int, "1"),
-    "auto.create.topics.enable": (_bool, "true"),
-    "delete.topic.enable": (_bool, "true"),
-    "socket.request.max.bytes": (int, str(100 * 1024 * 1024)),
-    "socket.send.buffer.bytes": (int, str(100 * 1024)),
-    "socket.receive.buffer.bytes": (int, str(100 * 1024)),
-    "socket.listen.backlog.size": (int, "50"),
-    "num.network.threads": (int, "3"),
+# Defaults are Kafka's, except the embedded-broker conveniences and the measured thread default noted.
+BROKER_KEYS: dict[str, BrokerKey] = {
+    "listeners": BrokerKey(LIST, "PLAINTEXT://localhost:9092"),  # Kafka: PLAINTEXT://:9092 (all interfaces)
+    "advertised.listeners": BrokerKey(LIST, None),
+    "listener.security.protocol.map": BrokerKey(LIST, "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),
+    "inter.broker.listener.name": BrokerKey(STRING, None),
+    "log.dirs": BrokerKey(LIST, None),
+    "log.dir": BrokerKey(LIST, "./wirebroker-data"),  # Kafka: /tmp/kafka-logs
+    "node.id": BrokerKey(INT, "1"),
+    "broker.id": BrokerKey(INT, None),
+    "cluster.id": BrokerKey(STRING, None),
+    "broker.rack": BrokerKey(STRING, None),
+    "num.partitions": BrokerKey(INT, "1"),
+    "default.replication.factor": BrokerKey(INT, "1"),
+    "auto.create.topics.enable": BrokerKey(BOOLEAN, "true"),
+    "delete.topic.enable": BrokerKey(BOOLEAN, "true"),
+    "socket.request.max.bytes": BrokerKey(INT, str(100 * 1024 * 1024)),
+    "socket.send.buffer.bytes": BrokerKey(INT, str(100 * 1024)),
+    "socket.receive.buffer.bytes": BrokerKey(INT, str(100 * 1024)),
+    "socket.listen.backlog.size": BrokerKey(INT, "50"),
+    "num.network.threads": BrokerKey(INT, "3"),
     # Kafka: 8. Measured here (bench/results/threads-ab.md): handling requests on the network thread costs less CPU
     # per request and gives a lower p99 than handing them to handler threads under the GIL.
-    "num.io.threads": (int, "0"),
-    "queued.max.requests": (int, "500"),
-    "connections.max.idle.ms": (int, str(10 * 60 * 1000)),
-    "max.connections": (int, str(2**31 - 1)),
-    "replica.fetch.max.bytes": (int, str(1024 * 1024)),
-    "log.retention.check.interval.ms": (int, str(5 * 60 * 1000)),
-    "log.flush.offset.checkpoint.interval.ms": (int, "60000"),
-    "log.flush.start.offset.checkpoint.interval.ms": (int, "60000"),
-    "log.flush.scheduler.interval.ms": (int, str(2**63 - 1)),
-    "num.recovery.threads.per.data.dir": (int, "2"),
-    "producer.id.expiration.ms": (int, "86400000"),
-    "producer.id.expiration.check.interval.ms": (int, "600000"),
-    "transactional.id.expiration.ms": (int, "604800000"),
-    "transaction.max.timeout.ms": (int, "900000"),
-    "transaction.state.log.num.partitions": (int, "50"),
-    "transaction.state.log.replication.factor": (int, "3"),
-    "transaction.state.log.min.isr": (int, "2"),
-    "group.initial.rebalance.delay.ms": (int, "3000"),
-    "group.min.session.timeout.ms": (int, "6000"),
-    "group.max.session.timeout.ms": (int, "1800000"),
-    "group.max.size": (int, str(2**31 - 1)),
-    "group.consumer.session.timeout.ms": (int, "45000"),
-    "group.consumer.heartbeat.interval.ms": (int, "5000"),
-    "group.consumer.assignors": (_list, "uniform,range"),
-    "group.coordinator.rebalance.protocols": (_list, "classic,consumer"),
-    "offsets.topic.num.partitions": (int, "50"),
-    "offsets.topic.replication.factor": (int, "3"),
-    "offsets.topic.segment.bytes": (int, str(100 * 1024 * 1024)),
-    "offsets.retention.minutes": (int, str(7 * 24 * 60)),
-    "offsets.retention.check.interval.ms": (int, "600000"),
-    "offsets.commit.timeout.ms": (int, "5000"),
-    "offset.metadata.max.bytes": (int, "4096"),
-    "fetch.max.bytes": (int, str(55 * 1024 * 1024)),
-    "max.incremental.fetch.session.cache.slots": (int, "1000"),
-    "fetch.purgatory.purge.interval.requests": (int, "1000"),
-    "producer.purgatory.purge.interval.requests": (int, "1000"),
-    "zookeeper.connect": (_STR, None),
-    "zookeeper.session.timeout.ms": (int, "18000"),
-    "authorizer.class.name": (_STR, ""),
-    "allow.everyone.if.no.acl.found": (_bool, "false"),
-    "super.users": (_STR, None),
+    "num.io.threads": BrokerKey(INT, "0"),
+    "queued.max.requests": BrokerKey(INT, "500"),
+    "connections.max.idle.ms": BrokerKey(INT, str(10 * 60 * 1000)),
+    "max.connections": BrokerKey(INT, str(2**31 - 1)),
+    "replica.fetch.max.bytes": BrokerKey(INT, str(1024 * 1024)),
+    "log.retention.check.interval.ms": BrokerKey(INT, str(5 * 60 * 1000)),
+    "log.flush.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
+    "log.flush.start.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
+    "log.flush.scheduler.interval.ms": BrokerKey(LONG, str(2**63 - 1)),
+    "num.recovery.threads.per.data.dir": BrokerKey(INT, "2"),
+    "producer.id.expiration.ms": BrokerKey(INT, "86400000"),
+    "producer.id.expiration.check.interval.ms": BrokerKey(INT, "600000"),
+    "transactional.id.expiration.ms": BrokerKey(INT, "604800000"),
+    "transaction.max.timeout.ms": BrokerKey(INT, "900000"),
+    "transaction.state.log.num.partitions": BrokerKey(INT, "50"),
+    "transaction.state.log.replication.factor": BrokerKey(INT, "3"),
+    "transaction.state.log.min.isr": BrokerKey(INT, "2"),
+    "group.initial.rebalance.delay.ms": BrokerKey(INT, "3000"),
+    "group.min.session.timeout.ms": BrokerKey(INT, "6000"),
+    "group.max.session.timeout.ms": BrokerKey(INT, "1800000"),
+    "group.max.size": BrokerKey(INT, str(2**31 - 1)),
+    "group.consumer.session.timeout.ms": BrokerKey(INT, "45000"),
+    "group.consumer.heartbeat.interval.ms": BrokerKey(INT, "5000"),
+    "group.consumer.assignors": BrokerKey(LIST, "uniform,range"),
+    "group.coordinator.rebalance.protocols": BrokerKey(LIST, "classic,consumer"),
+    "offsets.topic.num.partitions": BrokerKey(INT, "50"),
+    "offsets.topic.replication.factor": BrokerKey(INT, "3"),
+    "offsets.topic.segment.bytes": BrokerKey(INT, str(100 * 1024 * 1024)),
+    "offsets.retention.minutes": BrokerKey(INT, str(7 * 24 * 60)),
+    "offsets.retention.check.interval.ms": BrokerKey(INT, "600000"),
+    "offsets.commit.timeout.ms": BrokerKey(INT, "5000"),
+    "offset.metadata.max.bytes": BrokerKey(INT, "4096"),
+    "fetch.max.bytes": BrokerKey(INT, str(55 * 1024 * 1024)),
+    "max.incremental.fetch.session.cache.slots": BrokerKey(INT, "1000"),
+    "fetch.purgatory.purge.interval.requests": BrokerKey(INT, "1000"),
+    "producer.purgatory.purge.interval.requests": BrokerKey(INT, "1000"),
+    "zookeeper.connect": BrokerKey(STRING, None),
+    "zookeeper.session.timeout.ms": BrokerKey(INT, "18000"),
+    "authorizer.class.name": BrokerKey(STRING, ""),
+    "allow.everyone.if.no.acl.found": BrokerKey(BOOLEAN, "false"),
+    "super.users": BrokerKey(STRING, None),
 }
 
 # Kafka keys a Kafka config file may carry that this single-process broker has no use for.
@@ -150,13 +152,13 @@ class BrokerConfig:
                 continue
             elif key not in BROKER_KEYS:
                 raise ConfigError(f"unknown configuration key '{key}'")
-        for key, (parse, default) in BROKER_KEYS.items():
-            text = props.get(key, default)
+        for key, spec in BROKER_KEYS.items():
+            text = props.get(key, spec.default)
             if text is None:
                 self._values[key] = None
                 continue
             try:
-                self._values[key] = parse(text)
+                self._values[key] = spec.type.parse(text)
             except ValueError as exc:
                 raise ConfigError(f"invalid value '{text}' for configuration '{key}': {exc}") from None
         try:
