@@ -1,7 +1,7 @@
 """ConsumerGroupHeartbeat: API key 68, version 0 (the schemas manifest advertises v0; v1 is served when it does).
 
 Behaviour:
-- The KIP-848 consumer group protocol (coordinator/consumer_protocol.py): join with member epoch 0, heartbeat at
+- The KIP-848 consumer group protocol (coordinator/consumer_group_manager.py): join with member epoch 0, heartbeat at
   the member's epoch, leave with -1 (static members: -2); the answer carries the member epoch, the heartbeat
   interval (group.consumer.heartbeat.interval.ms) and, when it changed, the member's assignment by topic id.
 - Server-side assignors from group.consumer.assignors (uniform, range); UNSUPPORTED_ASSIGNOR for others.
@@ -13,7 +13,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.group_requests import client_host
+from wirebroker.apis.authorized_operations import client_host
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.consumer_group_heartbeat import (

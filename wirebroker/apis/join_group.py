@@ -1,7 +1,7 @@
 """JoinGroup: API key 11, versions 0-9.
 
 Behaviour:
-- The classic group protocol's join (coordinator/classic_protocol.py): the answer waits until the rebalance
+- The classic group protocol's join (coordinator/classic_group_manager.py): the answer waits until the rebalance
   completes (every member rejoined, or the rebalance timeout) and is given later through `ctx.respond`.
 - A new member gets its member id; its session timeout must lie within group.min/max.session.timeout.ms
   (INVALID_SESSION_TIMEOUT); protocols must match the group's (INCONSISTENT_GROUP_PROTOCOL).
@@ -15,9 +15,9 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.group_requests import client_host
+from wirebroker.apis.authorized_operations import client_host
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator.classic_protocol import join_error
+from wirebroker.coordinator.classic_group_manager import join_error
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.join_group import JoinGroupRequest
 from wirebroker.apis.context import RequestContext

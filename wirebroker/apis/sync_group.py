@@ -12,7 +12,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator.classic_protocol import sync_error
+from wirebroker.coordinator.classic_group_manager import sync_error
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest
 from wirebroker.apis.context import RequestContext

@@ -9,7 +9,7 @@ State machine (transitions outside VALID_PREVIOUS_STATES are a bug and raise):
     Dead: the group was deleted (DeleteGroups, offsets expired) and is being removed.
 
 This module holds the group's data and the rules that read it (protocol selection, membership checks); the request
-flows that drive it (JoinGroup, SyncGroup, ...) are in classic_protocol.py. A group's durable form is the
+flows that drive it (JoinGroup, SyncGroup, ...) are in classic_group_manager.py. A group's durable form is the
 GroupMetadataValue record written when a generation's assignment is set and when the group becomes empty.
 """
 

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from wirebroker.coordinator.classic_protocol import (
+from wirebroker.coordinator.classic_group_manager import (
     FIRST_MEMBER_ID_REQUIRED_VERSION,
     UNKNOWN_MEMBER_ID,
     JoinRespond,

@@ -25,7 +25,7 @@ from wirebroker.coordinator.classic_group import (
     ClassicGroupState,
     ClassicMember,
 )
-from wirebroker.coordinator.classic_protocol import join_error, sync_error
+from wirebroker.coordinator.classic_group_manager import join_error, sync_error
 from wirebroker.coordinator.consumer_group import (
     Assignment,
     ConsumerGroup,

@@ -2,7 +2,7 @@
 
 It owns every group and committed offset, whichever `__consumer_offsets` partition they hash to (a single broker
 leads them all). One lock serialises every request and timer, as Kafka's coordinator runtime serialises the events
-of a partition: the state machines in classic_protocol.py and consumer_protocol.py run under it and never block
+of a partition: the state machines in classic_group_manager.py and consumer_group_manager.py run under it and never block
 (a parked JoinGroup or SyncGroup is a callback, answered later from another request or from the timer thread).
 
 Writes go to `__consumer_offsets` before the answer (offsets_topic.py); offsets and consumer groups are changed by
@@ -25,9 +25,9 @@ from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from wirebroker.coordinator.classic_in_consumer_group import (
     ClassicMembersOfConsumerGroups,
 )
-from wirebroker.coordinator.classic_protocol import ClassicGroupManager
+from wirebroker.coordinator.classic_group_manager import ClassicGroupManager
 from wirebroker.coordinator.consumer_group import ConsumerGroup
-from wirebroker.coordinator.consumer_protocol import ConsumerGroupManager
+from wirebroker.coordinator.consumer_group_manager import ConsumerGroupManager
 from wirebroker.coordinator.group import Group, GroupConfig, partition_for
 from wirebroker.coordinator.offsets import OffsetStore
 from wirebroker.protocol.errors import (
