@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from wirebroker.coordinator.embedded_protocol import parse_subscription
+from wirebroker.coordinator.consumer_protocol import parse_subscription
 from wirebroker.coordinator.group import CONSUMER_PROTOCOL_TYPE, GroupType
 from wirebroker.coordinator.internal_records import with_fields
 from wirebroker.protocol.errors import (

@@ -32,7 +32,7 @@ from wirebroker.coordinator.consumer_group import (
     ConsumerMember,
     MemberState,
 )
-from wirebroker.coordinator.embedded_protocol import (
+from wirebroker.coordinator.consumer_protocol import (
     parse_subscription,
     read_version,
     serialize_assignment,

@@ -31,7 +31,7 @@ from wirebroker.coordinator.consumer_group import (
     ConsumerGroup,
     ConsumerMember,
 )
-from wirebroker.coordinator.embedded_protocol import (
+from wirebroker.coordinator.consumer_protocol import (
     parse_assignment,
     parse_subscription,
     read_version,

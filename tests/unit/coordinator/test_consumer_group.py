@@ -6,7 +6,7 @@ from tests.unit.coordinator.test_classic_group import heartbeat, join, sync
 from wirebroker.coordinator import assignors
 from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from wirebroker.coordinator.consumer_group import ConsumerGroup
-from wirebroker.coordinator.embedded_protocol import parse_assignment
+from wirebroker.coordinator.consumer_protocol import parse_assignment
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.consumer_group_heartbeat import (
