@@ -10,7 +10,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.group_requests import authorized_operations
+from wirebroker.apis.authorized_operations import authorized_operations
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup
 from wirebroker.protocol.errors import ErrorCode, KafkaError

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 
-from wirebroker.apis.acl_requests import NO_AUTHORIZER, authorizer_configured, error_of, names_unknown, typed
+from wirebroker.apis.acl_filters import NO_AUTHORIZER, authorizer_configured, error_of, names_unknown, typed
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import (
     AclBinding,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 
-from wirebroker.apis.acl_requests import (
+from wirebroker.apis.acl_filters import (
     NO_AUTHORIZER,
     authorizer_configured,
     binding_filter,

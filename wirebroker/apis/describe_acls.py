@@ -13,7 +13,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.acl_requests import authorizer_configured, binding_filter, filter_codes, names_unknown
+from wirebroker.apis.acl_filters import authorizer_configured, binding_filter, filter_codes, names_unknown
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclBinding
 from wirebroker.protocol.errors import ErrorCode

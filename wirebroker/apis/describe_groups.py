@@ -11,7 +11,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.group_requests import authorized_operations
+from wirebroker.apis.authorized_operations import authorized_operations
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator import group_admin
 from wirebroker.protocol.messages.describe_groups import (

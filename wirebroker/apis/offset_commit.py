@@ -1,7 +1,7 @@
 """OffsetCommit: API key 8, versions 0-9.
 
 Behaviour:
-- Validated by the group (coordinator/offset_manager.py): generation or member epoch, member id, instance id; a
+- Validated by the group (coordinator/offset_metadata_manager.py): generation or member epoch, member id, instance id; a
   commit with generation -1 to a group that does not exist creates a "simple" group. Per partition:
   UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE; everything else accepted is written to
   __consumer_offsets as OffsetCommit records before the answer.
@@ -16,8 +16,8 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import offset_manager
-from wirebroker.coordinator.offset_manager import DEFAULT_RETENTION, PartitionCommit
+from wirebroker.coordinator import offset_metadata_manager
+from wirebroker.coordinator.offset_metadata_manager import DEFAULT_RETENTION, PartitionCommit
 from wirebroker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -42,7 +42,7 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitRes
                  else DEFAULT_RETENTION)
     coordinator = ctx.broker.group_coordinator
     with coordinator.lock:
-        codes = offset_manager.commit(coordinator, request.group_id, request.member_id, request.group_instance_id,
+        codes = offset_metadata_manager.commit(coordinator, request.group_id, request.member_id, request.group_instance_id,
                                       request.generation_id_or_member_epoch, retention, commits, version)
     return OffsetCommitResponse(topics=[
         OffsetCommitResponse.OffsetCommitResponseTopic(name=topic.name, partitions=[

@@ -11,7 +11,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import offset_manager
+from wirebroker.coordinator import offset_metadata_manager
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
@@ -26,7 +26,7 @@ def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteRes
     coordinator = ctx.broker.group_coordinator
     partitions = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
     with coordinator.lock:
-        code, codes = offset_manager.delete(coordinator, request.group_id, partitions)
+        code, codes = offset_metadata_manager.delete(coordinator, request.group_id, partitions)
     if code != ErrorCode.NONE:
         return OffsetDeleteResponse(error_code=code)
     return OffsetDeleteResponse(error_code=ErrorCode.NONE, topics=[

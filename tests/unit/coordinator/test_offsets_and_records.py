@@ -3,15 +3,15 @@ coordinator from the same bytes)."""
 
 from __future__ import annotations
 
-from wirebroker.coordinator import group_admin, internal_records, offset_manager
+from wirebroker.coordinator import group_admin, internal_records, offset_metadata_manager
 from wirebroker.coordinator.group import partition_for
-from wirebroker.coordinator.offset_manager import PartitionCommit
+from wirebroker.coordinator.offset_metadata_manager import PartitionCommit
 from wirebroker.protocol.errors import ErrorCode
 
 
 def commit(c, group, offsets, generation=-1, member="", version=8, metadata="m"):
     with c.lock:
-        return offset_manager.commit(c, group, member, None, generation, -1,
+        return offset_metadata_manager.commit(c, group, member, None, generation, -1,
                                      [PartitionCommit(t, p, o, 3, metadata) for (t, p), o in offsets.items()],
                                      version)
 
@@ -37,12 +37,12 @@ def test_commit_fetch_and_reload(coordinator, make_coordinator):
     reloaded = make_coordinator()
     for c in (coordinator, reloaded):
         with c.lock:
-            code, topics = offset_manager.fetch(c, "simple", [("t", [0, 1, 5])])
+            code, topics = offset_metadata_manager.fetch(c, "simple", [("t", [0, 1, 5])])
         assert code == ErrorCode.NONE
         assert [(o.partition, o.offset, o.leader_epoch, o.metadata) for o in topics[0][1]] == [
             (0, 10, 3, "m"), (1, -1, -1, ""), (5, 7, 3, "m")]
         with c.lock:
-            _, everything = offset_manager.fetch(c, "simple", None)
+            _, everything = offset_metadata_manager.fetch(c, "simple", None)
         assert [(t, [o.partition for o in offsets]) for t, offsets in everything] == [("t", [0, 5])]
         assert [g.group_id for g in group_admin.list_groups(c, [], [])] == ["simple"]
 
@@ -58,9 +58,9 @@ def test_commit_errors(coordinator, timer):
 def test_delete_offsets_and_groups(coordinator, make_coordinator):
     commit(coordinator, "g", {("t", 0): 1, ("u", 1): 2})
     with coordinator.lock:
-        code, codes = offset_manager.delete(coordinator, "g", [("u", 1)])
+        code, codes = offset_metadata_manager.delete(coordinator, "g", [("u", 1)])
         assert (code, codes) == (ErrorCode.NONE, {("u", 1): ErrorCode.NONE})
-        assert offset_manager.delete(coordinator, "missing", [("t", 0)])[0] == ErrorCode.GROUP_ID_NOT_FOUND
+        assert offset_metadata_manager.delete(coordinator, "missing", [("t", 0)])[0] == ErrorCode.GROUP_ID_NOT_FOUND
         assert group_admin.delete_group(coordinator, "g") == ErrorCode.NONE
         assert group_admin.delete_group(coordinator, "g") == ErrorCode.GROUP_ID_NOT_FOUND
     reloaded = make_coordinator()
