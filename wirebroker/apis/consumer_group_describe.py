@@ -10,7 +10,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.authorized_operations import authorized_operations
+from wirebroker.apis.authorized_operations import group_authorized_operations
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup
 from wirebroker.protocol.errors import ErrorCode, KafkaError
@@ -42,7 +42,7 @@ def handle(ctx: RequestContext, request: ConsumerGroupDescribeRequest) -> Consum
                 described = _describe(ctx, group, coordinator.config.consumer_assignors[0])
             except KafkaError as exc:
                 described = _R.DescribedGroup(group_id=group_id, error_code=exc.code, error_message=str(exc))
-        described.authorized_operations = authorized_operations(request.include_authorized_operations)
+        described.authorized_operations = group_authorized_operations(request.include_authorized_operations)
         groups.append(described)
     return _R(groups=groups)
 

@@ -13,7 +13,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.authorized_operations import client_host
+from wirebroker.apis.client_host import client_host
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.consumer_group_heartbeat import (

@@ -12,7 +12,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from wirebroker.apis.authorized_operations import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_cluster import DescribeClusterRequest, DescribeClusterResponse

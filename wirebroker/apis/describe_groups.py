@@ -11,7 +11,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.authorized_operations import authorized_operations
+from wirebroker.apis.authorized_operations import group_authorized_operations
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator import group_admin
 from wirebroker.protocol.messages.describe_groups import (
@@ -29,7 +29,7 @@ def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroup
     for group_id in request.groups:
         with coordinator.lock:
             described = group_admin.describe(coordinator, group_id)
-        described.authorized_operations = authorized_operations(request.include_authorized_operations)
+        described.authorized_operations = group_authorized_operations(request.include_authorized_operations)
         groups.append(described)
     return DescribeGroupsResponse(groups=groups)
 

@@ -16,7 +16,7 @@ Behaviour (Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache)
 
 from __future__ import annotations
 
-from wirebroker.apis.metadata import TOPIC_OPERATIONS
+from wirebroker.apis.authorized_operations import TOPIC_OPERATIONS
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.metadata import INTERNAL_TOPICS, TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError

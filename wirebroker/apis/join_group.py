@@ -15,7 +15,7 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.authorized_operations import client_host
+from wirebroker.apis.client_host import client_host
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.classic_group_manager import join_error
 from wirebroker.protocol.errors import KafkaError

@@ -16,6 +16,11 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
+from wirebroker.apis.authorized_operations import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    CLUSTER_OPERATIONS,
+    TOPIC_OPERATIONS,
+)
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.metadata import MetadataRequest, MetadataResponse
@@ -23,12 +28,6 @@ from wirebroker.protocol.primitives import UUID_ZERO
 from wirebroker.apis.context import RequestContext
 
 API_KEY = 3
-
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-# KIP-430 bit sets with no authorizer: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-# ... and for the cluster: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
 def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
