@@ -45,7 +45,8 @@ from wirebroker.log.files import (
     parse_partition_dir_name,
     partition_dir_name,
 )
-from wirebroker.log.log import Log, now_ms
+from wirebroker.log.local_log import now_ms
+from wirebroker.log.log import Log
 from wirebroker.log.metadata_files import (
     MetaProperties,
     delete_clean_shutdown_file,
