@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 JARS_DIR = Path("/usr/share/java")
 # What ZooKeeperServerMain loads; zookeeper.jar's manifest Class-Path names the rest (netty, metrics, snappy ...).
@@ -150,8 +151,9 @@ class ZooKeeperServer:
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.data_dir and self.log_path.exists() else ""
 
-    def __enter__(self) -> ZooKeeperServer:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  traceback: TracebackType | None) -> None:

@@ -1,0 +1,15 @@
+"""Kafka's ZooKeeper-era controller building blocks, over the `kazoo` client (the `cluster` extra).
+
+    paths.py               the znodes of Kafka's layout
+    data.py                their JSON formats (broker registration, controller, topic assignment, partition state ...)
+    fenced.py              writes in transactions that check the controller epoch (ControllerMovedError when stale)
+    brokers.py             cluster id, broker registration (ephemeral, re-created after a session expiry)
+    controller_election.py /controller and /controller_epoch: the election, and a candidate that watches for it
+    topics.py              topic assignments, config overrides, deletion requests
+    partition_state.py     leader/ISR/partition epoch znodes: pipelined reads, compare-and-set writes
+    assignment.py          replica assignment, rack-aware (pure)
+    leader_election.py     leader election rules (pure)
+    controller_state.py    the controller's view and the leader/ISR changes it decides and writes per event
+
+The pure modules (data, assignment, leader_election) do not need kazoo.
+"""
