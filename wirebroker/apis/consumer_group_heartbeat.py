@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from wirebroker.apis.client_host import client_host
 from wirebroker.apis.registry import serve
-from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -26,13 +25,7 @@ API_KEY = 68
 
 
 def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
-    coordinator = ctx.broker.group_coordinator
-    with coordinator.lock:
-        try:
-            coordinator.check_loaded()
-        except KafkaError as exc:
-            return ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc))
-        return coordinator.consumer.heartbeat(request, ctx.client_id or "", client_host(ctx))
+    return ctx.broker.group_coordinator.consumer_group_heartbeat(request, ctx.client_id or "", client_host(ctx))
 
 
 serve(API_KEY, handle)

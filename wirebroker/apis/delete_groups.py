@@ -10,7 +10,6 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import group_admin
 from wirebroker.protocol.messages.delete_groups import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
@@ -21,13 +20,9 @@ API_KEY = 42
 
 
 def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
-    coordinator = ctx.broker.group_coordinator
-    results = []
-    for group_id in request.groups_names:
-        with coordinator.lock:
-            code = group_admin.delete_group(coordinator, group_id)
-        results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code))
-    return DeleteGroupsResponse(results=results)
+    return DeleteGroupsResponse(results=[
+        DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code)
+        for group_id, code in ctx.broker.group_coordinator.delete_groups(request.groups_names)])
 
 
 serve(API_KEY, handle)

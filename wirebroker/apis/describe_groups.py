@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import group_authorized_operations
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import group_admin
 from wirebroker.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
@@ -24,13 +23,9 @@ API_KEY = 15
 
 
 def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
-    coordinator = ctx.broker.group_coordinator
-    groups = []
-    for group_id in request.groups:
-        with coordinator.lock:
-            described = group_admin.describe(coordinator, group_id)
+    groups = ctx.broker.group_coordinator.describe_groups(request.groups)
+    for described in groups:
         described.authorized_operations = group_authorized_operations(request.include_authorized_operations)
-        groups.append(described)
     return DescribeGroupsResponse(groups=groups)
 
 

@@ -10,7 +10,6 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from wirebroker.apis.context import RequestContext
 
@@ -18,13 +17,7 @@ API_KEY = 12
 
 
 def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
-    coordinator = ctx.broker.group_coordinator
-    with coordinator.lock:
-        try:
-            coordinator.check_loaded()
-        except KafkaError as exc:
-            return HeartbeatResponse(error_code=exc.code)
-        return HeartbeatResponse(error_code=coordinator.classic.heartbeat(request))
+    return HeartbeatResponse(error_code=ctx.broker.group_coordinator.heartbeat(request))
 
 
 serve(API_KEY, handle)

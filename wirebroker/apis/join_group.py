@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from wirebroker.apis.client_host import client_host
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator.classic_group_manager import join_error
-from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.join_group import JoinGroupRequest
 from wirebroker.apis.context import RequestContext
 
@@ -27,17 +25,10 @@ FIRST_REBALANCE_TIMEOUT_VERSION = 1
 
 
 def handle(ctx: RequestContext, request: JoinGroupRequest) -> None:
-    coordinator = ctx.broker.group_coordinator
     if ctx.api_version < FIRST_REBALANCE_TIMEOUT_VERSION:
         request.rebalance_timeout_ms = request.session_timeout_ms
-    with coordinator.lock:
-        try:
-            coordinator.check_loaded()
-        except KafkaError as exc:
-            ctx.respond(join_error(exc.code, request.member_id))
-            return
-        coordinator.classic.join(request, ctx.api_version, ctx.client_id or "", client_host(ctx), ctx.respond)
-    return
+    ctx.broker.group_coordinator.join_group(request, ctx.api_version, ctx.client_id or "", client_host(ctx),
+                                            ctx.respond)
 
 
 serve(API_KEY, handle)

@@ -12,7 +12,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.leave_group import (
     LeaveGroupRequest,
     LeaveGroupResponse,
@@ -27,13 +27,7 @@ def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupRespons
     batched = ctx.api_version >= FIRST_BATCHED_VERSION
     leaving = ([(m.member_id, m.group_instance_id, m.reason) for m in request.members] if batched
                else [(request.member_id, None, None)])
-    coordinator = ctx.broker.group_coordinator
-    with coordinator.lock:
-        try:
-            coordinator.check_loaded()
-        except KafkaError as exc:
-            return LeaveGroupResponse(error_code=exc.code)
-        code, members = coordinator.classic.leave(request.group_id, leaving)
+    code, members = ctx.broker.group_coordinator.leave_group(request.group_id, leaving)
     if batched:
         return LeaveGroupResponse(error_code=code, members=members)
     return LeaveGroupResponse(error_code=code if code != ErrorCode.NONE else members[0].error_code)

@@ -10,8 +10,6 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import group_admin
-from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.list_groups import (
     ListGroupsRequest,
     ListGroupsResponse,
@@ -22,13 +20,8 @@ API_KEY = 16
 
 
 def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
-    coordinator = ctx.broker.group_coordinator
-    with coordinator.lock:
-        try:
-            groups = group_admin.list_groups(coordinator, request.states_filter or [], request.types_filter or [])
-        except KafkaError as exc:
-            return ListGroupsResponse(error_code=exc.code)
-    return ListGroupsResponse(error_code=ErrorCode.NONE, groups=groups)
+    code, groups = ctx.broker.group_coordinator.list_groups(request.states_filter or [], request.types_filter or [])
+    return ListGroupsResponse(error_code=code, groups=groups)
 
 
 serve(API_KEY, handle)

@@ -16,7 +16,6 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import offset_metadata_manager
 from wirebroker.coordinator.offset_metadata_manager import DEFAULT_RETENTION, PartitionCommit
 from wirebroker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -40,10 +39,10 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitRes
     ]
     retention = (request.retention_time_ms if FIRST_RETENTION_VERSION <= version <= LAST_RETENTION_VERSION
                  else DEFAULT_RETENTION)
-    coordinator = ctx.broker.group_coordinator
-    with coordinator.lock:
-        codes = offset_metadata_manager.commit(coordinator, request.group_id, request.member_id, request.group_instance_id,
-                                      request.generation_id_or_member_epoch, retention, commits, version)
+    codes = ctx.broker.group_coordinator.commit_offsets(request.group_id, request.member_id,
+                                                        request.group_instance_id,
+                                                        request.generation_id_or_member_epoch, retention, commits,
+                                                        version)
     return OffsetCommitResponse(topics=[
         OffsetCommitResponse.OffsetCommitResponseTopic(name=topic.name, partitions=[
             OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p.partition_index,

@@ -11,7 +11,6 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import offset_metadata_manager
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
@@ -23,10 +22,8 @@ API_KEY = 47
 
 
 def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
-    coordinator = ctx.broker.group_coordinator
     partitions = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
-    with coordinator.lock:
-        code, codes = offset_metadata_manager.delete(coordinator, request.group_id, partitions)
+    code, codes = ctx.broker.group_coordinator.delete_offsets(request.group_id, partitions)
     if code != ErrorCode.NONE:
         return OffsetDeleteResponse(error_code=code)
     return OffsetDeleteResponse(error_code=ErrorCode.NONE, topics=[

@@ -15,7 +15,6 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator import offset_metadata_manager
 from wirebroker.coordinator.offset_metadata_manager import FetchedOffset
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_fetch import (
@@ -37,17 +36,14 @@ def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
         groups = []
         for group in request.groups:
             topics = None if group.topics is None else [(t.name, list(t.partition_indexes)) for t in group.topics]
-            with coordinator.lock:
-                code, fetched = offset_metadata_manager.fetch(coordinator, group.group_id, topics, group.member_id,
-                                                     group.member_epoch)
+            code, fetched = coordinator.fetch_offsets(group.group_id, topics, group.member_id, group.member_epoch)
             groups.append(_R.OffsetFetchResponseGroup(group_id=group.group_id, error_code=code, topics=[
                 _R.OffsetFetchResponseTopics(name=name, partitions=[_partition(_R.OffsetFetchResponsePartitions, o)
                                                                     for o in offsets])
                 for name, offsets in fetched]))
         return _R(groups=groups)
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
-    with coordinator.lock:
-        code, fetched = offset_metadata_manager.fetch(coordinator, request.group_id, topics)
+    code, fetched = coordinator.fetch_offsets(request.group_id, topics)
     if code != ErrorCode.NONE and ctx.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
         fetched = [(name, [FetchedOffset(p, -1, -1, "", code) for p in partitions])
                    for name, partitions in topics or []]

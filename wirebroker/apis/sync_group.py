@@ -12,8 +12,6 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.registry import serve
-from wirebroker.coordinator.classic_group_manager import sync_error
-from wirebroker.protocol.errors import KafkaError
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest
 from wirebroker.apis.context import RequestContext
 
@@ -21,15 +19,7 @@ API_KEY = 14
 
 
 def handle(ctx: RequestContext, request: SyncGroupRequest) -> None:
-    coordinator = ctx.broker.group_coordinator
-    with coordinator.lock:
-        try:
-            coordinator.check_loaded()
-        except KafkaError as exc:
-            ctx.respond(sync_error(exc.code))
-            return
-        coordinator.classic.sync(request, ctx.respond)
-    return
+    ctx.broker.group_coordinator.sync_group(request, ctx.respond)
 
 
 serve(API_KEY, handle)

@@ -1,30 +1,38 @@
-"""The admin side of groups: describe, list and delete (Kafka's describeGroups, listGroups, deleteGroups).
+"""The admin side of groups: describe, list and delete (Kafka's describeGroups, consumerGroupDescribe, listGroups,
+deleteGroups).
 
 Describe: a Stable classic group shows its protocol and every member's subscription and assignment; in any other
 state the members are listed without them (as Kafka: they are not settled). A group this coordinator does not know
 is described as Dead with no error (DescribeGroups v0-5), and so is a KIP-848 consumer group, as Kafka does
-(ConsumerGroupDescribe describes those). List: every group with its protocol type, state (v4+) and type (v5+),
-filtered by state and type case-insensitively. Delete: only groups with no members (NON_EMPTY_GROUP otherwise);
-their offsets go with them.
+(ConsumerGroupDescribe describes those: epochs, assignor, and each member's subscription, current and target
+assignment by topic id and name; GROUP_ID_NOT_FOUND for an unknown or classic group). List: every group with its
+protocol type, state (v4+) and type (v5+), filtered by state and type case-insensitively. Delete: only groups with
+no members (NON_EMPTY_GROUP otherwise); their offsets go with them.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
-from wirebroker.coordinator.group_coordinator import GroupCoordinator
+from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup
 from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse
 from wirebroker.protocol.messages.describe_groups import DescribeGroupsResponse
 from wirebroker.protocol.messages.list_groups import ListGroupsResponse
+
+if TYPE_CHECKING:
+    from wirebroker.coordinator.group_coordinator import GroupCoordinator
 
 _Group = DescribeGroupsResponse.DescribedGroup
 _Member = DescribeGroupsResponse.DescribedGroupMember
 
 
+def describe_error(group_id: str, code: int) -> _Group:
+    return _Group(error_code=code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
+
+
 def describe(c: GroupCoordinator, group_id: str) -> _Group:
-    try:
-        c.check_loaded()
-    except KafkaError as exc:
-        return _Group(error_code=exc.code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
     group = c.group(group_id)
     if not isinstance(group, ClassicGroup):
         # Kafka describes only classic groups here; consumer groups answer ConsumerGroupDescribe.
@@ -44,7 +52,6 @@ def describe(c: GroupCoordinator, group_id: str) -> _Group:
 
 
 def list_groups(c: GroupCoordinator, states: list[str], types: list[str]) -> list[ListGroupsResponse.ListedGroup]:
-    c.check_loaded()
     wanted_states = {s.lower() for s in states}
     wanted_types = {t.lower() for t in types}
     listed = []
@@ -59,10 +66,6 @@ def list_groups(c: GroupCoordinator, states: list[str], types: list[str]) -> lis
 
 
 def delete_group(c: GroupCoordinator, group_id: str) -> int:
-    try:
-        c.check_loaded()
-    except KafkaError as exc:
-        return exc.code
     group = c.group(group_id)
     if group is None or group.state_name == ClassicGroupState.DEAD.value:
         return ErrorCode.GROUP_ID_NOT_FOUND
@@ -73,3 +76,40 @@ def delete_group(c: GroupCoordinator, group_id: str) -> int:
     except KafkaError as exc:
         return exc.code
     return ErrorCode.NONE
+
+
+_Described = ConsumerGroupDescribeResponse.DescribedGroup
+
+
+def describe_consumer_group_error(group_id: str, error: KafkaError) -> _Described:
+    return _Described(group_id=group_id, error_code=error.code, error_message=str(error))
+
+
+def describe_consumer_group(c: GroupCoordinator, group_id: str) -> _Described:
+    group = c.group(group_id)
+    if not isinstance(group, ConsumerGroup):
+        return _Described(group_id=group_id, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                          error_message=f"Group {group_id} not found." if group is None
+                          else f"Group {group_id} is not a consumer group.")
+    assignor = next((m.server_assignor for m in group.members.values() if m.server_assignor),
+                    c.config.consumer_assignors[0])
+    return _Described(
+        error_code=ErrorCode.NONE, group_id=group.group_id, group_state=group.state_name,
+        group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch, assignor_name=assignor,
+        members=[
+            ConsumerGroupDescribeResponse.Member(
+                member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
+                client_id=m.client_id, client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
+                subscribed_topic_regex=m.subscribed_topic_regex, assignment=_assignment(c, m.assigned),
+                target_assignment=_assignment(c, group.target_assignment.get(m.member_id, {})))
+            for m in group.members.values()
+        ])
+
+
+def _assignment(c: GroupCoordinator, assignment: Assignment) -> ConsumerGroupDescribeResponse.Assignment:
+    topics = []
+    for topic_id, partitions in sorted(assignment.items()):
+        topic = c.topics.topic_by_id(topic_id)
+        topics.append(ConsumerGroupDescribeResponse.TopicPartitions(
+            topic_id=topic_id, topic_name=topic.name if topic else "", partitions=sorted(partitions)))
+    return ConsumerGroupDescribeResponse.Assignment(topic_partitions=topics)

@@ -16,28 +16,50 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Hashable
-from typing import Any, Protocol
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, Protocol, TypeVar
 
-from wirebroker.coordinator import group_conversion
+from wirebroker.coordinator import group_admin, group_conversion, offset_metadata_manager
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from wirebroker.coordinator.classic_in_consumer_group import (
     ClassicMembersOfConsumerGroups,
 )
-from wirebroker.coordinator.classic_group_manager import ClassicGroupManager
+from wirebroker.coordinator.classic_group_manager import (
+    ClassicGroupManager,
+    JoinRespond,
+    SyncRespond,
+    join_error,
+    sync_error,
+)
 from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.coordinator.consumer_group_manager import ConsumerGroupManager
 from wirebroker.coordinator.group import Group, GroupConfig, partition_for
+from wirebroker.coordinator.offset_metadata_manager import FetchedOffset, PartitionCommit
 from wirebroker.coordinator.offsets import OffsetStore
 from wirebroker.protocol.errors import (
     CoordinatorLoadInProgressError,
+    ErrorCode,
     GroupIdNotFoundError,
+    KafkaError,
     UnknownMemberIdError,
 )
+from wirebroker.protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse
+from wirebroker.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+from wirebroker.protocol.messages.describe_groups import DescribeGroupsResponse
+from wirebroker.protocol.messages.heartbeat import HeartbeatRequest
+from wirebroker.protocol.messages.join_group import JoinGroupRequest
+from wirebroker.protocol.messages.leave_group import LeaveGroupResponse
+from wirebroker.protocol.messages.list_groups import ListGroupsResponse
+from wirebroker.protocol.messages.sync_group import SyncGroupRequest
 from wirebroker.protocol.primitives import DecodeError
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class RecordLog(Protocol):
@@ -73,7 +95,7 @@ class GroupCoordinator:
         self.record_log = record_log
         self.timer = timer
         self.topics = topics  # the metadata store: topic(name) -> TopicMetadata | None
-        self.lock = threading.RLock()
+        self._lock = threading.RLock()
         self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
         self.offsets = OffsetStore()
         self.classic = ClassicGroupManager(self)
@@ -93,18 +115,8 @@ class GroupCoordinator:
     def shutdown(self) -> None:
         self.timer.shutdown()
 
-    def is_loaded(self) -> bool:
-        return self._loaded.is_set()
-
-    def wait_loaded(self, timeout: float | None = None) -> bool:
-        return self._loaded.wait(timeout)
-
-    def check_loaded(self) -> None:
-        if not self._loaded.is_set():
-            raise CoordinatorLoadInProgressError("the group coordinator is loading __consumer_offsets")
-
     def _load_and_schedule(self) -> None:
-        with self.lock:
+        with self._lock:
             try:
                 self.load()
             except Exception:
@@ -160,6 +172,83 @@ class GroupCoordinator:
             # A group known only by its offsets: a "simple" group, as Kafka makes one on replay.
             self.groups[record.key.group] = ClassicGroup(record.key.group, state_timestamp_ms=self.now_ms())
 
+    # ---- the requests (Kafka's GroupCoordinator interface) -------------------------------------------------------
+
+    def _serve(self, operation: Callable[[], T], answer_error: Callable[[KafkaError], T]) -> T:
+        """Run a request's operation under the lock once the state is loaded (COORDINATOR_LOAD_IN_PROGRESS until
+        then); a Kafka error it raises becomes its answer."""
+        with self._lock:
+            try:
+                if not self._loaded.is_set():
+                    raise CoordinatorLoadInProgressError("the group coordinator is loading __consumer_offsets")
+                return operation()
+            except KafkaError as exc:
+                return answer_error(exc)
+
+    def join_group(self, request: JoinGroupRequest, version: int, client_id: str, client_host: str,
+                   respond: JoinRespond) -> None:
+        """Answered through `respond`, now or once the rebalance completes (possibly from the timer thread)."""
+        self._serve(lambda: self.classic.join(request, version, client_id, client_host, respond),
+                    lambda exc: respond(join_error(exc.code, request.member_id)))
+
+    def sync_group(self, request: SyncGroupRequest, respond: SyncRespond) -> None:
+        """Answered through `respond`, now or once the leader's assignment is stored."""
+        self._serve(lambda: self.classic.sync(request, respond), lambda exc: respond(sync_error(exc.code)))
+
+    def heartbeat(self, request: HeartbeatRequest) -> int:
+        """The heartbeat's error code."""
+        return self._serve(lambda: self.classic.heartbeat(request), lambda exc: exc.code)
+
+    def leave_group(self, group_id: str, leaving: list[tuple[str, str | None, str | None]]
+                    ) -> tuple[int, list[LeaveGroupResponse.MemberResponse]]:
+        """(top-level error, one response per (member id, group instance id, reason))."""
+        return self._serve(lambda: self.classic.leave(group_id, leaving), lambda exc: (exc.code, []))
+
+    def consumer_group_heartbeat(self, request: ConsumerGroupHeartbeatRequest, client_id: str,
+                                 client_host: str) -> ConsumerGroupHeartbeatResponse:
+        return self._serve(lambda: self.consumer.heartbeat(request, client_id, client_host),
+                           lambda exc: ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc)))
+
+    def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_or_epoch: int,
+                       retention_ms: int, commits: list[PartitionCommit], api_version: int
+                       ) -> dict[tuple[str, int], int]:
+        """Error code per (topic, partition); a group-level failure gives every partition that code."""
+        return self._serve(
+            lambda: offset_metadata_manager.commit(self, group_id, member_id, group_instance_id, generation_or_epoch,
+                                                   retention_ms, commits, api_version),
+            lambda exc: {(p.topic, p.partition): exc.code for p in commits})
+
+    def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, member_id: str | None = None,
+                      member_epoch: int = -1) -> tuple[int, list[tuple[str, list[FetchedOffset]]]]:
+        """(group error, [(topic, offsets)]); topics None means every partition the group committed."""
+        return self._serve(lambda: offset_metadata_manager.fetch(self, group_id, topics, member_id, member_epoch),
+                           lambda exc: (exc.code, []))
+
+    def delete_offsets(self, group_id: str, partitions: Iterable[tuple[str, int]]
+                       ) -> tuple[int, dict[tuple[str, int], int]]:
+        """(group error, error per partition) of an OffsetDelete."""
+        return self._serve(lambda: offset_metadata_manager.delete(self, group_id, partitions),
+                           lambda exc: (exc.code, {}))
+
+    def describe_groups(self, group_ids: list[str]) -> list[DescribeGroupsResponse.DescribedGroup]:
+        return self._serve(lambda: [group_admin.describe(self, group_id) for group_id in group_ids],
+                           lambda exc: [group_admin.describe_error(group_id, exc.code) for group_id in group_ids])
+
+    def consumer_group_describe(self, group_ids: list[str]) -> list[ConsumerGroupDescribeResponse.DescribedGroup]:
+        return self._serve(
+            lambda: [group_admin.describe_consumer_group(self, group_id) for group_id in group_ids],
+            lambda exc: [group_admin.describe_consumer_group_error(group_id, exc) for group_id in group_ids])
+
+    def list_groups(self, states: list[str], types: list[str]) -> tuple[int, list[ListGroupsResponse.ListedGroup]]:
+        """(error, groups) filtered by state and type."""
+        return self._serve(lambda: (ErrorCode.NONE, group_admin.list_groups(self, states, types)),
+                           lambda exc: (exc.code, []))
+
+    def delete_groups(self, group_ids: list[str]) -> list[tuple[str, int]]:
+        """(group id, error code) for each group asked for, in order."""
+        return self._serve(lambda: [(group_id, group_admin.delete_group(self, group_id)) for group_id in group_ids],
+                           lambda exc: [(group_id, exc.code) for group_id in group_ids])
+
     # ---- services for the protocol managers ----------------------------------------------------------------------
 
     def now_ms(self) -> int:
@@ -167,7 +256,7 @@ class GroupCoordinator:
 
     def schedule(self, key: Hashable, delay_ms: int, fn: Callable[[], None]) -> None:
         def locked() -> None:
-            with self.lock:
+            with self._lock:
                 fn()
 
         self.timer.schedule(key, delay_ms, locked)
@@ -253,12 +342,15 @@ class GroupCoordinator:
         log.info("group %s deleted", group.group_id)
 
     def _expire_periodically(self) -> None:
-        with self.lock:
-            self.expire_offsets()
+        self.expire_offsets()
         self.schedule("expire-offsets", self.config.offsets_retention_check_interval_ms, self._expire_periodically)
 
     def expire_offsets(self) -> int:
         """Delete expired offsets (offsets.retention.minutes); returns how many went."""
+        with self._lock:
+            return self._expire_offsets()
+
+    def _expire_offsets(self) -> int:
         removed = 0
         now = self.now_ms()
         for group_id in list(self.offsets.group_ids()):

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import ClassicGroup
-from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.offsets import NO_LEADER_EPOCH, NO_OFFSET
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -29,6 +29,9 @@ from wirebroker.protocol.errors import (
     KafkaError,
     NonEmptyGroupError,
 )
+
+if TYPE_CHECKING:
+    from wirebroker.coordinator.group_coordinator import GroupCoordinator
 
 FIRST_GROUP_ID_NOT_FOUND_COMMIT_VERSION = 9
 DEFAULT_RETENTION = -1  # OffsetCommit v2-4 retention_time_ms meaning "the broker's offsets.retention.minutes"
@@ -58,7 +61,6 @@ def commit(c: GroupCoordinator, group_id: str, member_id: str, group_instance_id
            api_version: int) -> dict[tuple[str, int], int]:
     """Error code per (topic, partition); a group-level failure gives every partition that code."""
     try:
-        c.check_loaded()
         if not group_id:
             raise InvalidGroupIdError("the group id is empty")
         _validate_commit(c, group_id, member_id, group_instance_id, generation_or_epoch, api_version)
@@ -113,7 +115,6 @@ def fetch(c: GroupCoordinator, group_id: str, topics: list[tuple[str, list[int]]
           member_id: str | None = None, member_epoch: int = -1) -> tuple[int, list[tuple[str, list[FetchedOffset]]]]:
     """(group error, [(topic, offsets)]); topics None means every partition the group committed."""
     try:
-        c.check_loaded()
         group = c.group(group_id)
         if group is not None:
             group.validate_offset_fetch(member_id, member_epoch)
@@ -141,7 +142,6 @@ def delete(c: GroupCoordinator, group_id: str, partitions: Iterable[tuple[str, i
     """(group error, error per partition) of an OffsetDelete."""
     partitions = list(partitions)
     try:
-        c.check_loaded()
         group = c.group(group_id)
         if group is None:
             raise GroupIdNotFoundError(f"group {group_id} does not exist")

@@ -31,8 +31,7 @@ def join(c, member_id="", group="g", protocols=(("range", b"m"),), version=5, in
                                member_id=member_id, group_instance_id=instance, protocol_type="consumer",
                                protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name=n, metadata=m)
                                           for n, m in protocols])
-    with c.lock:
-        c.classic.join(request, version, client, "/127.0.0.1", answers)
+    c.join_group(request, version, client, "/127.0.0.1", answers)
     return answers
 
 
@@ -42,14 +41,12 @@ def sync(c, member_id, generation, assignments=None, group="g", instance=None):
                                group_instance_id=instance,
                                assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=a)
                                             for m, a in (assignments or {}).items()])
-    with c.lock:
-        c.classic.sync(request, answers)
+    c.sync_group(request, answers)
     return answers
 
 
 def heartbeat(c, member_id, generation, group="g"):
-    with c.lock:
-        return c.classic.heartbeat(HeartbeatRequest(group_id=group, generation_id=generation, member_id=member_id))
+    return c.heartbeat(HeartbeatRequest(group_id=group, generation_id=generation, member_id=member_id))
 
 
 def stable_pair(c, timer):
@@ -133,14 +130,12 @@ def test_session_expiry_removes_member_and_rebalances(coordinator, timer):
 
 def test_leave_group_rebalances_and_last_leave_empties(coordinator, timer):
     leader, follower, generation = stable_pair(coordinator, timer)
-    with coordinator.lock:
-        code, members = coordinator.classic.leave("g", [(follower, None, "closing"), ("ghost", None, None)])
+    code, members = coordinator.leave_group("g", [(follower, None, "closing"), ("ghost", None, None)])
     assert code == ErrorCode.NONE
     assert [m.error_code for m in members] == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
     group = coordinator.groups["g"]
     assert group.state is S.PREPARING_REBALANCE
-    with coordinator.lock:
-        coordinator.classic.leave("g", [(leader, None, None)])
+    coordinator.leave_group("g", [(leader, None, None)])
     assert group.state is S.EMPTY and group.generation_id == generation + 1
 
 
@@ -174,8 +169,7 @@ def test_static_member_rejoin_in_stable_group_keeps_assignment_without_rebalance
     assert sync(coordinator, new_id, generation, instance="i-b").last.assignment == b"B"
     # The old incarnation is fenced.
     assert heartbeat(coordinator, b_id, generation) == ErrorCode.UNKNOWN_MEMBER_ID
-    with coordinator.lock:
-        _, members = coordinator.classic.leave("g", [(b_id, "i-b", None)])
+    _, members = coordinator.leave_group("g", [(b_id, "i-b", None)])
     assert members[0].error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
@@ -195,8 +189,7 @@ def test_session_timeout_bounds(coordinator):
                                protocol_type="consumer",
                                protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")])
     answers = Answers()
-    with coordinator.lock:
-        coordinator.classic.join(request, 5, "c", "/h", answers)
+    coordinator.join_group(request, 5, "c", "/h", answers)
     assert answers.last.error_code == ErrorCode.INVALID_SESSION_TIMEOUT
 
 

@@ -29,8 +29,7 @@ def hb(c, member_id="", epoch=0, topics=("t",), owned=(), group="g", instance=No
         rebalance_timeout_ms=5000 if joining else -1, subscribed_topic_regex=regex,
         subscribed_topic_names=list(topics) if joining else None, server_assignor=assignor,
         topic_partitions=[TP(topic_id=t, partitions=sorted(p)) for t, p in owned] if owned is not None else None)
-    with c.lock:
-        return c.consumer.heartbeat(request, "client", "/127.0.0.1")
+    return c.consumer_group_heartbeat(request, "client", "/127.0.0.1")
 
 
 def make_reloaded(c) -> GroupCoordinator:

@@ -3,17 +3,15 @@ coordinator from the same bytes)."""
 
 from __future__ import annotations
 
-from wirebroker.coordinator import group_admin, internal_records, offset_metadata_manager
+from wirebroker.coordinator import internal_records
 from wirebroker.coordinator.group import partition_for
 from wirebroker.coordinator.offset_metadata_manager import PartitionCommit
 from wirebroker.protocol.errors import ErrorCode
 
 
 def commit(c, group, offsets, generation=-1, member="", version=8, metadata="m"):
-    with c.lock:
-        return offset_metadata_manager.commit(c, group, member, None, generation, -1,
-                                     [PartitionCommit(t, p, o, 3, metadata) for (t, p), o in offsets.items()],
-                                     version)
+    return c.commit_offsets(group, member, None, generation, -1,
+                            [PartitionCommit(t, p, o, 3, metadata) for (t, p), o in offsets.items()], version)
 
 
 def test_offset_commit_record_bytes_are_kafkas():
@@ -36,15 +34,13 @@ def test_commit_fetch_and_reload(coordinator, make_coordinator):
                      ("nope", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ("t", 6): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     reloaded = make_coordinator()
     for c in (coordinator, reloaded):
-        with c.lock:
-            code, topics = offset_metadata_manager.fetch(c, "simple", [("t", [0, 1, 5])])
+        code, topics = c.fetch_offsets("simple", [("t", [0, 1, 5])])
         assert code == ErrorCode.NONE
         assert [(o.partition, o.offset, o.leader_epoch, o.metadata) for o in topics[0][1]] == [
             (0, 10, 3, "m"), (1, -1, -1, ""), (5, 7, 3, "m")]
-        with c.lock:
-            _, everything = offset_metadata_manager.fetch(c, "simple", None)
+        _, everything = c.fetch_offsets("simple", None)
         assert [(t, [o.partition for o in offsets]) for t, offsets in everything] == [("t", [0, 5])]
-        assert [g.group_id for g in group_admin.list_groups(c, [], [])] == ["simple"]
+        assert [g.group_id for g in c.list_groups([], [])[1]] == ["simple"]
 
 
 def test_commit_errors(coordinator, timer):
@@ -57,24 +53,21 @@ def test_commit_errors(coordinator, timer):
 
 def test_delete_offsets_and_groups(coordinator, make_coordinator):
     commit(coordinator, "g", {("t", 0): 1, ("u", 1): 2})
-    with coordinator.lock:
-        code, codes = offset_metadata_manager.delete(coordinator, "g", [("u", 1)])
-        assert (code, codes) == (ErrorCode.NONE, {("u", 1): ErrorCode.NONE})
-        assert offset_metadata_manager.delete(coordinator, "missing", [("t", 0)])[0] == ErrorCode.GROUP_ID_NOT_FOUND
-        assert group_admin.delete_group(coordinator, "g") == ErrorCode.NONE
-        assert group_admin.delete_group(coordinator, "g") == ErrorCode.GROUP_ID_NOT_FOUND
+    code, codes = coordinator.delete_offsets("g", [("u", 1)])
+    assert (code, codes) == (ErrorCode.NONE, {("u", 1): ErrorCode.NONE})
+    assert coordinator.delete_offsets("missing", [("t", 0)])[0] == ErrorCode.GROUP_ID_NOT_FOUND
+    assert coordinator.delete_groups(["g"]) == [("g", ErrorCode.NONE)]
+    assert coordinator.delete_groups(["g"]) == [("g", ErrorCode.GROUP_ID_NOT_FOUND)]
     reloaded = make_coordinator()
-    assert "g" not in reloaded.groups and not reloaded.offsets.has_offsets("g")
+    assert "g" not in reloaded.groups and reloaded.fetch_offsets("g", None) == (ErrorCode.NONE, [])
 
 
 def test_offsets_of_an_empty_group_expire_after_retention(coordinator, timer):
     commit(coordinator, "g", {("t", 0): 1})
     timer.advance(59_000)
-    with coordinator.lock:
-        assert coordinator.expire_offsets() == 0
+    assert coordinator.expire_offsets() == 0
     timer.advance(1_000)
-    with coordinator.lock:
-        assert coordinator.expire_offsets() == 1
+    assert coordinator.expire_offsets() == 1
     assert "g" not in coordinator.groups
     assert any(r.value is None and r.record_type == internal_records.OFFSET_COMMIT
                for r in coordinator.record_log.decoded())
