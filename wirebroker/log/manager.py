@@ -27,7 +27,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Protocol
 
 from wirebroker.log.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT_FILE,
@@ -76,9 +76,16 @@ MANAGER_DEFAULTS: dict[str, int] = {
 MAX_SCHEDULED_PERIOD_MS = 2**31  # a period past ~24 days (Kafka's Long.MAX_VALUE default) means "never"
 
 
+class BrokerSettings(Protocol):
+    """What the manager reads of the broker's configuration (wirebroker.config.BrokerConfig, which the log layer does
+    not import): the value of a Kafka key, None when unset, KeyError for a key it does not know."""
+
+    def __getitem__(self, key: str, /) -> int | str | None: ...
+
+
 class LogManager:
     def __init__(self, log_dirs: Sequence[str | os.PathLike[str]], default_config: LogConfig, node_id: int,
-                 cluster_id: str | None = None, broker_config: Any = None) -> None:
+                 cluster_id: str | None = None, broker_config: BrokerSettings | None = None) -> None:
         self.log_dirs = [os.path.abspath(os.fspath(d)) for d in log_dirs]
         if not self.log_dirs:
             raise ValueError("At least one log directory is needed")
@@ -310,7 +317,7 @@ class LogManager:
         log.info("Log manager shut down %s", "cleanly" if clean else "with errors")
 
 
-def _setting(broker_config: Any, key: str, default: int) -> int:
+def _setting(broker_config: BrokerSettings | None, key: str, default: int) -> int:
     if broker_config is None:
         return default
     try:

@@ -13,11 +13,12 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from wirebroker.cluster.metadata import TopicMetadata
 from wirebroker.log.config import LogConfig
 from wirebroker.log.fetch_data import FetchDataInfo
+from wirebroker.log.log import LogAppendInfo
+from wirebroker.log.manager import LogManager
 from wirebroker.protocol.errors import ErrorCode, InvalidRecordError, KafkaError, UnknownTopicOrPartitionError
 from wirebroker.replica.delayed import (
     DelayedFetch,
@@ -37,7 +38,7 @@ ACKS_ALL = -1
 class AppendResult:
     error_code: int
     message: str | None = None
-    info: Any = None  # the log's LogAppendInfo when the append succeeded
+    info: LogAppendInfo | None = None  # set when the append succeeded
 
 
 @dataclass(slots=True)
@@ -58,7 +59,7 @@ class FetchRead:
 
 
 class ReplicaManager:
-    def __init__(self, log_manager: Any, broker_log_config: LogConfig) -> None:
+    def __init__(self, log_manager: LogManager, broker_log_config: LogConfig) -> None:
         self.log_manager = log_manager
         self.broker_log_config = broker_log_config
         self._partitions: dict[tuple[str, int], Partition] = {}

@@ -9,9 +9,9 @@ FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from wirebroker.log.fetch_data import FetchDataInfo
+from wirebroker.log.log import Log, LogAppendInfo
 from wirebroker.protocol.errors import FencedLeaderEpochError, UnknownLeaderEpochError
 
 NO_EPOCH = -1
@@ -21,7 +21,7 @@ READ_COMMITTED = 1
 
 
 class Partition:
-    def __init__(self, topic: str, index: int, topic_id: bytes, log: Any, leader_epoch: int = 0) -> None:
+    def __init__(self, topic: str, index: int, topic_id: bytes, log: Log, leader_epoch: int = 0) -> None:
         self.topic = topic
         self.index = index
         self.topic_id = topic_id
@@ -62,7 +62,7 @@ class Partition:
             f"{self}: the request's leader epoch {current_leader_epoch} is newer than {self.leader_epoch}"
         )
 
-    def append_records_as_leader(self, records: memoryview) -> Any:
+    def append_records_as_leader(self, records: memoryview) -> LogAppendInfo:
         """Append a produce request's batches; the high watermark moves with them (the ISR is this broker)."""
         info = self.log.append_as_leader(records, self.leader_epoch, int(time.time() * 1000))
         self.log.update_high_watermark(self.log.log_end_offset)
