@@ -19,7 +19,7 @@ with atheris.instrument_imports():
     from wirebroker.protocol.message import UnsupportedVersion
     from wirebroker.protocol.messages import API_SPECS
     from wirebroker.protocol.primitives import DecodeError
-    from wirebroker.server.dispatch import request_class
+    from wirebroker.protocol.api_messages import request_class
 
 MAX_FRAME = 1 << 20
 REQUEST_CLASSES = {key: request_class(key) for key in API_SPECS}

@@ -8,7 +8,7 @@ import struct
 from wirebroker.protocol.headers import request_header_version, response_header_version
 from wirebroker.protocol.messages.request_header import RequestHeader
 from wirebroker.protocol.primitives import read_uvarint
-from wirebroker.server.dispatch import request_class, response_class
+from wirebroker.protocol.api_messages import request_class, response_class
 
 
 class RawClient:

@@ -13,7 +13,6 @@ UNKNOWN_SERVER_ERROR.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from typing import Any
@@ -30,21 +29,12 @@ from wirebroker.protocol.headers import (
     response_header_bytes,
     response_header_version,
 )
+from wirebroker.protocol.api_messages import request_class, response_class
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages import API_SPECS
 from wirebroker.protocol.primitives import DecodeError, Output, UnsupportedFieldError
 
 log = logging.getLogger(__name__)
-
-
-def request_class(api_key: int) -> type[Message]:
-    spec = API_SPECS[api_key]
-    return getattr(importlib.import_module(f"wirebroker.protocol.messages.{spec.module}"), spec.request)
-
-
-def response_class(api_key: int) -> type[Message]:
-    spec = API_SPECS[api_key]
-    return getattr(importlib.import_module(f"wirebroker.protocol.messages.{spec.module}"), spec.response)
 
 
 def encode_response(header: RequestHeader, body: Message, version: int | None = None) -> list[Any]:
