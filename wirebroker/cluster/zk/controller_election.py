@@ -11,13 +11,14 @@ and try again when it disappears, which happens when the controller's session en
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
-from kazoo.protocol.states import ZnodeStat
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
+from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from wirebroker.cluster.zk import paths
 from wirebroker.cluster.zk.data import (
@@ -83,14 +84,18 @@ def _check_controller_and_epoch(zk: KazooClient, controller_id: int, new_epoch: 
 
 
 Elected = Callable[[int, int], None]  # (controller epoch, epoch zkVersion)
+_CHECK, _SESSION_LOST, _STOP = "check", "session lost", "stop"
+RETRY_BACKOFF_S = 0.5  # after a ZooKeeper error (connection loss) before /controller is checked again
 
 
 class ControllerElector:
-    """Runs one broker's candidacy: tries at start, whenever /controller disappears, and in each new session.
+    """Runs one broker's candidacy on a thread of its own, which handles every event in order (Kafka's
+    ControllerEventManager): it checks /controller at start, on every watch event on it and on every (re)connection,
+    and tries to become controller whenever it is missing; it resigns when its session is lost or /controller names
+    another broker.
 
-    `on_elected(epoch, epoch_zk_version)` runs when this broker wins; `on_resigned()` when it stops being controller
-    (its session expired, or /controller names another broker). Both run on kazoo's event thread: hand long work to
-    the controller's own thread (Kafka's ControllerEventManager).
+    `on_elected(epoch, epoch_zk_version)` and `on_resigned()` run on that thread. Watches are one-shot ZooKeeper
+    watches re-armed by every check (kazoo's DataWatch would miss a create-and-delete between two of its reads).
     """
 
     def __init__(self, zk: KazooClient, broker_id: int, on_elected: Elected, on_resigned: Callable[[], None]) -> None:
@@ -101,35 +106,59 @@ class ControllerElector:
         self.epoch = -1
         self.epoch_zk_version = -1
         self.active = False
-        self._stopped = False
-        self._lock = threading.RLock()
+        self._events: queue.Queue[str] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name=f"controller-elector-{broker_id}", daemon=True)
 
     def start(self) -> None:
         self.zk.add_listener(self._on_state)
-        self.zk.DataWatch(paths.CONTROLLER, self._on_controller_change)
+        self._events.put(_CHECK)
+        self._thread.start()
 
     def stop(self) -> None:
         """Stop competing; an active controller resigns and deletes its /controller so another broker takes over."""
-        with self._lock:
-            self._stopped = True
-            self.zk.remove_listener(self._on_state)
-            if self.active:
-                self._resign()
-                try:
-                    if get_controller_id(self.zk) == self.broker_id:
-                        self.zk.delete(paths.CONTROLLER)
-                except NoNodeError:
-                    pass
+        self.zk.remove_listener(self._on_state)
+        self._events.put(_STOP)
+        self._thread.join()
 
-    def _on_controller_change(self, data: bytes | None, stat: ZnodeStat | None) -> bool | None:
-        with self._lock:
-            if self._stopped:
-                return False  # ends the DataWatch
-            if data is None:
-                self._elect()
-            elif self.active and decode_controller(data) != self.broker_id:
-                self._resign()
-            return None
+    def _run(self) -> None:
+        while (event := self._events.get()) != _STOP:
+            try:
+                if event == _SESSION_LOST:
+                    self._resign()
+                else:
+                    self._check()
+            except KazooException as exc:  # connection loss, session expiry
+                log.warning("Broker %d could not check %s (%r); checking again in %.1fs", self.broker_id,
+                            paths.CONTROLLER, exc, RETRY_BACKOFF_S)
+                time.sleep(RETRY_BACKOFF_S)
+                self._events.put(_CHECK)
+            except Exception:  # a failing callback must not end the candidacy
+                log.exception("Broker %d failed to handle controller event '%s'", self.broker_id, event)
+        if self.active:
+            self._resign()
+            try:
+                if get_controller_id(self.zk) == self.broker_id:
+                    self.zk.delete(paths.CONTROLLER)
+            except (NoNodeError, KazooException):
+                pass
+
+    def _check(self) -> None:
+        controller_id = self._watch_controller()
+        if controller_id is None:
+            self._resign()
+            self._elect()
+        elif controller_id != self.broker_id:
+            self._resign()
+
+    def _watch_controller(self) -> int | None:
+        """The controller's id, leaving a watch on /controller for its next change."""
+        while True:
+            try:
+                data, _ = self.zk.get(paths.CONTROLLER, watch=self._on_watch)
+                return decode_controller(data)
+            except NoNodeError:
+                if self.zk.exists(paths.CONTROLLER, watch=self._on_watch) is None:
+                    return None
 
     def _elect(self) -> None:
         try:
@@ -143,16 +172,17 @@ class ControllerElector:
         self.on_elected(epoch, epoch_zk_version)
 
     def _resign(self) -> None:
-        self.active = False
-        log.info("Broker %d resigns as controller (controller epoch %d)", self.broker_id, self.epoch)
-        self.on_resigned()
+        if self.active:
+            self.active = False
+            log.info("Broker %d resigns as controller (controller epoch %d)", self.broker_id, self.epoch)
+            self.on_resigned()
+
+    def _on_watch(self, event: WatchedEvent) -> None:
+        self._events.put(_CHECK)
 
     def _on_state(self, state: KazooState) -> None:
-        # On kazoo's connection thread: no blocking call here.
+        # Called on kazoo's connection thread, where nothing may block: queue the work.
         if state == KazooState.LOST:
-            self.zk.handler.spawn(self._on_session_lost)
-
-    def _on_session_lost(self) -> None:
-        with self._lock:
-            if self.active:
-                self._resign()
+            self._events.put(_SESSION_LOST)
+        elif state == KazooState.CONNECTED:
+            self._events.put(_CHECK)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import TypeVar
 
 from kazoo.client import KazooClient, TransactionRequest
+from kazoo.exceptions import RolledBackError
 
 from wirebroker.cluster.zk import paths
 from wirebroker.cluster.zk.errors import ControllerMovedError
@@ -43,7 +44,8 @@ def commit_fenced(zk: KazooClient, epoch_zk_version: int, writes: Mapping[K, Wri
     moved = False
     for key, async_result in pending.items():
         check_result, write_result = async_result.get()
-        moved = moved or isinstance(check_result, Exception)
+        # A failed write rolls the check back (RolledBackError); only the check's own failure means "moved".
+        moved = moved or (isinstance(check_result, Exception) and not isinstance(check_result, RolledBackError))
         results[key] = write_result
     if moved:
         raise ControllerMovedError(
