@@ -13,7 +13,9 @@ timeout to send SyncGroup; members that do not are removed.
 SyncGroup: the leader's assignment is written to `__consumer_offsets` (GroupMetadataValue) and then handed to every
 member; the group is Stable. Heartbeat: keeps a member's session alive and tells it about a rebalance. LeaveGroup
 and a session expiry remove the member and rebalance. Every answer is given through the `respond` callable the
-request came with, possibly from the timer thread.
+request came with, possibly from the timer thread; a failure found while the request is handled is raised as a
+Kafka error, which the coordinator answers. (Classic members of a consumer group are served by
+classic_in_consumer_group.py; the coordinator sends each request to the one or the other.)
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import (
@@ -30,6 +31,8 @@ from wirebroker.coordinator.classic_group import (
     ClassicMember,
 )
 from wirebroker.coordinator.consumer_group import ConsumerGroup
+from wirebroker.coordinator.group import GroupConfig
+from wirebroker.coordinator.group_runtime import GroupRuntime
 from wirebroker.protocol.errors import (
     CoordinatorNotAvailableError,
     ErrorCode,
@@ -47,9 +50,6 @@ from wirebroker.protocol.messages.heartbeat import HeartbeatRequest
 from wirebroker.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from wirebroker.protocol.messages.leave_group import LeaveGroupResponse
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
-
-if TYPE_CHECKING:
-    from wirebroker.coordinator.group_coordinator import GroupCoordinator
 
 log = logging.getLogger(__name__)
 
@@ -73,20 +73,30 @@ def sync_error(code: int) -> SyncGroupResponse:
     return SyncGroupResponse(error_code=code, assignment=b"")
 
 
+def validate_join(request: JoinGroupRequest, config: GroupConfig) -> None:
+    """What every JoinGroup must pass first, whichever kind of group it joins."""
+    if not request.group_id:
+        raise InvalidGroupIdError("the group id is empty")
+    if not config.min_session_timeout_ms <= request.session_timeout_ms <= config.max_session_timeout_ms:
+        raise InvalidSessionTimeoutError(
+            f"session timeout {request.session_timeout_ms} ms is outside [group.min.session.timeout.ms "
+            f"{config.min_session_timeout_ms}, group.max.session.timeout.ms {config.max_session_timeout_ms}]")
+
+
 class ClassicGroupManager:
-    def __init__(self, coordinator: GroupCoordinator) -> None:
-        self.c = coordinator
+    def __init__(self, runtime: GroupRuntime) -> None:
+        self.runtime = runtime
 
     # ---- timers --------------------------------------------------------------------------------------------------
 
     def _schedule_heartbeat(self, group: ClassicGroup, member: ClassicMember, timeout_ms: int | None = None) -> None:
         member_id = member.member_id
-        self.c.schedule(("heartbeat", group.group_id, member_id),
-                        member.session_timeout_ms if timeout_ms is None else timeout_ms,
+        self.runtime.schedule(("heartbeat", group.group_id, member_id),
+                              member.session_timeout_ms if timeout_ms is None else timeout_ms,
                         lambda: self._expire_heartbeat(group, member_id))
 
     def _cancel_heartbeat(self, group: ClassicGroup, member_id: str) -> None:
-        self.c.cancel(("heartbeat", group.group_id, member_id))
+        self.runtime.cancel(("heartbeat", group.group_id, member_id))
 
     def schedule_heartbeats_after_load(self, group: ClassicGroup) -> None:
         for member in group.members.values():
@@ -96,26 +106,10 @@ class ClassicGroupManager:
 
     def join(self, request: JoinGroupRequest, version: int, client_id: str, client_host: str,
              respond: JoinRespond) -> None:
-        try:
-            self._join(request, version, client_id, client_host, respond)
-        except KafkaError as exc:
-            respond(join_error(exc.code, request.member_id))
-
-    def _join(self, request: JoinGroupRequest, version: int, client_id: str, client_host: str,
-              respond: JoinRespond) -> None:
-        config = self.c.config
-        if not request.group_id:
-            raise InvalidGroupIdError("the group id is empty")
-        if not config.min_session_timeout_ms <= request.session_timeout_ms <= config.max_session_timeout_ms:
-            raise InvalidSessionTimeoutError(
-                f"session timeout {request.session_timeout_ms} ms is outside [group.min.session.timeout.ms "
-                f"{config.min_session_timeout_ms}, group.max.session.timeout.ms {config.max_session_timeout_ms}]")
-        existing = self.c.groups.get(request.group_id)
-        if isinstance(existing, ConsumerGroup) and not existing.is_empty():
-            self.c.classic_in_consumer.join(existing, request, version, client_id, client_host, respond)
-            return
+        config = self.runtime.config
+        validate_join(request, config)
         unknown = request.member_id == UNKNOWN_MEMBER_ID
-        group = self.c.classic_group_for_join(request.group_id, create=unknown)
+        group = self._group_for_join(request.group_id, create=unknown)
         if group.is_in(S.DEAD):
             raise CoordinatorNotAvailableError(f"group {group.group_id} is being deleted")
         if self._is_full(group, request.member_id):
@@ -131,10 +125,29 @@ class ClassicGroupManager:
         else:
             self._join_existing_member(group, request, client_id, client_host, protocols, respond)
 
+    def _group_for_join(self, group_id: str, create: bool) -> ClassicGroup:
+        group = self.runtime.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):  # an empty one (a JoinGroup to a live one is served by it)
+            self.runtime.write_consumer_group(group, group.group_tombstones())
+            group = None
+        if group is None:
+            if not create:
+                raise UnknownMemberIdError(f"group {group_id} does not exist")
+            group = ClassicGroup(group_id, state_timestamp_ms=self.runtime.now_ms())
+            self.runtime.groups[group_id] = group
+        return group
+
+    def _group(self, group_id: str) -> ClassicGroup:
+        """The classic group a SyncGroup/Heartbeat/LeaveGroup names: UNKNOWN_MEMBER_ID if there is none."""
+        group = self.runtime.groups.get(group_id)
+        if not isinstance(group, ClassicGroup):
+            raise UnknownMemberIdError(f"group {group_id} is not a classic group this coordinator knows")
+        return group
+
     def _is_full(self, group: ClassicGroup, member_id: str) -> bool:
         if group.has_member(member_id) or member_id in group.pending_members:
             return False
-        return len(group.members) + len(group.pending_members) >= self.c.config.max_size
+        return len(group.members) + len(group.pending_members) >= self.runtime.config.max_size
 
     def _join_new_member(self, group: ClassicGroup, request: JoinGroupRequest, version: int, client_id: str,
                          client_host: str, protocols: list[tuple[str, bytes]], respond: JoinRespond) -> None:
@@ -147,8 +160,8 @@ class ClassicGroupManager:
                 return
         elif version >= FIRST_MEMBER_ID_REQUIRED_VERSION:
             group.pending_members.add(member_id)
-            self.c.schedule(("heartbeat", group.group_id, member_id), request.session_timeout_ms,
-                            lambda: self._expire_heartbeat(group, member_id))
+            self.runtime.schedule(("heartbeat", group.group_id, member_id), request.session_timeout_ms,
+                                  lambda: self._expire_heartbeat(group, member_id))
             respond(join_error(ErrorCode.MEMBER_ID_REQUIRED, member_id))
             return
         member = ClassicMember(member_id, instance_id, client_id, client_host, request.rebalance_timeout_ms,
@@ -224,7 +237,7 @@ class ClassicGroupManager:
                  group.group_id, new_member_id, old_member_id)
         if group.is_in(S.STABLE):
             if group.protocol_name == group.select_protocol():
-                self.c.write(group.group_id, [records.group_metadata(group.group_id, group.to_record_value())])
+                self.runtime.write(group.group_id, [records.group_metadata(group.group_id, group.to_record_value())])
                 response = self._join_response(group, new_member_id)
                 if group.is_leader(new_member_id):
                     # KIP-814: from v9 the leader gets the members but must not assign again; before, it is
@@ -280,19 +293,20 @@ class ClassicGroupManager:
     def prepare_rebalance(self, group: ClassicGroup, reason: str) -> None:
         if group.is_in(S.COMPLETING_REBALANCE):
             self._fail_waiting_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS)
-        self.c.cancel(("sync", group.group_id))
+        self.runtime.cancel(("sync", group.group_id))
         initial = group.is_in(S.EMPTY)
-        group.transition_to(S.PREPARING_REBALANCE, self.c.now_ms())
+        group.transition_to(S.PREPARING_REBALANCE, self.runtime.now_ms())
         log.info("preparing to rebalance group %s in state PreparingRebalance with old generation %d "
                  "(reason: %s)", group.group_id, group.generation_id, reason)
         if initial:
-            delay = self.c.config.initial_rebalance_delay_ms
+            delay = self.runtime.config.initial_rebalance_delay_ms
             remaining = max(group.max_rebalance_timeout_ms() - delay, 0)
             group.new_member_added = False
-            self.c.schedule(("join", group.group_id), delay, lambda: self._initial_join_due(group, delay, remaining))
+            self.runtime.schedule(("join", group.group_id), delay,
+                                  lambda: self._initial_join_due(group, delay, remaining))
         else:
-            self.c.schedule(("join", group.group_id), group.max_rebalance_timeout_ms(),
-                            lambda: self._complete_join(group))
+            self.runtime.schedule(("join", group.group_id), group.max_rebalance_timeout_ms(),
+                                  lambda: self._complete_join(group))
             self._maybe_complete_join(group)
 
     def _initial_join_due(self, group: ClassicGroup, delay: int, remaining: int) -> None:
@@ -301,8 +315,8 @@ class ClassicGroupManager:
         if group.new_member_added and remaining > 0:
             group.new_member_added = False
             next_delay = min(delay, remaining)
-            self.c.schedule(("join", group.group_id), next_delay,
-                            lambda: self._initial_join_due(group, delay, max(remaining - delay, 0)))
+            self.runtime.schedule(("join", group.group_id), next_delay,
+                                  lambda: self._initial_join_due(group, delay, max(remaining - delay, 0)))
         else:
             self._complete_join(group)
 
@@ -312,7 +326,7 @@ class ClassicGroupManager:
             self._complete_join(group)
 
     def _complete_join(self, group: ClassicGroup) -> None:
-        self.c.cancel(("join", group.group_id))
+        self.runtime.cancel(("join", group.group_id))
         if not group.is_in(S.PREPARING_REBALANCE):
             return
         for member in [m for m in group.members.values() if m.awaiting_join is None]:
@@ -323,12 +337,12 @@ class ClassicGroupManager:
         group.pending_sync.clear()
         if not group.members:
             group.protocol_name = None
-            group.transition_to(S.EMPTY, self.c.now_ms())
-            self.c.write(group.group_id, [records.group_metadata(group.group_id, group.to_record_value())])
+            group.transition_to(S.EMPTY, self.runtime.now_ms())
+            self.runtime.write(group.group_id, [records.group_metadata(group.group_id, group.to_record_value())])
             log.info("group %s with generation %d is now empty", group.group_id, group.generation_id)
             return
         group.protocol_name = group.select_protocol()
-        group.transition_to(S.COMPLETING_REBALANCE, self.c.now_ms())
+        group.transition_to(S.COMPLETING_REBALANCE, self.runtime.now_ms())
         log.info("stabilized group %s generation %d with %d members (protocol %s)", group.group_id,
                  group.generation_id, len(group.members), group.protocol_name)
         for member in group.members.values():
@@ -337,8 +351,8 @@ class ClassicGroupManager:
             group.pending_sync.add(member.member_id)
             self._schedule_heartbeat(group, member)
             respond(self._join_response(group, member.member_id))
-        self.c.schedule(("sync", group.group_id), group.max_rebalance_timeout_ms(),
-                        lambda: self._expire_pending_sync(group, group.generation_id))
+        self.runtime.schedule(("sync", group.group_id), group.max_rebalance_timeout_ms(),
+                              lambda: self._expire_pending_sync(group, group.generation_id))
 
     def _expire_pending_sync(self, group: ClassicGroup, generation_id: int) -> None:
         if generation_id != group.generation_id or not group.is_in(S.COMPLETING_REBALANCE, S.STABLE):
@@ -371,7 +385,7 @@ class ClassicGroupManager:
             self._maybe_complete_join(group)
 
     def _expire_heartbeat(self, group: ClassicGroup, member_id: str) -> None:
-        if group.is_in(S.DEAD) or self.c.groups.get(group.group_id) is not group:
+        if group.is_in(S.DEAD) or self.runtime.groups.get(group.group_id) is not group:
             return
         if member_id in group.pending_members:
             log.info("pending member %s of group %s did not rejoin in time", member_id, group.group_id)
@@ -388,17 +402,7 @@ class ClassicGroupManager:
     # ---- SyncGroup -----------------------------------------------------------------------------------------------
 
     def sync(self, request: SyncGroupRequest, respond: SyncRespond) -> None:
-        try:
-            self._sync(request, respond)
-        except KafkaError as exc:
-            respond(sync_error(exc.code))
-
-    def _sync(self, request: SyncGroupRequest, respond: SyncRespond) -> None:
-        existing = self.c.groups.get(request.group_id)
-        if isinstance(existing, ConsumerGroup):
-            self.c.classic_in_consumer.sync(existing, request, respond)
-            return
-        group = self.c.classic_group(request.group_id)
+        group = self._group(request.group_id)
         if group.is_in(S.DEAD):
             raise CoordinatorNotAvailableError(f"group {group.group_id} is being deleted")
         member = group.validate_member(request.member_id, request.group_instance_id)
@@ -415,7 +419,7 @@ class ClassicGroupManager:
             raise RebalanceInProgressError(f"group {group.group_id} is rebalancing")
         group.pending_sync.discard(member.member_id)
         if not group.pending_sync:
-            self.c.cancel(("sync", group.group_id))
+            self.runtime.cancel(("sync", group.group_id))
         if group.is_in(S.STABLE):
             self._schedule_heartbeat(group, member)
             respond(self._sync_response(group, member))
@@ -428,14 +432,14 @@ class ClassicGroupManager:
         for member in group.members.values():
             member.assignment = assignment.get(member.member_id, b"")
         try:
-            self.c.write(group.group_id, [records.group_metadata(group.group_id, group.to_record_value())])
+            self.runtime.write(group.group_id, [records.group_metadata(group.group_id, group.to_record_value())])
         except KafkaError as exc:
             log.warning("could not store the assignment of group %s generation %d: %s", group.group_id,
                         group.generation_id, exc)
             self._fail_waiting_syncs(group, exc.code)
             self.prepare_rebalance(group, "storing the assignment failed")
             return
-        group.transition_to(S.STABLE, self.c.now_ms())
+        group.transition_to(S.STABLE, self.runtime.now_ms())
         for member in group.members.values():
             if member.awaiting_sync is not None:
                 member.awaiting_sync(self._sync_response(group, member))
@@ -448,44 +452,27 @@ class ClassicGroupManager:
 
     # ---- Heartbeat -----------------------------------------------------------------------------------------------
 
-    def heartbeat(self, request: HeartbeatRequest) -> int:
-        """The heartbeat's error code."""
-        existing = self.c.groups.get(request.group_id)
-        if isinstance(existing, ConsumerGroup):
-            return self.c.classic_in_consumer.heartbeat(existing, request)
-        try:
-            group = self.c.classic_group(request.group_id)
-            if group.is_in(S.DEAD):
-                raise CoordinatorNotAvailableError(f"group {group.group_id} is being deleted")
-            if group.is_in(S.EMPTY):
-                raise UnknownMemberIdError(f"group {group.group_id} is empty")
-            member = group.validate_member(request.member_id, request.group_instance_id)
-            if request.generation_id != group.generation_id:
-                raise IllegalGenerationError(f"generation {request.generation_id} is not group "
-                                             f"{group.group_id}'s generation {group.generation_id}")
-            self._schedule_heartbeat(group, member)
-            if group.is_in(S.PREPARING_REBALANCE):
-                raise RebalanceInProgressError(f"group {group.group_id} is rebalancing")
-        except KafkaError as exc:
-            return exc.code
-        return ErrorCode.NONE
+    def heartbeat(self, request: HeartbeatRequest) -> None:
+        """Keeps the member's session alive; REBALANCE_IN_PROGRESS (raised) tells it to rejoin."""
+        group = self._group(request.group_id)
+        if group.is_in(S.DEAD):
+            raise CoordinatorNotAvailableError(f"group {group.group_id} is being deleted")
+        if group.is_in(S.EMPTY):
+            raise UnknownMemberIdError(f"group {group.group_id} is empty")
+        member = group.validate_member(request.member_id, request.group_instance_id)
+        if request.generation_id != group.generation_id:
+            raise IllegalGenerationError(f"generation {request.generation_id} is not group "
+                                         f"{group.group_id}'s generation {group.generation_id}")
+        self._schedule_heartbeat(group, member)
+        if group.is_in(S.PREPARING_REBALANCE):
+            raise RebalanceInProgressError(f"group {group.group_id} is rebalancing")
 
     # ---- LeaveGroup ----------------------------------------------------------------------------------------------
 
     def leave(self, group_id: str, leaving: list[tuple[str, str | None, str | None]]
               ) -> tuple[int, list[LeaveGroupResponse.MemberResponse]]:
         """(top-level error, one response per (member id, group instance id, reason))."""
-        existing = self.c.groups.get(group_id)
-        if isinstance(existing, ConsumerGroup):
-            return ErrorCode.NONE, [
-                LeaveGroupResponse.MemberResponse(member_id=member_id, group_instance_id=instance_id,
-                                                  error_code=self.c.classic_in_consumer.leave_one(
-                                                      existing, member_id, instance_id))
-                for member_id, instance_id, _ in leaving]
-        try:
-            group = self.c.classic_group(group_id)
-        except KafkaError as exc:
-            return exc.code, []
+        group = self._group(group_id)
         if group.is_in(S.DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
         responses = []

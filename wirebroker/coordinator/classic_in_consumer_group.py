@@ -11,13 +11,13 @@ group, or one it joins while consumer-protocol members are in it). The server-si
   partitions to give up, or partitions it waits for are free now); if it does not rejoin within its rebalance
   timeout it is fenced. A member that sends no SyncGroup within its rebalance timeout after joining is fenced.
 - LeaveGroup and session expiry (its classic session timeout) fence it.
+As in classic_group_manager.py, answers go through `respond` and failures are raised for the coordinator to answer.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from wirebroker.coordinator.classic_group_manager import (
     FIRST_MEMBER_ID_REQUIRED_VERSION,
@@ -25,13 +25,14 @@ from wirebroker.coordinator.classic_group_manager import (
     JoinRespond,
     SyncRespond,
     join_error,
-    sync_error,
+    validate_join,
 )
 from wirebroker.coordinator.consumer_group import (
     ConsumerGroup,
     ConsumerMember,
     MemberState,
 )
+from wirebroker.coordinator.consumer_group_manager import ConsumerGroupManager
 from wirebroker.coordinator.consumer_protocol import (
     parse_subscription,
     read_version,
@@ -39,6 +40,7 @@ from wirebroker.coordinator.consumer_protocol import (
 )
 from wirebroker.coordinator.group import CONSUMER_PROTOCOL_TYPE
 from wirebroker.coordinator.group_conversion import by_topic_id, by_topic_name
+from wirebroker.coordinator.group_runtime import GroupRuntime
 from wirebroker.protocol.errors import (
     ErrorCode,
     FencedInstanceIdError,
@@ -46,35 +48,29 @@ from wirebroker.protocol.errors import (
     IllegalGenerationError,
     InconsistentGroupProtocolError,
     KafkaError,
+    RebalanceInProgressError,
     UnknownMemberIdError,
 )
 from wirebroker.protocol.messages.heartbeat import HeartbeatRequest
 from wirebroker.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from wirebroker.protocol.messages.leave_group import LeaveGroupResponse
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from wirebroker.protocol.primitives import DecodeError
 
-if TYPE_CHECKING:
-    from wirebroker.coordinator.group_coordinator import GroupCoordinator
-
 
 class ClassicMembersOfConsumerGroups:
-    def __init__(self, coordinator: GroupCoordinator) -> None:
-        self.c = coordinator
+    def __init__(self, runtime: GroupRuntime, consumer: ConsumerGroupManager) -> None:
+        self.runtime = runtime
+        self._consumer = consumer
 
     # ---- JoinGroup -----------------------------------------------------------------------------------------------
 
     def join(self, group: ConsumerGroup, request: JoinGroupRequest, version: int, client_id: str, client_host: str,
              respond: JoinRespond) -> None:
-        try:
-            self._join(group, request, version, client_id, client_host, respond)
-        except KafkaError as exc:
-            respond(join_error(exc.code, request.member_id))
-
-    def _join(self, group: ConsumerGroup, request: JoinGroupRequest, version: int, client_id: str,
-              client_host: str, respond: JoinRespond) -> None:
+        validate_join(request, self.runtime.config)
         unknown = request.member_id == UNKNOWN_MEMBER_ID
         member_id = str(uuid.uuid4()) if unknown else request.member_id
-        if member_id not in group.members and len(group.members) >= self.c.config.max_size:
+        if member_id not in group.members and len(group.members) >= self.runtime.config.max_size:
             raise GroupMaxSizeReachedError(f"group {group.group_id} has reached group.max.size")
         protocols = tuple((p.name, bytes(p.metadata)) for p in request.protocols)
         self._check_protocols(group, request.protocol_type, protocols)
@@ -92,12 +88,13 @@ class ClassicMembersOfConsumerGroups:
             client_host=client_host, rebalance_timeout_ms=request.rebalance_timeout_ms, server_assignor=None,
             subscribed_topic_names=tuple(sorted(subscription.topics)),
             classic_session_timeout_ms=request.session_timeout_ms, classic_protocols=protocols)
-        owned = by_topic_id(self.c, {tp.topic: set(tp.partitions) for tp in subscription.owned_partitions or []})
-        reconciled = self.c.consumer.update_member(group, member, updated, owned, out)
-        self.c.cancel(("consumer-join", group.group_id, member_id))
-        self.c.consumer.schedule_session_timeout(group, member_id, request.session_timeout_ms)
-        self.c.schedule(("consumer-sync", group.group_id, member_id), request.rebalance_timeout_ms,
-                        lambda: self.c.consumer.fence(group, member_id, "it sent no SyncGroup in time"))
+        owned = by_topic_id(self.runtime.topics,
+                            {tp.topic: set(tp.partitions) for tp in subscription.owned_partitions or []})
+        reconciled = self._consumer.update_member(group, member, updated, owned, out)
+        self.runtime.cancel(("consumer-join", group.group_id, member_id))
+        self._consumer.schedule_session_timeout(group, member_id, request.session_timeout_ms)
+        self.runtime.schedule(("consumer-sync", group.group_id, member_id), request.rebalance_timeout_ms,
+                              lambda: self._consumer.fence(group, member_id, "it sent no SyncGroup in time"))
         respond(JoinGroupResponse(error_code=ErrorCode.NONE, generation_id=reconciled.member_epoch,
                                   protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=protocols[0][0], leader="",
                                   member_id=member_id, members=[]))
@@ -122,7 +119,7 @@ class ClassicMembersOfConsumerGroups:
             return ConsumerMember(member_id, instance_id=instance_id)
         # A static member restarting: it takes its predecessor's place, partitions and target (KIP-345).
         for key in ("consumer-session", "consumer-sync", "consumer-join", "consumer-revocation"):
-            self.c.cancel((key, group.group_id, previous.member_id))
+            self.runtime.cancel((key, group.group_id, previous.member_id))
         out.extend(group.member_tombstones(previous.member_id))
         successor = replace(previous, member_id=member_id)
         out += [successor.subscription_record(group.group_id),
@@ -147,38 +144,31 @@ class ClassicMembersOfConsumerGroups:
         return member
 
     def sync(self, group: ConsumerGroup, request: SyncGroupRequest, respond: SyncRespond) -> None:
-        try:
-            member = self._classic_member(group, request.member_id, request.group_instance_id,
-                                          request.generation_id)
-            protocol_name, subscription = member.classic_protocols[0]
-            if (request.protocol_type is not None and request.protocol_type != CONSUMER_PROTOCOL_TYPE
-                    or request.protocol_name is not None and request.protocol_name != protocol_name):
-                raise InconsistentGroupProtocolError(f"protocol {request.protocol_name} is not member "
-                                                     f"{member.member_id}'s {protocol_name}")
-        except KafkaError as exc:
-            respond(sync_error(exc.code))
-            return
-        self.c.cancel(("consumer-sync", group.group_id, member.member_id))
-        self.c.consumer.schedule_session_timeout(group, member.member_id, member.classic_session_timeout_ms)
-        assignment = serialize_assignment(by_topic_name(self.c, member.assigned), read_version(subscription))
+        member = self._classic_member(group, request.member_id, request.group_instance_id, request.generation_id)
+        protocol_name, subscription = member.classic_protocols[0]
+        if (request.protocol_type is not None and request.protocol_type != CONSUMER_PROTOCOL_TYPE
+                or request.protocol_name is not None and request.protocol_name != protocol_name):
+            raise InconsistentGroupProtocolError(f"protocol {request.protocol_name} is not member "
+                                                 f"{member.member_id}'s {protocol_name}")
+        self.runtime.cancel(("consumer-sync", group.group_id, member.member_id))
+        self._consumer.schedule_session_timeout(group, member.member_id, member.classic_session_timeout_ms)
+        assignment = serialize_assignment(by_topic_name(self.runtime.topics, member.assigned),
+                                          read_version(subscription))
         respond(SyncGroupResponse(error_code=ErrorCode.NONE, protocol_type=CONSUMER_PROTOCOL_TYPE,
                                   protocol_name=protocol_name, assignment=assignment))
 
-    def heartbeat(self, group: ConsumerGroup, request: HeartbeatRequest) -> int:
-        try:
-            member = self._classic_member(group, request.member_id, request.group_instance_id,
-                                          request.generation_id)
-        except KafkaError as exc:
-            return exc.code
-        self.c.consumer.schedule_session_timeout(group, member.member_id, member.classic_session_timeout_ms)
+    def heartbeat(self, group: ConsumerGroup, request: HeartbeatRequest) -> None:
+        """Keeps the member's session alive; REBALANCE_IN_PROGRESS (raised) tells it to rejoin."""
+        member = self._classic_member(group, request.member_id, request.group_instance_id, request.generation_id)
+        self._consumer.schedule_session_timeout(group, member.member_id, member.classic_session_timeout_ms)
         if (member.member_epoch < group.group_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
                 or member.state is MemberState.UNRELEASED_PARTITIONS and not self._waits_on_others(group, member)):
-            key = ("consumer-join", group.group_id, member.member_id)
-            if not self.c.is_scheduled(key):
-                self.c.schedule(key, member.rebalance_timeout_ms,
-                                lambda: self.c.consumer.fence(group, member.member_id, "it did not rejoin in time"))
-            return ErrorCode.REBALANCE_IN_PROGRESS
-        return ErrorCode.NONE
+            member_id = member.member_id
+            key = ("consumer-join", group.group_id, member_id)
+            if not self.runtime.is_scheduled(key):
+                self.runtime.schedule(key, member.rebalance_timeout_ms,
+                                      lambda: self._consumer.fence(group, member_id, "it did not rejoin in time"))
+            raise RebalanceInProgressError(f"member {member.member_id} of group {group.group_id} must rejoin")
 
     @staticmethod
     def _waits_on_others(group: ConsumerGroup, member: ConsumerMember) -> bool:
@@ -188,7 +178,15 @@ class ClassicMembersOfConsumerGroups:
                    for topic_id, partitions in target.items() for p in partitions
                    if p not in member.assigned.get(topic_id, frozenset()))
 
-    def leave_one(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> int:
+    def leave(self, group: ConsumerGroup, leaving: list[tuple[str, str | None, str | None]]
+              ) -> tuple[int, list[LeaveGroupResponse.MemberResponse]]:
+        """(top-level error, one response per (member id, group instance id, reason))."""
+        return ErrorCode.NONE, [
+            LeaveGroupResponse.MemberResponse(member_id=member_id, group_instance_id=instance_id,
+                                              error_code=self._leave_one(group, member_id, instance_id))
+            for member_id, instance_id, _ in leaving]
+
+    def _leave_one(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> int:
         try:
             if instance_id is not None:
                 current = group.static_member(instance_id)
@@ -200,5 +198,5 @@ class ClassicMembersOfConsumerGroups:
             group.member(member_id)
         except KafkaError as exc:
             return exc.code
-        self.c.consumer.fence(group, member_id, "it left the group")
+        self._consumer.fence(group, member_id, "it left the group")
         return ErrorCode.NONE

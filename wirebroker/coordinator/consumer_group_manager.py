@@ -9,9 +9,8 @@ Each heartbeat: update the member's subscription (a change bumps the group epoch
 the target assignment, run the server-side assignor; move the member towards its target (current_assignment.py);
 push its session expiry out; answer with its epoch, the heartbeat interval, and its assignment when it changed or
 the request was a full one. Every change is a record (consumer_group.py) written before it is applied.
-A subscription may be a regular expression (KIP-848): it must match a topic name whole and is resolved against
-the topics that exist at each heartbeat, so a new matching topic moves the group epoch. Kafka uses RE2/J syntax;
-Python's `re` agrees on the patterns clients send (literals, classes, `.*`, alternation).
+A subscription may be a regular expression (KIP-848), resolved against the topics that exist at each heartbeat
+(subscribed_topics.py), so a new matching topic moves the group epoch.
 A member that stops heartbeating for `group.consumer.session.timeout.ms`, or does not revoke partitions within
 its rebalance timeout, is fenced: removed, and the group epoch bumped so the others share its partitions.
 
@@ -19,7 +18,7 @@ Classic and consumer members meeting (Kafka's migration policy `bidirectional`, 
 consumer-protocol member joining a classic group converts it (an empty one is simply replaced, its offsets kept; a
 non-empty one is upgraded if it speaks the consumer protocol, else GROUP_ID_NOT_FOUND); classic members of a
 consumer group are served by classic_in_consumer_group.py; when the last consumer-protocol member leaves a group
-of classic members, it goes back to being a classic group.
+of classic members, it goes back to being a classic group, which the classic manager then rebalances.
 """
 
 from __future__ import annotations
@@ -28,9 +27,11 @@ import logging
 import re
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import assignors, group_conversion
+from wirebroker.coordinator import internal_records as records
+from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
+from wirebroker.coordinator.classic_group_manager import ClassicGroupManager
 from wirebroker.coordinator.consumer_group import (
     Assignment,
     ConsumerGroup,
@@ -38,10 +39,13 @@ from wirebroker.coordinator.consumer_group import (
     MemberState,
 )
 from wirebroker.coordinator.current_assignment import next_member_state
+from wirebroker.coordinator.group_runtime import GroupRuntime
 from wirebroker.coordinator.internal_records import CoordinatorRecord
+from wirebroker.coordinator.subscribed_topics import member_topics, subscription_metadata
 from wirebroker.protocol.errors import (
     ErrorCode,
     FencedMemberEpochError,
+    GroupIdNotFoundError,
     GroupMaxSizeReachedError,
     InvalidRegularExpressionError,
     InvalidRequestError,
@@ -54,9 +58,6 @@ from wirebroker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 
-if TYPE_CHECKING:
-    from wirebroker.coordinator.group_coordinator import GroupCoordinator
-
 log = logging.getLogger(__name__)
 
 JOIN_EPOCH = 0
@@ -67,8 +68,9 @@ _Response = ConsumerGroupHeartbeatResponse
 
 
 class ConsumerGroupManager:
-    def __init__(self, coordinator: GroupCoordinator) -> None:
-        self.c = coordinator
+    def __init__(self, runtime: GroupRuntime, classic: ClassicGroupManager) -> None:
+        self.runtime = runtime
+        self._classic = classic  # a group that goes back to the classic protocol rebalances there
 
     def heartbeat(self, request: ConsumerGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
         try:
@@ -98,7 +100,7 @@ class ConsumerGroupManager:
         elif not request.member_id:
             raise InvalidRequestError("MemberId can't be empty.")
         if request.server_assignor is not None:
-            assignors.assignor(request.server_assignor, self.c.config.consumer_assignors)
+            assignors.assignor(request.server_assignor, self.runtime.config.consumer_assignors)
         if request.subscribed_topic_regex is not None:
             try:
                 re.compile(request.subscribed_topic_regex)
@@ -110,9 +112,9 @@ class ConsumerGroupManager:
 
     def _heartbeat(self, request: ConsumerGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
         joining = request.member_epoch == JOIN_EPOCH
-        group = self.c.consumer_group(request.group_id, create=joining)
+        group = self._group(request.group_id, create=joining)
         member_id = request.member_id or str(uuid.uuid4())
-        if joining and member_id not in group.members and len(group.members) >= self.c.config.max_size:
+        if joining and member_id not in group.members and len(group.members) >= self.runtime.config.max_size:
             raise GroupMaxSizeReachedError(f"group {group.group_id} has reached its maximum size")
         out: list[CoordinatorRecord] = []
         member = self._member(group, member_id, request, out)
@@ -135,10 +137,10 @@ class ConsumerGroupManager:
             else member.server_assignor,
         )
         reconciled = self.update_member(group, member, updated, owned, out)
-        self.schedule_session_timeout(group, member_id, self.c.config.consumer_session_timeout_ms)
+        self.schedule_session_timeout(group, member_id, self.runtime.config.consumer_session_timeout_ms)
         self._schedule_revocation_timeout(group, reconciled)
         response = _Response(error_code=ErrorCode.NONE, member_id=member_id, member_epoch=reconciled.member_epoch,
-                             heartbeat_interval_ms=self.c.config.consumer_heartbeat_interval_ms)
+                             heartbeat_interval_ms=self.runtime.config.consumer_heartbeat_interval_ms)
         full = (request.rebalance_timeout_ms != -1 and request.topic_partitions is not None
                 and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None))
         if joining or full or reconciled.assigned != member.assigned:
@@ -159,22 +161,22 @@ class ConsumerGroupManager:
             bump = bump or (updated.subscribed_topic_names, updated.subscribed_topic_regex,
                             updated.server_assignor) != (member.subscribed_topic_names, member.subscribed_topic_regex,
                                                          member.server_assignor)
-        self.c.write_consumer_group(group, out)
+        self.runtime.write_consumer_group(group, out)
         out = []
-        metadata = self.subscription_metadata(group)
+        metadata = subscription_metadata(group, self.runtime.topics)
         if metadata != group.subscription_metadata:
             out.append(group.subscription_metadata_record(metadata))
             bump = True
         if bump:
             out.append(group.epoch_record(group.group_epoch + 1))
-        self.c.write_consumer_group(group, out)
+        self.runtime.write_consumer_group(group, out)
         if group.group_epoch > group.assignment_epoch:
             self.update_target_assignment(group, updated.server_assignor)
         member = group.members[member_id]
         reconciled = next_member_state(member, group.assignment_epoch, group.target_assignment.get(member_id, {}),
                                        owned, _others(group.partition_owners(), member_id))
         if reconciled != member:
-            self.c.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])
+            self.runtime.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])
         return group.members[member_id]
 
     def _member(self, group: ConsumerGroup, member_id: str, request: ConsumerGroupHeartbeatRequest,
@@ -194,7 +196,7 @@ class ConsumerGroupManager:
         if previous.member_epoch != STATIC_LEAVE_EPOCH:
             raise UnreleasedInstanceIdError(f"static member {request.instance_id} of group {group.group_id} is "
                                             f"still in use by member {previous.member_id}")
-        self.c.cancel(("consumer-session", group.group_id, previous.member_id))
+        self.runtime.cancel(("consumer-session", group.group_id, previous.member_id))
         target = group.target_assignment.get(previous.member_id, {})
         out.extend(group.member_tombstones(previous.member_id))
         successor = replace(previous, member_id=member_id, member_epoch=previous.previous_member_epoch)
@@ -203,31 +205,35 @@ class ConsumerGroupManager:
         out.append(successor.assignment_record(group.group_id))
         return successor
 
-    def member_topics(self, member: ConsumerMember) -> set[str]:
-        """The topics a member subscribes to: its names, and the topics its regular expression matches whole
-        (internal topics excluded), resolved against the topics that exist now."""
-        topics = set(member.subscribed_topic_names)
-        if member.subscribed_topic_regex:
-            pattern = re.compile(member.subscribed_topic_regex)
-            topics.update(t.name for t in self.c.topics.topics() if not t.is_internal and pattern.fullmatch(t.name))
-        return topics
-
-    def subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
-        metadata = {}
-        for name in sorted(set().union(*(self.member_topics(m) for m in group.members.values()))):
-            topic = self.c.topics.topic(name)
-            if topic is not None:
-                metadata[name] = (topic.topic_id, topic.partitions)
-        return metadata
+    def _group(self, group_id: str, create: bool) -> ConsumerGroup:
+        """The consumer group a heartbeat names; joining one makes it, converting a classic group of that id."""
+        group = self.runtime.groups.get(group_id)
+        if isinstance(group, ClassicGroup):
+            if create and not group.is_empty() and group_conversion.can_upgrade(self.runtime.config, group):
+                upgraded = group_conversion.upgrade(self.runtime, group)
+                for member in upgraded.members.values():
+                    self.schedule_session_timeout(upgraded, member.member_id, member.classic_session_timeout_ms)
+                return upgraded
+            if not (create and group.is_empty() and group.is_in(ClassicGroupState.EMPTY)):
+                raise GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
+            log.info("empty classic group %s becomes a consumer group (its offsets stay)", group_id)
+            self.runtime.write(group_id, [records.group_metadata_tombstone(group_id)])
+            group = None
+        if group is None:
+            if not create:
+                raise GroupIdNotFoundError(f"Group {group_id} not found.")
+            group = ConsumerGroup(group_id, state_timestamp_ms=self.runtime.now_ms())
+            self.runtime.groups[group_id] = group
+        return group
 
     def update_target_assignment(self, group: ConsumerGroup, preferred_assignor: str | None) -> None:
         name = preferred_assignor or next(
             (m.server_assignor for m in group.members.values() if m.server_assignor), None
-        ) or self.c.config.consumer_assignors[0]
-        assign = assignors.assignor(name, self.c.config.consumer_assignors)
+        ) or self.runtime.config.consumer_assignors[0]
+        assign = assignors.assignor(name, self.runtime.config.consumer_assignors)
         names = {name: topic_id for name, (topic_id, _) in group.subscription_metadata.items()}
         subscriptions = {
-            m.member_id: frozenset(names[t] for t in self.member_topics(m) if t in names)
+            m.member_id: frozenset(names[t] for t in member_topics(m, self.runtime.topics) if t in names)
             for m in group.members.values()
         }
         counts = {topic_id: n for topic_id, n in group.subscription_metadata.values()}
@@ -235,20 +241,19 @@ class ConsumerGroupManager:
         out = [group.target_member_record(member_id, assignment) for member_id, assignment in sorted(target.items())
                if group.target_assignment.get(member_id) != assignment]
         out.append(group.target_epoch_record(group.group_epoch))
-        self.c.write_consumer_group(group, out)
+        self.runtime.write_consumer_group(group, out)
         log.info("group %s: target assignment for epoch %d computed by the %s assignor for %d members",
                  group.group_id, group.group_epoch, name, len(group.members))
 
     # ---- leaving and fencing -------------------------------------------------------------------------------------
 
     def _leave(self, request: ConsumerGroupHeartbeatRequest) -> _Response:
-        group = self.c.consumer_group(request.group_id, create=False)
+        group = self._group(request.group_id, create=False)
         member = group.member(request.member_id)
         if request.member_epoch == STATIC_LEAVE_EPOCH and member.instance_id is not None:
-            self.c.write_consumer_group(group, [replace(member, member_epoch=STATIC_LEAVE_EPOCH,
-                                                        previous_member_epoch=member.member_epoch
-                                                        ).assignment_record(group.group_id)])
-            self.schedule_session_timeout(group, member.member_id, self.c.config.consumer_session_timeout_ms)
+            left = replace(member, member_epoch=STATIC_LEAVE_EPOCH, previous_member_epoch=member.member_epoch)
+            self.runtime.write_consumer_group(group, [left.assignment_record(group.group_id)])
+            self.schedule_session_timeout(group, member.member_id, self.runtime.config.consumer_session_timeout_ms)
             log.info("static member %s (%s) of group %s left for now", member.instance_id, member.member_id,
                      group.group_id)
         else:
@@ -260,49 +265,51 @@ class ConsumerGroupManager:
         if member_id not in group.members:
             return
         log.info("member %s of group %s is removed: %s", member_id, group.group_id, reason)
-        if group_conversion.should_downgrade(self.c, group, member_id):
-            group_conversion.downgrade(self.c, group, member_id)
+        if group_conversion.should_downgrade(self.runtime.config, group, member_id):
+            classic = group_conversion.downgrade(self.runtime, group, member_id)
+            self._classic.schedule_heartbeats_after_load(classic)
+            self._classic.prepare_rebalance(classic, f"downgraded from a consumer group when {member_id} left")
             return
         for key in ("consumer-session", "consumer-revocation", "consumer-sync", "consumer-join"):
-            self.c.cancel((key, group.group_id, member_id))
+            self.runtime.cancel((key, group.group_id, member_id))
         out = group.member_tombstones(member_id)
-        self.c.write_consumer_group(group, out)
-        metadata = self.subscription_metadata(group)
+        self.runtime.write_consumer_group(group, out)
+        metadata = subscription_metadata(group, self.runtime.topics)
         out = [group.subscription_metadata_record(metadata)] if metadata != group.subscription_metadata else []
         out.append(group.epoch_record(group.group_epoch + 1))
-        self.c.write_consumer_group(group, out)
+        self.runtime.write_consumer_group(group, out)
         if group.members:
             self.update_target_assignment(group, None)
 
     def schedule_session_timeout(self, group: ConsumerGroup, member_id: str, timeout_ms: int) -> None:
-        self.c.schedule(("consumer-session", group.group_id, member_id), timeout_ms,
-                        lambda: self._session_expired(group, member_id))
+        self.runtime.schedule(("consumer-session", group.group_id, member_id), timeout_ms,
+                              lambda: self._session_expired(group, member_id))
 
     def schedule_sessions_after_load(self, group: ConsumerGroup) -> None:
         for member in group.members.values():
             self.schedule_session_timeout(group, member.member_id, member.classic_session_timeout_ms
-                                          or self.c.config.consumer_session_timeout_ms)
+                                          or self.runtime.config.consumer_session_timeout_ms)
 
     def _session_expired(self, group: ConsumerGroup, member_id: str) -> None:
-        if self.c.groups.get(group.group_id) is group:
+        if self.runtime.groups.get(group.group_id) is group:
             self.fence(group, member_id, "its session timed out")
 
     def _schedule_revocation_timeout(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         key = ("consumer-revocation", group.group_id, member.member_id)
         if member.state is not MemberState.UNREVOKED_PARTITIONS:
-            self.c.cancel(key)
+            self.runtime.cancel(key)
             return
-        if self.c.is_scheduled(key):
+        if self.runtime.is_scheduled(key):
             return
         epoch = member.member_epoch
 
         def expired() -> None:
             current = group.members.get(member.member_id)
-            if (self.c.groups.get(group.group_id) is group and current is not None
+            if (self.runtime.groups.get(group.group_id) is group and current is not None
                     and current.state is MemberState.UNREVOKED_PARTITIONS and current.member_epoch == epoch):
                 self.fence(group, member.member_id, "it did not revoke its partitions within its rebalance timeout")
 
-        self.c.schedule(key, max(member.rebalance_timeout_ms, 0), expired)
+        self.runtime.schedule(key, max(member.rebalance_timeout_ms, 0), expired)
 
 
 def _owned(topic_partitions: list | None) -> Assignment | None:

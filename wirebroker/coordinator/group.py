@@ -1,9 +1,10 @@
 """What every group kind shares (Kafka's Group interface), the coordinator's settings, and the group-id hashing.
 
 Two kinds of group live side by side in one coordinator: classic groups (JoinGroup/SyncGroup, classic_group.py) and
-consumer groups (KIP-848 ConsumerGroupHeartbeat, consumer_group.py). Offsets (offsets.py) belong to a group id
-whatever its kind. The offset APIs ask the group to validate a commit or fetch through `validate_offset_commit`
-and `validate_offset_fetch`; the admin APIs read `state_name`, `protocol_type` and `is_empty`.
+consumer groups (KIP-848 ConsumerGroupHeartbeat, consumer_group.py). Offsets (offset_metadata_manager.py) belong
+to a group id whatever its kind. The offset APIs ask the group to validate a commit or fetch through
+`validate_offset_commit` and `validate_offset_fetch`; the admin APIs read `state_name`, `protocol_type` and
+`is_empty`.
 """
 
 from __future__ import annotations

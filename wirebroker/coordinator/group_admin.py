@@ -7,22 +7,25 @@ is described as Dead with no error (DescribeGroups v0-5), and so is a KIP-848 co
 (ConsumerGroupDescribe describes those: epochs, assignor, and each member's subscription, current and target
 assignment by topic id and name; GROUP_ID_NOT_FOUND for an unknown or classic group). List: every group with its
 protocol type, state (v4+) and type (v5+), filtered by state and type case-insensitively. Delete: only groups with
-no members (NON_EMPTY_GROUP otherwise); their offsets go with them.
+no members (NON_EMPTY_GROUP otherwise); their offsets go with them, in the same batch of tombstones.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
 
+from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import ClassicGroup, ClassicGroupState
 from wirebroker.coordinator.consumer_group import Assignment, ConsumerGroup
+from wirebroker.coordinator.group import Group
+from wirebroker.coordinator.group_runtime import GroupRuntime
+from wirebroker.coordinator.offset_metadata_manager import OffsetMetadataManager
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse
 from wirebroker.protocol.messages.describe_groups import DescribeGroupsResponse
 from wirebroker.protocol.messages.list_groups import ListGroupsResponse
 
-if TYPE_CHECKING:
-    from wirebroker.coordinator.group_coordinator import GroupCoordinator
+log = logging.getLogger(__name__)
 
 _Group = DescribeGroupsResponse.DescribedGroup
 _Member = DescribeGroupsResponse.DescribedGroupMember
@@ -32,8 +35,8 @@ def describe_error(group_id: str, code: int) -> _Group:
     return _Group(error_code=code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
 
 
-def describe(c: GroupCoordinator, group_id: str) -> _Group:
-    group = c.group(group_id)
+def describe(runtime: GroupRuntime, group_id: str) -> _Group:
+    group = runtime.groups.get(group_id)
     if not isinstance(group, ClassicGroup):
         # Kafka describes only classic groups here; consumer groups answer ConsumerGroupDescribe.
         return _Group(error_code=ErrorCode.NONE, group_id=group_id, group_state=ClassicGroupState.DEAD.value,
@@ -51,11 +54,11 @@ def describe(c: GroupCoordinator, group_id: str) -> _Group:
                   members=members)
 
 
-def list_groups(c: GroupCoordinator, states: list[str], types: list[str]) -> list[ListGroupsResponse.ListedGroup]:
+def list_groups(runtime: GroupRuntime, states: list[str], types: list[str]) -> list[ListGroupsResponse.ListedGroup]:
     wanted_states = {s.lower() for s in states}
     wanted_types = {t.lower() for t in types}
     listed = []
-    for group in list(c.groups.values()):
+    for group in list(runtime.groups.values()):
         if wanted_states and group.state_name.lower() not in wanted_states:
             continue
         if wanted_types and group.type.value not in wanted_types:
@@ -65,17 +68,33 @@ def list_groups(c: GroupCoordinator, states: list[str], types: list[str]) -> lis
     return listed
 
 
-def delete_group(c: GroupCoordinator, group_id: str) -> int:
-    group = c.group(group_id)
+def delete_group(runtime: GroupRuntime, offsets: OffsetMetadataManager, group_id: str) -> int:
+    """DeleteGroups' error code for one group."""
+    group = runtime.groups.get(group_id)
     if group is None or group.state_name == ClassicGroupState.DEAD.value:
         return ErrorCode.GROUP_ID_NOT_FOUND
     if not group.is_empty():
         return ErrorCode.NON_EMPTY_GROUP
     try:
-        c.delete_group(group)
+        delete(runtime, offsets, group)
     except KafkaError as exc:
         return exc.code
     return ErrorCode.NONE
+
+
+def delete(runtime: GroupRuntime, offsets: OffsetMetadataManager, group: Group) -> None:
+    """Tombstones for the group's offsets and metadata, then the group is gone."""
+    out = offsets.tombstones(group.group_id)
+    if isinstance(group, ConsumerGroup):
+        out += group.group_tombstones()
+    else:
+        out.append(records.group_metadata_tombstone(group.group_id))
+        group.state = ClassicGroupState.DEAD
+    offsets.write(group.group_id, out)
+    if isinstance(group, ConsumerGroup):
+        group.deleted = True
+    runtime.groups.pop(group.group_id, None)
+    log.info("group %s deleted", group.group_id)
 
 
 _Described = ConsumerGroupDescribeResponse.DescribedGroup
@@ -85,14 +104,14 @@ def describe_consumer_group_error(group_id: str, error: KafkaError) -> _Describe
     return _Described(group_id=group_id, error_code=error.code, error_message=str(error))
 
 
-def describe_consumer_group(c: GroupCoordinator, group_id: str) -> _Described:
-    group = c.group(group_id)
+def describe_consumer_group(runtime: GroupRuntime, group_id: str) -> _Described:
+    group = runtime.groups.get(group_id)
     if not isinstance(group, ConsumerGroup):
         return _Described(group_id=group_id, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
                           error_message=f"Group {group_id} not found." if group is None
                           else f"Group {group_id} is not a consumer group.")
     assignor = next((m.server_assignor for m in group.members.values() if m.server_assignor),
-                    c.config.consumer_assignors[0])
+                    runtime.config.consumer_assignors[0])
     return _Described(
         error_code=ErrorCode.NONE, group_id=group.group_id, group_state=group.state_name,
         group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch, assignor_name=assignor,
@@ -100,16 +119,16 @@ def describe_consumer_group(c: GroupCoordinator, group_id: str) -> _Described:
             ConsumerGroupDescribeResponse.Member(
                 member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
                 client_id=m.client_id, client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
-                subscribed_topic_regex=m.subscribed_topic_regex, assignment=_assignment(c, m.assigned),
-                target_assignment=_assignment(c, group.target_assignment.get(m.member_id, {})))
+                subscribed_topic_regex=m.subscribed_topic_regex, assignment=_assignment(runtime, m.assigned),
+                target_assignment=_assignment(runtime, group.target_assignment.get(m.member_id, {})))
             for m in group.members.values()
         ])
 
 
-def _assignment(c: GroupCoordinator, assignment: Assignment) -> ConsumerGroupDescribeResponse.Assignment:
+def _assignment(runtime: GroupRuntime, assignment: Assignment) -> ConsumerGroupDescribeResponse.Assignment:
     topics = []
     for topic_id, partitions in sorted(assignment.items()):
-        topic = c.topics.topic_by_id(topic_id)
+        topic = runtime.topics.topic_by_id(topic_id)
         topics.append(ConsumerGroupDescribeResponse.TopicPartitions(
             topic_id=topic_id, topic_name=topic.name if topic else "", partitions=sorted(partitions)))
     return ConsumerGroupDescribeResponse.Assignment(topic_partitions=topics)

@@ -1,4 +1,9 @@
-"""Committing, fetching and deleting offsets (Kafka's OffsetMetadataManager request paths).
+"""Committed offsets (Kafka's OffsetMetadataManager): what each group committed for each partition, the requests
+that commit, fetch and delete them, and their expiry.
+
+State is changed only by replaying OffsetCommit records (a commit and a load take the same path): a value sets the
+partition's offset, a tombstone deletes it. A value for a group this coordinator does not know makes a "simple"
+group, as Kafka does on replay.
 
 Commit: the group validates the committer (classic: member, instance id, generation, not while completing a
 rebalance; consumer groups: member epoch, KIP-848). With generation -1 and no such group, a "simple" group is made
@@ -10,17 +15,24 @@ written as one batch and applied.
 Fetch: the committed offset, leader epoch and metadata of each asked partition (-1 and "" when none), or of every
 partition the group committed when no topics are named. Delete (OffsetDelete): refused per partition with
 GROUP_SUBSCRIBED_TO_TOPIC while the group consumes the topic.
+
+Expiry (`offsets.retention.minutes`, KIP-211): a group's offsets are kept while it has members; once it is empty
+they expire `retention` after the later of the commit and the moment the group became empty (groups that never used
+group management count from the commit alone). An offset committed with an explicit expire timestamp (OffsetCommit
+v1) expires then.
+
+Group-level failures are raised as Kafka errors; the coordinator turns them into the answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.classic_group import ClassicGroup
-from wirebroker.coordinator.offsets import NO_LEADER_EPOCH, NO_OFFSET
+from wirebroker.coordinator.group_runtime import GroupRuntime
 from wirebroker.protocol.errors import (
     ErrorCode,
     GroupIdNotFoundError,
@@ -29,12 +41,32 @@ from wirebroker.protocol.errors import (
     KafkaError,
     NonEmptyGroupError,
 )
+from wirebroker.protocol.messages.offset_commit_value import OffsetCommitValue
 
-if TYPE_CHECKING:
-    from wirebroker.coordinator.group_coordinator import GroupCoordinator
+log = logging.getLogger(__name__)
 
+NO_OFFSET = -1
+NO_LEADER_EPOCH = -1
 FIRST_GROUP_ID_NOT_FOUND_COMMIT_VERSION = 9
 DEFAULT_RETENTION = -1  # OffsetCommit v2-4 retention_time_ms meaning "the broker's offsets.retention.minutes"
+OFFSET_RECORD_TYPES = (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY)
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndMetadata:
+    committed_offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+    expire_timestamp_ms: int | None = None
+
+    @classmethod
+    def from_record_value(cls, value: OffsetCommitValue, version: int) -> OffsetAndMetadata:
+        expire = value.expire_timestamp if version == records.OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY else -1
+        return cls(value.offset, value.leader_epoch, value.metadata, value.commit_timestamp,
+                   expire if expire >= 0 else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,109 +88,174 @@ class FetchedOffset:
     error_code: int = ErrorCode.NONE
 
 
-def commit(c: GroupCoordinator, group_id: str, member_id: str, group_instance_id: str | None,
-           generation_or_epoch: int, retention_ms: int, commits: list[PartitionCommit],
-           api_version: int) -> dict[tuple[str, int], int]:
-    """Error code per (topic, partition); a group-level failure gives every partition that code."""
-    try:
+class OffsetMetadataManager:
+    def __init__(self, runtime: GroupRuntime) -> None:
+        self.runtime = runtime
+        self._offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+
+    # ---- state: replayed records ---------------------------------------------------------------------------------
+
+    def replay(self, record: records.CoordinatorRecord) -> None:
+        key = record.key
+        if record.value is None:
+            partitions = self._offsets.get(key.group)
+            if partitions is not None:
+                partitions.pop((key.topic, key.partition), None)
+                if not partitions:
+                    del self._offsets[key.group]
+            return
+        self._offsets.setdefault(key.group, {})[(key.topic, key.partition)] = OffsetAndMetadata.from_record_value(
+            record.value, record.value_version)
+        if key.group not in self.runtime.groups:
+            # A group known only by its offsets: a "simple" group, as Kafka makes one on replay.
+            self.runtime.groups[key.group] = ClassicGroup(key.group, state_timestamp_ms=self.runtime.now_ms())
+
+    def write(self, group_id: str, out: list[records.CoordinatorRecord]) -> None:
+        """Append records for `group_id`; the offset commits among them are applied once written."""
+        self.runtime.write(group_id, out)
+        for record in out:
+            if record.record_type in OFFSET_RECORD_TYPES:
+                self.replay(record)
+
+    def has_offsets(self, group_id: str) -> bool:
+        return bool(self._offsets.get(group_id))
+
+    def group_ids(self) -> Iterator[str]:
+        return iter(list(self._offsets))
+
+    def tombstones(self, group_id: str, partitions: list[TopicPartition] | None = None
+                   ) -> list[records.CoordinatorRecord]:
+        """Tombstones for the given partitions' offsets (all of the group's when None) that exist."""
+        held = self._offsets.get(group_id, {})
+        chosen = list(held) if partitions is None else [tp for tp in partitions if tp in held]
+        return [records.offset_commit_tombstone(group_id, topic, partition) for topic, partition in chosen]
+
+    # ---- OffsetCommit --------------------------------------------------------------------------------------------
+
+    def commit(self, group_id: str, member_id: str, group_instance_id: str | None, generation_or_epoch: int,
+               retention_ms: int, commits: list[PartitionCommit], api_version: int) -> dict[TopicPartition, int]:
+        """Error code per (topic, partition); a group-level failure is raised."""
         if not group_id:
             raise InvalidGroupIdError("the group id is empty")
-        _validate_commit(c, group_id, member_id, group_instance_id, generation_or_epoch, api_version)
-    except KafkaError as exc:
-        return {(p.topic, p.partition): exc.code for p in commits}
-    now = c.now_ms()
-    codes: dict[tuple[str, int], int] = {}
-    out = []
-    for p in commits:
-        code = _partition_error(c, p)
-        codes[(p.topic, p.partition)] = code
-        if code != ErrorCode.NONE:
-            continue
-        timestamp = p.commit_timestamp_ms if p.commit_timestamp_ms >= 0 else now
-        expire = None
-        if p.commit_timestamp_ms >= 0:  # v1: Kafka stores an explicit expiry for these
-            expire = timestamp + c.config.offsets_retention_ms
-        elif retention_ms != DEFAULT_RETENTION:
-            expire = timestamp + retention_ms
-        out.append(records.offset_commit(group_id, p.topic, p.partition, p.offset, p.leader_epoch,
-                                         p.metadata or "", timestamp, expire))
-    try:
-        c.write(group_id, out)
-    except KafkaError as exc:
-        return {tp: exc.code if code == ErrorCode.NONE else code for tp, code in codes.items()}
-    return codes
+        self._validate_commit(group_id, member_id, group_instance_id, generation_or_epoch, api_version)
+        config = self.runtime.config
+        now = self.runtime.now_ms()
+        codes: dict[TopicPartition, int] = {}
+        out = []
+        for p in commits:
+            code = self._partition_error(p)
+            codes[(p.topic, p.partition)] = code
+            if code != ErrorCode.NONE:
+                continue
+            timestamp = p.commit_timestamp_ms if p.commit_timestamp_ms >= 0 else now
+            expire = None
+            if p.commit_timestamp_ms >= 0:  # v1: Kafka stores an explicit expiry for these
+                expire = timestamp + config.offsets_retention_ms
+            elif retention_ms != DEFAULT_RETENTION:
+                expire = timestamp + retention_ms
+            out.append(records.offset_commit(group_id, p.topic, p.partition, p.offset, p.leader_epoch,
+                                             p.metadata or "", timestamp, expire))
+        try:
+            self.write(group_id, out)
+        except KafkaError as exc:
+            return {tp: exc.code if code == ErrorCode.NONE else code for tp, code in codes.items()}
+        return codes
 
+    def _validate_commit(self, group_id: str, member_id: str, group_instance_id: str | None,
+                         generation_or_epoch: int, api_version: int) -> None:
+        group = self.runtime.groups.get(group_id)
+        if group is None:
+            if generation_or_epoch >= 0:
+                if api_version >= FIRST_GROUP_ID_NOT_FOUND_COMMIT_VERSION:
+                    raise GroupIdNotFoundError(f"group {group_id} does not exist")
+                raise IllegalGenerationError(f"group {group_id} does not exist")
+            self.runtime.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.runtime.now_ms())
+            return
+        group.validate_offset_commit(member_id, group_instance_id, generation_or_epoch, api_version)
 
-def _validate_commit(c: GroupCoordinator, group_id: str, member_id: str, group_instance_id: str | None,
-                     generation_or_epoch: int, api_version: int) -> None:
-    group = c.group(group_id)
-    if group is None:
-        if generation_or_epoch >= 0:
-            if api_version >= FIRST_GROUP_ID_NOT_FOUND_COMMIT_VERSION:
-                raise GroupIdNotFoundError(f"group {group_id} does not exist")
-            raise IllegalGenerationError(f"group {group_id} does not exist")
-        c.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=c.now_ms())
-        return
-    group.validate_offset_commit(member_id, group_instance_id, generation_or_epoch, api_version)
+    def _partition_error(self, p: PartitionCommit) -> int:
+        topic = self.runtime.topics.topic(p.topic)
+        if topic is None or not 0 <= p.partition < topic.partitions:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if p.metadata is not None and len(p.metadata.encode()) > self.runtime.config.offset_metadata_max_bytes:
+            return ErrorCode.OFFSET_METADATA_TOO_LARGE
+        return ErrorCode.NONE
 
+    # ---- OffsetFetch ---------------------------------------------------------------------------------------------
 
-def _partition_error(c: GroupCoordinator, p: PartitionCommit) -> int:
-    topic = c.topics.topic(p.topic)
-    if topic is None or not 0 <= p.partition < topic.partitions:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    if p.metadata is not None and len(p.metadata.encode()) > c.config.offset_metadata_max_bytes:
-        return ErrorCode.OFFSET_METADATA_TOO_LARGE
-    return ErrorCode.NONE
-
-
-def fetch(c: GroupCoordinator, group_id: str, topics: list[tuple[str, list[int]]] | None,
-          member_id: str | None = None, member_epoch: int = -1) -> tuple[int, list[tuple[str, list[FetchedOffset]]]]:
-    """(group error, [(topic, offsets)]); topics None means every partition the group committed."""
-    try:
-        group = c.group(group_id)
+    def fetch(self, group_id: str, topics: list[tuple[str, list[int]]] | None, member_id: str | None = None,
+              member_epoch: int = -1) -> list[tuple[str, list[FetchedOffset]]]:
+        """[(topic, offsets)]; topics None means every partition the group committed. A group-level failure is
+        raised."""
+        group = self.runtime.groups.get(group_id)
         if group is not None:
             group.validate_offset_fetch(member_id, member_epoch)
-    except KafkaError as exc:
-        return exc.code, []
-    if topics is None:
-        by_topic: dict[str, list[FetchedOffset]] = {}
-        for (topic, partition), o in sorted(c.offsets.of_group(group_id).items()):
-            by_topic.setdefault(topic, []).append(FetchedOffset(partition, o.committed_offset, o.leader_epoch,
-                                                                o.metadata))
-        return ErrorCode.NONE, list(by_topic.items())
-    result = []
-    for topic, partitions in topics:
-        fetched = []
-        for partition in partitions:
-            o = c.offsets.get(group_id, topic, partition)
-            fetched.append(FetchedOffset(partition, NO_OFFSET, NO_LEADER_EPOCH, "") if o is None else
-                           FetchedOffset(partition, o.committed_offset, o.leader_epoch, o.metadata))
-        result.append((topic, fetched))
-    return ErrorCode.NONE, result
+        held = self._offsets.get(group_id, {})
+        if topics is None:
+            by_topic: dict[str, list[FetchedOffset]] = {}
+            for (topic, partition), o in sorted(held.items()):
+                by_topic.setdefault(topic, []).append(FetchedOffset(partition, o.committed_offset, o.leader_epoch,
+                                                                    o.metadata))
+            return list(by_topic.items())
+        result = []
+        for topic, partitions in topics:
+            fetched = []
+            for partition in partitions:
+                o = held.get((topic, partition))
+                fetched.append(FetchedOffset(partition, NO_OFFSET, NO_LEADER_EPOCH, "") if o is None else
+                               FetchedOffset(partition, o.committed_offset, o.leader_epoch, o.metadata))
+            result.append((topic, fetched))
+        return result
 
+    # ---- OffsetDelete --------------------------------------------------------------------------------------------
 
-def delete(c: GroupCoordinator, group_id: str, partitions: Iterable[tuple[str, int]]
-           ) -> tuple[int, dict[tuple[str, int], int]]:
-    """(group error, error per partition) of an OffsetDelete."""
-    partitions = list(partitions)
-    try:
-        group = c.group(group_id)
+    def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The error per partition of an OffsetDelete; a group-level failure is raised."""
+        group = self.runtime.groups.get(group_id)
         if group is None:
             raise GroupIdNotFoundError(f"group {group_id} does not exist")
         if isinstance(group, ClassicGroup) and not group.is_empty() and group.subscribed_topics() is None:
             raise NonEmptyGroupError(f"group {group_id} is not empty and its subscriptions are not known")
-    except KafkaError as exc:
-        return exc.code, {}
-    codes = {}
-    deletable = []
-    for topic, partition in partitions:
-        if group.is_subscribed_to_topic(topic):
-            codes[(topic, partition)] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
-        else:
-            codes[(topic, partition)] = ErrorCode.NONE
-            deletable.append((topic, partition))
-    try:
-        c.write(group_id, c.offsets.tombstones(group_id, deletable))
-    except KafkaError as exc:
-        return exc.code, {}
-    return ErrorCode.NONE, codes
+        codes = {}
+        deletable = []
+        for topic, partition in partitions:
+            if group.is_subscribed_to_topic(topic):
+                codes[(topic, partition)] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            else:
+                codes[(topic, partition)] = ErrorCode.NONE
+                deletable.append((topic, partition))
+        self.write(group_id, self.tombstones(group_id, deletable))
+        return codes
+
+    # ---- expiry --------------------------------------------------------------------------------------------------
+
+    def expire(self, group_id: str) -> int:
+        """Delete the expired offsets of an empty (or unknown) group; returns how many went."""
+        group = self.runtime.groups.get(group_id)
+        if group is not None and not group.is_empty():
+            return 0
+        empty_since = None
+        if isinstance(group, ClassicGroup) and group.protocol_type is not None:
+            empty_since = group.state_timestamp_ms
+        expired = self._expired(group_id, self.runtime.now_ms(), self.runtime.config.offsets_retention_ms,
+                                empty_since)
+        if expired:
+            log.info("expiring %d offsets of group %s (offsets.retention.minutes)", len(expired), group_id)
+            self.write(group_id, self.tombstones(group_id, expired))
+        return len(expired)
+
+    def _expired(self, group_id: str, now_ms: int, retention_ms: int, empty_since_ms: int | None
+                 ) -> list[TopicPartition]:
+        """The partitions whose offsets have expired; `empty_since_ms` is when the group became empty, None for
+        a group that never had members (a "simple" group that only commits)."""
+        expired = []
+        for tp, offset in self._offsets.get(group_id, {}).items():
+            if offset.expire_timestamp_ms is not None:
+                if now_ms >= offset.expire_timestamp_ms:
+                    expired.append(tp)
+                continue
+            base = offset.commit_timestamp_ms if empty_since_ms is None else max(empty_since_ms,
+                                                                                 offset.commit_timestamp_ms)
+            if now_ms >= base + retention_ms:
+                expired.append(tp)
+        return expired

@@ -1,0 +1,108 @@
+"""What the group managers share, and all they see of the coordinator (Kafka hands its GroupMetadataManager and
+OffsetMetadataManager the same few things: the config, the metadata image, a timer and the records they write).
+
+- `config` (GroupConfig) and `topics`, the topics that exist (the metadata store);
+- the clock and timers: a timer's callback runs under the coordinator's lock, as every request does, so the
+  managers never lock anything themselves;
+- record writes to `__consumer_offsets`: appended to the group's partition before anything is answered; a consumer
+  group's records are then replayed into it (its state only ever changes that way);
+- `groups`, every group by id: the managers look groups up, add and remove them here.
+
+The coordinator (group_coordinator.py) builds one and gives it to each manager; the managers never see the
+coordinator itself, so no coordinator module imports it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Protocol
+
+from wirebroker.cluster.metadata import TopicMetadata
+from wirebroker.coordinator import internal_records as records
+from wirebroker.coordinator.consumer_group import ConsumerGroup
+from wirebroker.coordinator.group import Group, GroupConfig, partition_for
+
+
+class RecordLog(Protocol):
+    """Where the coordinator's records go: `__consumer_offsets` (offsets_topic.py) or, in tests, memory."""
+
+    @property
+    def num_partitions(self) -> int: ...
+
+    def append(self, partition: int, records: list[records.CoordinatorRecord]) -> None: ...
+
+    def read_all(self, partition: int) -> Iterator[tuple[bytes, bytes | None]]: ...
+
+    def exists(self) -> bool: ...
+
+
+class Timer(Protocol):
+    def now_ms(self) -> int: ...
+
+    def schedule(self, key: Hashable, delay_ms: int, fn: Callable[[], None]) -> None: ...
+
+    def cancel(self, key: Hashable) -> None: ...
+
+    def is_scheduled(self, key: Hashable) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+class TopicImage(Protocol):
+    """The topics that exist (the metadata store)."""
+
+    def topic(self, name: str) -> TopicMetadata | None: ...
+
+    def topic_by_id(self, topic_id: bytes) -> TopicMetadata | None: ...
+
+    def topics(self) -> Iterable[TopicMetadata]: ...
+
+
+class GroupRuntime:
+    def __init__(self, config: GroupConfig, record_log: RecordLog, timer: Timer, topics: TopicImage,
+                 lock: threading.RLock) -> None:
+        self.config = config
+        self.topics = topics
+        self.groups: dict[str, Group] = {}
+        self._record_log = record_log
+        self._timer = timer
+        self._lock = lock
+
+    # ---- the clock and timers ------------------------------------------------------------------------------------
+
+    def now_ms(self) -> int:
+        return self._timer.now_ms()
+
+    def schedule(self, key: Hashable, delay_ms: int, fn: Callable[[], None]) -> None:
+        """Run `fn` under the coordinator's lock in `delay_ms`, replacing any timer scheduled under `key`."""
+        def locked() -> None:
+            with self._lock:
+                fn()
+
+        self._timer.schedule(key, delay_ms, locked)
+
+    def cancel(self, key: Hashable) -> None:
+        self._timer.cancel(key)
+
+    def is_scheduled(self, key: Hashable) -> bool:
+        return self._timer.is_scheduled(key)
+
+    # ---- record writes -------------------------------------------------------------------------------------------
+
+    def write(self, group_id: str, out: list[records.CoordinatorRecord]) -> None:
+        """Append records to `group_id`'s partition of `__consumer_offsets`."""
+        if out:
+            self._record_log.append(partition_for(group_id, self._record_log.num_partitions), out)
+
+    def write_consumer_group(self, group: ConsumerGroup, out: list[records.CoordinatorRecord]) -> None:
+        """Append a consumer group's records, then replay them into it; a deleted group goes from `groups`."""
+        if not out:
+            return
+        self.write(group.group_id, out)
+        for record in out:
+            group.replay(record)
+        if group.deleted and self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
