@@ -38,15 +38,22 @@ from wirebroker.cluster.zk.data import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicAssignment,
+    decode_isr_change_notification,
 )
 from wirebroker.cluster.zk.errors import ControllerMovedError
-from wirebroker.cluster.zk.partition_state import get_partition_states, update_leader_and_isr
+from wirebroker.cluster.zk.partition_state import (
+    create_isr_change_notification,
+    get_partition_states,
+    update_leader_and_isr,
+)
 from wirebroker.cluster.zk.topics import (
     create_topic,
     delete_topic_znodes,
     get_all_topics,
+    get_topic_assignment,
     get_topic_config,
     mark_topic_for_deletion,
+    set_topic_assignment,
 )
 from wirebroker.cluster.zookeeper_server import ZooKeeperNotInstalledError, ZooKeeperServer, four_letter_word
 from wirebroker.log.files import TopicPartition
@@ -257,6 +264,15 @@ def test_controller_flow_through_zookeeper(connect):
     assert get_topic_config(zk, "events") == {"min.insync.replicas": "2"}
     tps = [TopicPartition("events", p) for p in range(3)]
     controller.on_new_partitions(zk, {tp: ReplicaAssignment(tuple(replicas[tp.partition])) for tp in tps})
+    assert get_topic_assignment(zk, "events").partitions[2] == ReplicaAssignment(tuple(replicas[2]))
+    grown = TopicAssignment("AAAAAAAAAAAAAAAAAAAAAA", {**{p: ReplicaAssignment(tuple(r)) for p, r in replicas.items()},
+                                                      3: ReplicaAssignment((1, 2, 3))})
+    with pytest.raises(ControllerMovedError):  # an older controller's epoch version
+        set_topic_assignment(zk, "events", grown, epoch_version - 1)
+    set_topic_assignment(zk, "events", grown, epoch_version)
+    assert sorted(get_topic_assignment(zk, "events").partitions) == [0, 1, 2, 3]
+    notification = create_isr_change_notification(zk, tps[:2])
+    assert decode_isr_change_notification(zk.get(notification)[0]) == set(tps[:2])
     assert sorted(s.leader_and_isr.leader for s in get_partition_states(zk, tps).values()) == [1, 2, 3]
 
     shutdown = controller.on_controlled_shutdown(zk, 1)

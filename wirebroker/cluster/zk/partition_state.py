@@ -23,7 +23,7 @@ from wirebroker.cluster.zk.data import (
     LeaderIsrAndControllerEpoch,
     encode_isr_change_notification,
 )
-from wirebroker.cluster.zk.fenced import commit_fenced
+from wirebroker.cluster.zk.fenced import Write, commit_fenced
 from wirebroker.log.files import TopicPartition
 
 
@@ -97,9 +97,9 @@ def create_isr_change_notification(zk: KazooClient, partitions: Iterable[TopicPa
                      encode_isr_change_notification(sorted(partitions)), sequence=True, makepath=True)
 
 
-def _create(path: str, data: bytes):
+def _create(path: str, data: bytes) -> Write:
     return lambda transaction: transaction.create(path, data)
 
 
-def _set(path: str, data: bytes, version: int):
+def _set(path: str, data: bytes, version: int) -> Write:
     return lambda transaction: transaction.set_data(path, data, version)

@@ -14,7 +14,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from wirebroker.cluster.zk import paths
 from wirebroker.cluster.zk.data import TopicAssignment, decode_topic_config, encode_topic_config
-from wirebroker.cluster.zk.fenced import commit_fenced
+from wirebroker.cluster.zk.fenced import Write, commit_fenced
 from wirebroker.protocol.errors import TopicAlreadyExistsError
 
 
@@ -96,10 +96,10 @@ def get_topics_marked_for_deletion(zk: KazooClient) -> list[str]:
 def delete_topic_znodes(zk: KazooClient, topic: str, epoch_zk_version: int) -> None:
     """The controller's last step of a deletion: the assignment with its partition states, the config, the request.
     Each removal is fenced by the controller epoch; the assignment's children go first (ZooKeeper deletes leaves)."""
-    partition_paths = [paths.partition_state(topic, int(p)) for p in _children(zk, paths.topic_partitions(topic))]
+    partitions = [int(p) for p in _children(zk, paths.topic_partitions(topic))]
     levels = [
-        partition_paths,
-        [path.rpartition("/")[0] for path in partition_paths],
+        [paths.partition_state(topic, p) for p in partitions],
+        [paths.topic_partition(topic, p) for p in partitions],
         [paths.topic_partitions(topic)],
         [paths.topic(topic), paths.topic_config(topic), paths.delete_topic(topic)],
     ]
@@ -110,7 +110,7 @@ def delete_topic_znodes(zk: KazooClient, topic: str, epoch_zk_version: int) -> N
                 raise result
 
 
-def _delete(path: str):
+def _delete(path: str) -> Write:
     return lambda transaction: transaction.delete(path)
 
 
