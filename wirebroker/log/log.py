@@ -38,10 +38,7 @@ from wirebroker.log.leader_epoch_cache import (
 )
 from wirebroker.log.loader import LogLoader, rebuild_producer_state
 from wirebroker.log.local_log import LocalLog, now_ms, parse_topic_partition_name
-from wirebroker.log.metadata_files import (
-    read_partition_metadata,
-    write_partition_metadata,
-)
+from wirebroker.log.metadata_files import check_topic_id
 from wirebroker.log.producer_state import (
     PRODUCER_ID_EXPIRATION_MS_DEFAULT,
     AppendOrigin,
@@ -55,13 +52,15 @@ from wirebroker.log.scheduler import Scheduler
 from wirebroker.log.segment import LogSegment
 from wirebroker.log.segments import LogSegments
 from wirebroker.log.validator import (
+    ValidatedBatch,
     analyze_and_validate_producer_state,
     assign_offsets_and_epoch,
     check_timestamps,
     find_duplicate,
+    follower_batches,
     scan_batches,
 )
-from wirebroker.protocol.errors import InconsistentTopicIdError, OffsetOutOfRangeError, RecordListTooLargeError
+from wirebroker.protocol.errors import OffsetOutOfRangeError, RecordListTooLargeError
 from wirebroker.protocol.records import validate_batches
 
 log = logging.getLogger(__name__)
@@ -125,7 +124,7 @@ class Log:
         os.makedirs(directory, exist_ok=True)
         topic_partition = parse_topic_partition_name(directory)
         name = str(topic_partition)
-        topic_id = _check_topic_id(directory, topic_id, name)
+        topic_id = check_topic_id(directory, topic_id, name)
         leader_epoch_cache = LeaderEpochFileCache(directory, name)
         producer_state = ProducerStateManager(directory, name, producer_id_expiration_ms)
         segments = LogSegments()
@@ -218,40 +217,52 @@ class Log:
         view = memoryview(records)
         headers = (validate_batches(view, self.config.max_message_bytes) if origin is AppendOrigin.CLIENT
                    else scan_batches(view))
-        if len(view) > self.config.segment_size:
-            raise RecordListTooLargeError(f"Message batch size is {len(view)} bytes in append to partition "
-                                          f"{self.name}, which exceeds the maximum configured segment size of "
-                                          f"{self.config.segment_size}")
         if not self.config.log_append_time:
             check_timestamps(headers, self.config, now)
         with self._lock:
-            local = self._local
-            local.check_open()
-            batches = assign_offsets_and_epoch(view, headers, local.log_end_offset_metadata.message_offset,
-                                               leader_epoch, self.config, now)
-            first, last = batches[0].header, batches[-1].header
-            max_batch = max(batches, key=lambda b: b.header.max_timestamp)  # the first batch on ties
+            self._local.check_open()
+            batches = assign_offsets_and_epoch(view, headers, self.log_end_offset, leader_epoch, self.config, now)
             duplicate = (find_duplicate(self.producer_state, batches, self.topic_partition)
                          if origin is AppendOrigin.CLIENT else None)
             if duplicate is not None:
                 return LogAppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
                                      duplicate.last_offset, duplicate.timestamp, self._log_start_offset, 0, 0,
-                                     last.partition_leader_epoch, is_duplicate=True)
-            segment = self._maybe_roll(len(view), max_batch.header.max_timestamp, last.last_offset, now)
-            producer_updates, completed_txns = analyze_and_validate_producer_state(self.producer_state, view, batches,
-                                                                                  origin)
-            for batch in batches:
-                if batch.header.partition_leader_epoch >= 0:
-                    self.leader_epoch_cache.assign(batch.header.partition_leader_epoch, batch.header.base_offset)
-            local.append(segment, last.last_offset, max_batch.header.max_timestamp, max_batch.header.last_offset, view)
-            self._apply_producer_state(segment, producer_updates, completed_txns, last.next_offset)
-            info = LogAppendInfo(first.base_offset, last.last_offset, max_batch.header.max_timestamp,
-                                 max_batch.header.last_offset, now if self.config.log_append_time else NO_TIMESTAMP,
-                                 self._log_start_offset, len(view), sum(b.header.records_count for b in batches),
-                                 last.partition_leader_epoch)
-            if local.unflushed_messages() >= self.config.flush_messages:
-                self.flush()
-            return info
+                                     batches[-1].header.partition_leader_epoch, is_duplicate=True)
+            return self._append_validated(view, batches, origin, now)
+
+    def append_as_follower(self, records: bytes | memoryview) -> LogAppendInfo | None:
+        """Append batches fetched from the leader with the leader's offsets, epochs and timestamps (Kafka's
+        appendAsFollower); None when no whole batch was there (a partial last batch waits for the next fetch)."""
+        with self._lock:
+            self._local.check_open()
+            view, batches = follower_batches(memoryview(records), self.log_end_offset)
+            return self._append_validated(view, batches, AppendOrigin.REPLICATION, now_ms()) if batches else None
+
+    def _append_validated(self, view: memoryview, batches: list[ValidatedBatch], origin: AppendOrigin,
+                          now: int) -> LogAppendInfo:
+        """Write batches with offsets and epochs set (roll, producer state, leader epochs); the lock is held."""
+        if len(view) > self.config.segment_size:
+            raise RecordListTooLargeError(f"Message batch size is {len(view)} bytes in append to partition "
+                                          f"{self.name}, which exceeds the maximum configured segment size of "
+                                          f"{self.config.segment_size}")
+        first, last = batches[0].header, batches[-1].header
+        max_batch = max(batches, key=lambda b: b.header.max_timestamp)  # the first batch on ties
+        segment = self._maybe_roll(len(view), max_batch.header.max_timestamp, last.last_offset, now)
+        producer_updates, completed_txns = analyze_and_validate_producer_state(self.producer_state, view, batches,
+                                                                              origin)
+        for batch in batches:
+            if batch.header.partition_leader_epoch >= 0:
+                self.leader_epoch_cache.assign(batch.header.partition_leader_epoch, batch.header.base_offset)
+        self._local.append(segment, last.last_offset, max_batch.header.max_timestamp, max_batch.header.last_offset,
+                           view)
+        self._apply_producer_state(segment, producer_updates, completed_txns, last.next_offset)
+        info = LogAppendInfo(first.base_offset, last.last_offset, max_batch.header.max_timestamp,
+                             max_batch.header.last_offset, now if self.config.log_append_time else NO_TIMESTAMP,
+                             self._log_start_offset, len(view), sum(b.header.records_count for b in batches),
+                             last.partition_leader_epoch)
+        if self._local.unflushed_messages() >= self.config.flush_messages:
+            self.flush()
+        return info
 
     def _apply_producer_state(self, segment: LogSegment, updates: dict[int, ProducerAppendInfo],
                               completed_txns: list[CompletedTxn], next_offset: int) -> None:
@@ -485,13 +496,3 @@ class Log:
 def _now_if_none(now: int | None) -> int:
     return now_ms() if now is None else now
 
-
-def _check_topic_id(directory: str, topic_id: uuid.UUID | None, name: str) -> uuid.UUID | None:
-    """The topic id of the partition: the one on disk must match the one given; a new one is written."""
-    recorded = read_partition_metadata(directory)
-    if recorded is not None and topic_id is not None and recorded != topic_id:
-        raise InconsistentTopicIdError(f"Tried to assign topic ID {topic_id} to log for topic partition {name}, "
-                                       f"but log already contained topic ID {recorded}")
-    if recorded is None and topic_id is not None:
-        write_partition_metadata(directory, topic_id)
-    return topic_id if topic_id is not None else recorded

@@ -35,6 +35,7 @@ from wirebroker.log.files import (
     delete_file_if_exists,
     read_text_or_none,
 )
+from wirebroker.protocol.errors import InconsistentTopicIdError
 
 PARTITION_METADATA_VERSION = 0
 META_PROPERTIES_FILE = "meta.properties"
@@ -144,3 +145,14 @@ def has_clean_shutdown_file(log_dir: str) -> bool:
 
 def delete_clean_shutdown_file(log_dir: str) -> None:
     delete_file_if_exists(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE))
+
+
+def check_topic_id(directory: str, topic_id: uuid.UUID | None, name: str) -> uuid.UUID | None:
+    """The topic id of the partition: the one on disk must match the one given; a new one is written."""
+    recorded = read_partition_metadata(directory)
+    if recorded is not None and topic_id is not None and recorded != topic_id:
+        raise InconsistentTopicIdError(f"Tried to assign topic ID {topic_id} to log for topic partition {name}, "
+                                       f"but log already contained topic ID {recorded}")
+    if recorded is None and topic_id is not None:
+        write_partition_metadata(directory, topic_id)
+    return topic_id if topic_id is not None else recorded

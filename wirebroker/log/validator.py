@@ -29,6 +29,7 @@ from wirebroker.log.producer_state import (
 )
 from wirebroker.protocol.errors import CorruptMessageError, InvalidTimestampError
 from wirebroker.protocol.records import (
+    BATCH_HEADER_SIZE,
     BatchHeader,
     assign_offsets,
     crc_is_valid,
@@ -56,6 +57,31 @@ def scan_batches(view: memoryview) -> list[BatchHeader]:
     if not headers:
         raise CorruptMessageError("An append must hold at least one record batch")
     return headers
+
+
+def follower_batches(view: memoryview, log_end_offset: int) -> tuple[memoryview, list[ValidatedBatch]]:
+    """The whole batches of a follower's fetch, as the leader numbered them, and the view cut after the last one.
+
+    A fetch may end in a partial batch (the leader's max bytes cut it): it is left for the next fetch. Each whole
+    batch must pass its CRC, and the offsets must start at or after the follower's log end offset and increase, else
+    the follower would write over its own log (Kafka's UnexpectedAppendOffsetException / OffsetsOutOfOrderException).
+    """
+    batches: list[ValidatedBatch] = []
+    position, next_offset = 0, log_end_offset
+    while len(view) - position >= BATCH_HEADER_SIZE:
+        header = read_header(view, position)
+        if position + header.size > len(view):
+            break
+        if not crc_is_valid(view, position, header):
+            raise CorruptMessageError(f"Record batch at offset {header.base_offset} fetched from the leader fails "
+                                      f"its CRC")
+        if header.base_offset < next_offset:
+            raise CorruptMessageError(f"Fetched batch at offset {header.base_offset} is below the next expected "
+                                      f"offset {next_offset}")
+        batches.append(ValidatedBatch(position, header))
+        position += header.size
+        next_offset = header.next_offset
+    return view[:position], batches
 
 
 def check_timestamps(headers: list[BatchHeader], config: LogConfig, now: int) -> None:
