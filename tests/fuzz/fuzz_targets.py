@@ -13,13 +13,13 @@ import atheris
 
 with atheris.instrument_imports():
     from wirebroker.protocol import records
+    from wirebroker.protocol.api_messages import request_class
     from wirebroker.protocol.errors import KafkaError
     from wirebroker.protocol.frames import FrameError, FrameReader
     from wirebroker.protocol.headers import read_request_header
     from wirebroker.protocol.message import UnsupportedVersion
     from wirebroker.protocol.messages import API_SPECS
     from wirebroker.protocol.primitives import DecodeError
-    from wirebroker.protocol.api_messages import request_class
 
 MAX_FRAME = 1 << 20
 REQUEST_CLASSES = {key: request_class(key) for key in API_SPECS}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import socket
 import struct
 
+from wirebroker.protocol.api_messages import request_class, response_class
 from wirebroker.protocol.headers import request_header_version, response_header_version
 from wirebroker.protocol.messages.request_header import RequestHeader
 from wirebroker.protocol.primitives import read_uvarint
-from wirebroker.protocol.api_messages import request_class, response_class
 
 
 class RawClient:

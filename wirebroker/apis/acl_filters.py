@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.cluster.acls import AclBindingFilter, AclOperation, AclPermissionType, PatternType, ResourceType
 from wirebroker.protocol.errors import KafkaError
-from wirebroker.apis.context import RequestContext
 
 T = TypeVar("T")
 

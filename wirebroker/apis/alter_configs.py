@@ -24,10 +24,10 @@ from wirebroker.apis.config_resources import (
     check_node_id,
     topic_to_alter,
 )
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import InvalidRequestError
 from wirebroker.protocol.messages.alter_configs import AlterConfigsRequest, AlterConfigsResponse
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 33
 

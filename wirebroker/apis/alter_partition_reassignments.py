@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import check_manual_assignment
 from wirebroker.protocol.errors import (
@@ -31,7 +32,6 @@ from wirebroker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

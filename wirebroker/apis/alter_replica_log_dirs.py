@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -30,7 +31,6 @@ from wirebroker.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.messages.alter_replica_log_dirs import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.cluster.controller import Controller
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnknownTopicOrPartitionError
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

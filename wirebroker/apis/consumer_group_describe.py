@@ -11,13 +11,13 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import group_authorized_operations
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 69
 

@@ -14,12 +14,12 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.client_host import client_host
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 68
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 
 from wirebroker.apis.acl_filters import NO_AUTHORIZER, authorizer_configured, error_of, names_unknown, typed
+from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import (
     AclBinding,
@@ -30,7 +31,6 @@ from wirebroker.cluster.acls import (
 )
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.create_acls import CreateAclsRequest, CreateAclsResponse
-from wirebroker.apis.context import CloseConnection, RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
 from wirebroker.protocol.errors import (
@@ -29,7 +30,6 @@ from wirebroker.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

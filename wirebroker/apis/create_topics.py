@@ -26,6 +26,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
 from wirebroker.apis.topic_configs import topic_config_entries
@@ -45,7 +46,6 @@ from wirebroker.protocol.errors import (
     TopicAuthorizationFailedError,
 )
 from wirebroker.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

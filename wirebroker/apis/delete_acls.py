@@ -24,11 +24,11 @@ from wirebroker.apis.acl_filters import (
     filter_codes,
     names_unknown,
 )
+from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclBinding, validate_filter
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.delete_acls import DeleteAclsRequest, DeleteAclsResponse
-from wirebroker.apis.context import CloseConnection, RequestContext
 
 log = logging.getLogger(__name__)
 

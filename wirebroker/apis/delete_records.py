@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.metadata import INTERNAL_TOPICS
 from wirebroker.protocol.errors import (
@@ -27,7 +28,6 @@ from wirebroker.protocol.errors import (
     PolicyViolationError,
 )
 from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

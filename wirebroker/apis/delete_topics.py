@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -31,7 +32,6 @@ from wirebroker.protocol.errors import (
 )
 from wirebroker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.acl_filters import authorizer_configured, binding_filter, filter_codes, names_unknown
+from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclBinding
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_acls import DescribeAclsRequest, DescribeAclsResponse
-from wirebroker.apis.context import CloseConnection, RequestContext
 
 API_KEY = 29
 

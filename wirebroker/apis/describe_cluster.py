@@ -13,10 +13,10 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 60
 

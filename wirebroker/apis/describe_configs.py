@@ -23,6 +23,7 @@ import logging
 
 from wirebroker.apis import broker_loggers
 from wirebroker.apis.config_resources import ResourceType, resource_type
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.topic_configs import (
     ConfigEntry,
@@ -33,7 +34,6 @@ from wirebroker.apis.topic_configs import (
 from wirebroker.cluster.metadata import validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnknownTopicOrPartitionError
 from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import group_authorized_operations
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 15
 

@@ -20,11 +20,11 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

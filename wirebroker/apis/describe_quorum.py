@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import time
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.log.metadata_files import read_meta_properties
 from wirebroker.protocol.errors import ErrorCode, UnknownTopicOrPartitionError
 from wirebroker.protocol.messages.describe_quorum import DescribeQuorumRequest, DescribeQuorumResponse
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 55
 

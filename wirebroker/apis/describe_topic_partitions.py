@@ -17,6 +17,7 @@ Behaviour (Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache)
 from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import TOPIC_OPERATIONS
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.metadata import INTERNAL_TOPICS, TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError
@@ -25,7 +26,6 @@ from wirebroker.protocol.messages.describe_topic_partitions import (
     DescribeTopicPartitionsResponse,
 )
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 75
 

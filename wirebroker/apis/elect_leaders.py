@@ -17,6 +17,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import (
     ElectionNotNeededError,
@@ -26,7 +27,6 @@ from wirebroker.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 43
 

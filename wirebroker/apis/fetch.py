@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.fetch import FetchRequest, FetchResponse
+from wirebroker.replica.fetch_session import CachedPartition, FetchContext
 from wirebroker.replica.manager import FetchRead
 from wirebroker.replica.partition import READ_UNCOMMITTED
-from wirebroker.apis.context import RequestContext
-from wirebroker.replica.fetch_session import CachedPartition, FetchContext
 
 API_KEY = 1
 FIRST_V2_FORMAT_VERSION = 4

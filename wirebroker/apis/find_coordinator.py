@@ -11,13 +11,13 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 10
 GROUP_KEY_TYPE = 0

@@ -9,9 +9,9 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 12
 

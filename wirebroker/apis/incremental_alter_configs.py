@@ -33,6 +33,7 @@ from wirebroker.apis.config_resources import (
     check_node_id,
     topic_to_alter,
 )
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.topic_configs import ConfigType, topic_config_type
 from wirebroker.log.config import CONFIG_KEYS_BY_NAME
@@ -41,7 +42,6 @@ from wirebroker.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

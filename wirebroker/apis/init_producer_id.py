@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import logging
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.client_host import client_host
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.join_group import JoinGroupRequest
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 11
 FIRST_REBALANCE_TIMEOUT_VERSION = 1

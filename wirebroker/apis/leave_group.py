@@ -11,13 +11,13 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.leave_group import (
     LeaveGroupRequest,
     LeaveGroupResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 13
 FIRST_BATCHED_VERSION = 3

@@ -9,12 +9,12 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.list_groups import (
     ListGroupsRequest,
     ListGroupsResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 16
 

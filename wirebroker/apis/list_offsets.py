@@ -26,6 +26,7 @@ import logging
 import time
 from collections import Counter
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.log.log import (
     EARLIEST_LOCAL_TIMESTAMP,
@@ -37,7 +38,6 @@ from wirebroker.log.log import (
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnsupportedVersionError
 from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from wirebroker.replica.partition import READ_COMMITTED, Partition
-from wirebroker.apis.context import RequestContext
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,13 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 46
 

@@ -15,17 +15,17 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.registry import serve
 from wirebroker.apis.authorized_operations import (
     AUTHORIZED_OPERATIONS_OMITTED,
     CLUSTER_OPERATIONS,
     TOPIC_OPERATIONS,
 )
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.registry import serve
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from wirebroker.protocol.primitives import UUID_ZERO
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 3
 

@@ -15,13 +15,13 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.offset_metadata_manager import DEFAULT_RETENTION, PartitionCommit
 from wirebroker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 8
 COMMIT_TIMESTAMP_VERSION = 1

@@ -10,13 +10,13 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
     OffsetDeleteResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 47
 

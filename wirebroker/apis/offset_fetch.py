@@ -14,6 +14,7 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.offset_metadata_manager import FetchedOffset
 from wirebroker.protocol.errors import ErrorCode
@@ -21,7 +22,6 @@ from wirebroker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 9
 FIRST_TOP_LEVEL_ERROR_VERSION = 2

@@ -16,13 +16,13 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
 )
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 23
 

@@ -16,11 +16,11 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
 from wirebroker.replica.manager import AppendResult
-from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
 
 API_KEY = 0
 FIRST_V2_FORMAT_VERSION = 3

@@ -11,9 +11,9 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest
-from wirebroker.apis.context import RequestContext
 
 API_KEY = 14
 

@@ -42,7 +42,6 @@ import cramjam
 
 from wirebroker.protocol.errors import CorruptMessageError, MessageTooLargeError
 
-
 BytesLike = bytes | bytearray | memoryview
 
 

@@ -15,6 +15,7 @@ import threading
 from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.offsets_topic import OffsetsTopic
@@ -23,10 +24,9 @@ from wirebroker.log.manager import LogManager
 from wirebroker.network.handler_pool import HandlerPool
 from wirebroker.network.request_channel import RequestChannel
 from wirebroker.network.socket_server import SocketServer
-from wirebroker.replica.manager import ReplicaManager
-from wirebroker.config import BrokerConfig, Listener
-from wirebroker.server.dispatch import Dispatcher
 from wirebroker.replica.fetch_session import FetchSessionCache
+from wirebroker.replica.manager import ReplicaManager
+from wirebroker.server.dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
 

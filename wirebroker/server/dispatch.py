@@ -21,6 +21,7 @@ from wirebroker.apis import api_versions
 from wirebroker.apis.context import NO_RESPONSE, BrokerServices, CloseConnection, RequestContext
 from wirebroker.apis.registry import SERVED
 from wirebroker.network.request_channel import Request, RequestChannel, Response
+from wirebroker.protocol.api_messages import request_class, response_class
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.headers import (
     API_VERSIONS_KEY,
@@ -29,7 +30,6 @@ from wirebroker.protocol.headers import (
     response_header_bytes,
     response_header_version,
 )
-from wirebroker.protocol.api_messages import request_class, response_class
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages import API_SPECS
 from wirebroker.protocol.primitives import DecodeError, Output, UnsupportedFieldError

@@ -10,8 +10,8 @@ from wirebroker.apis.topic_configs import (
     topic_config_entries,
     topic_config_type,
 )
-from wirebroker.log.config import CONFIG_KEYS, INTERNAL_CONFIG_NAMES
 from wirebroker.config import BrokerConfig
+from wirebroker.log.config import CONFIG_KEYS, INTERNAL_CONFIG_NAMES
 
 
 def entries(overrides=None, **broker_props):

@@ -8,7 +8,8 @@ anything is allocated from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from wirebroker.protocol.codegen.schema import Field, Message, Struct
 
