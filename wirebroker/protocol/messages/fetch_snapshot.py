@@ -4,28 +4,19 @@
 
 from __future__ import annotations
 
-import struct as _struct
 from typing import Any
+
+import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
-)
-from wirebroker.protocol.primitives import (
     read_uvarint as _ruv,
-)
-from wirebroker.protocol.primitives import (
     read_uvarint_tail as _uvt,
-)
-from wirebroker.protocol.primitives import (
     write_records as _wrec,
-)
-from wirebroker.protocol.primitives import (
     write_tagged_fields as _wtags,
-)
-from wirebroker.protocol.primitives import (
     write_uvarint as _wuv,
 )
 
