@@ -41,6 +41,20 @@ def wait_for(condition, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def know_the_topic_before_joining(consumer: kafka.KafkaConsumer, topic: str) -> None:
+    """Load the subscribed topic's partitions into a kafka-python consumer before its first poll.
+
+    kafka-python 3.0.12 (the newest) can lose a whole assignment: a leader that assigned before its metadata knew the
+    topic rejoins once the metadata arrives, and if a poll() times out during that JoinGroup/SyncGroup the finished
+    join is never applied (the assignment it just made clears the reason to rejoin). The member then holds nothing
+    and sends no heartbeats; after session_timeout_ms the coordinator, Apache Kafka 4.3.1 as ours, removes it and
+    the other member takes every partition, and its LeaveGroup at close is answered UNKNOWN_MEMBER_ID. With the
+    partitions known first, the leader's first assignment covers them and that rejoin never happens.
+    """
+    if not consumer.partitions_for_topic(topic):
+        raise AssertionError(f"kafka-python sees no partitions of topic {topic}")
+
+
 class ThreadedConsumer:
     """A consumer polling on its own thread; `consumed` holds (partition, offset), `assignment` its partitions.
     It commits synchronously after every batch, so what it consumed is what it committed."""
@@ -85,6 +99,7 @@ class KafkaPythonConsumer(ThreadedConsumer):
                                        auto_offset_reset="earliest", enable_auto_commit=False,
                                        session_timeout_ms=SESSION_TIMEOUT_MS,
                                        heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS, **self.config)
+        know_the_topic_before_joining(consumer, self.topic)
         while not self._stop.is_set():
             batches = consumer.poll(200)
             for records in batches.values():
