@@ -1,92 +1,146 @@
 """The docker-compose cluster as local processes: `python -m wirebroker.devcluster [--file F] [--data DIR]`.
 
-For machines without a Docker engine. Every service of docker-compose.yml that builds this repository runs as
-`python -m wirebroker` with the service's own command, translated from the container to the host:
-- a named volume mounted at a container path becomes DIR/<volume> (container paths in the arguments are rewritten),
-- a published port "HOST:CONTAINER" makes the service listen on 127.0.0.1:HOST (or on a port given with
-  --port HOST=LOCAL, so tests can avoid ports already in use), and advertise that address.
-Ctrl-C or SIGTERM stops every service.
+For machines without a Docker engine. The compose file's ZooKeeper service runs as a local ZooKeeper from Debian's
+package (`make tools` installs it) with its data in DIR/<its volume>, on a free port (or --zookeeper-port); every
+service that builds this repository runs as `python -m wirebroker` with the service's own command, its addresses and
+volumes translated to this machine (devcluster_compose.py says how). ZooKeeper is serving before the first broker
+starts. Ctrl-C or SIGTERM stops the brokers first (SIGTERM: a clean, controlled shutdown), then ZooKeeper.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import signal
+import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+import threading
+import time
 from pathlib import Path
 
 import yaml
 
-_LISTENER = re.compile(r"^(?P<key>(?:advertised\.)?listeners)=(?P<name>\w+)://[^:]*:(?P<port>\d+)$")
+from wirebroker.cluster.zookeeper_server import ZooKeeperServer
+from wirebroker.devcluster_compose import BrokerService, LocalCluster, local_cluster
+
+BROKER_START_TIMEOUT_S = 60.0
+BROKER_STOP_TIMEOUT_S = 60.0  # a controlled shutdown waits for the controller to move leadership away
 
 
-@dataclass
-class Service:
-    name: str
-    args: list[str]
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
-def services_from_compose(compose: dict, data_dir: Path, port_map: dict[int, int]) -> list[Service]:
-    """The services that build this repository, with their commands translated to local processes."""
-    services = []
-    for name, spec in compose.get("services", {}).items():
-        if "build" not in spec:
-            continue
-        mounts = {}
-        for volume in spec.get("volumes", []):
-            source, _, target = volume.partition(":")
-            mounts[target] = str(data_dir / source)
-        published = {}
-        for port in spec.get("ports", []):
-            host, _, container = str(port).partition(":")
-            published[int(container)] = port_map.get(int(host), int(host))
-        args = [_translate(arg, mounts, published) for arg in _as_list(spec.get("command", []))]
-        services.append(Service(name, args))
-    return services
+class DevCluster:
+    """ZooKeeper and the brokers of one compose file, as processes of this machine."""
+
+    def __init__(self, plan: LocalCluster) -> None:
+        self.plan = plan
+        self.zookeeper: ZooKeeperServer | None = None
+        self.brokers: dict[str, subprocess.Popen] = {}
+
+    def start_zookeeper(self) -> None:
+        service = self.plan.zookeeper
+        if service is None:
+            return
+        # ZooKeeper ignores the terminal's Ctrl-C (SIG_IGN is inherited, and the JVM leaves an ignored SIGINT
+        # alone): it must outlive the brokers, whose controlled shutdown goes through it.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            self.zookeeper = ZooKeeperServer(port=service.port, data_dir=service.data_dir).start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        print(f"devcluster: {service.name}: ZooKeeper serving on {self.zookeeper.connect_string} "
+              f"(data in {service.data_dir})", flush=True)
+
+    def start_brokers(self) -> None:
+        for broker in self.plan.brokers:
+            # A session of its own: the terminal's Ctrl-C reaches this process only, which stops brokers in order.
+            self.brokers[broker.name] = subprocess.Popen([sys.executable, "-m", "wirebroker", *broker.args],
+                                                         start_new_session=True)
+
+    def wait_until_listening(self, timeout: float = BROKER_START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        for broker in self.plan.brokers:
+            while not _listening(broker):
+                process = self.brokers[broker.name]
+                if process.poll() is not None:
+                    raise RuntimeError(f"{broker.name} exited with status {process.returncode}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{broker.name} did not listen on 127.0.0.1:{broker.listen_ports[0]} "
+                                       f"within {timeout:.0f}s")
+                time.sleep(0.1)
+        ports = ", ".join(f"{b.name} 127.0.0.1:{b.listen_ports[-1]}" for b in self.plan.brokers if b.listen_ports)
+        print(f"devcluster: {len(self.brokers)} broker(s) up: {ports}; Ctrl-C stops the cluster", flush=True)
+
+    def running(self) -> bool:
+        return any(process.poll() is None for process in self.brokers.values())
+
+    def stop(self) -> int:
+        """SIGTERM to every broker, wait (SIGKILL past the timeout), then stop ZooKeeper; the worst exit status."""
+        for process in self.brokers.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        status = 0
+        deadline = time.monotonic() + BROKER_STOP_TIMEOUT_S
+        for name, process in self.brokers.items():
+            try:
+                status = max(status, process.wait(max(0.0, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                print(f"devcluster: {name} did not stop within {BROKER_STOP_TIMEOUT_S:.0f}s; killing it",
+                      file=sys.stderr, flush=True)
+                process.kill()
+                process.wait()
+                status = max(status, 1)
+        if self.zookeeper is not None:
+            self.zookeeper.stop()
+        return status
 
 
-def _as_list(command: str | list[str]) -> list[str]:
-    return command.split() if isinstance(command, str) else list(command)
-
-
-def _translate(arg: str, mounts: dict[str, str], published: dict[int, int]) -> str:
-    for container_path, local_path in mounts.items():
-        arg = arg.replace(container_path, local_path)
-    match = _LISTENER.match(arg)
-    if match:
-        port = published.get(int(match["port"]), int(match["port"]))
-        host = "127.0.0.1" if match["key"] == "listeners" else "localhost"
-        return f"{match['key']}={match['name']}://{host}:{port}"
-    return arg
-
-
-def start(services: list[Service]) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-m", "wirebroker", *service.args]) for service in services]
+def _listening(broker: BrokerService) -> bool:
+    if not broker.listen_ports:
+        return True
+    try:
+        socket.create_connection(("127.0.0.1", broker.listen_ports[0]), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m wirebroker.devcluster", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m wirebroker.devcluster", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--file", type=Path, default=Path("docker-compose.yml"))
     parser.add_argument("--data", type=Path, default=Path("devcluster-data"))
     parser.add_argument("--port", action="append", default=[], metavar="HOST=LOCAL",
-                        help="listen on LOCAL where the compose file publishes HOST")
+                        help="listen on LOCAL where the compose file publishes HOST (repeatable)")
+    parser.add_argument("--zookeeper-port", type=int, default=None, help="ZooKeeper's port (default: a free one)")
     args = parser.parse_args(argv)
-    port_map = {int(h): int(local) for h, _, local in (p.partition("=") for p in args.port)}
-    services = services_from_compose(yaml.safe_load(args.file.read_text()), args.data.resolve(), port_map)
-    if not services:
+    port_map = {int(host): int(local) for host, _, local in (p.partition("=") for p in args.port)}
+    plan = local_cluster(yaml.safe_load(args.file.read_text()), args.data.resolve(), port_map, free_port,
+                         args.zookeeper_port)
+    if not plan.brokers:
         print(f"{args.file}: no service builds this repository", file=sys.stderr)
         return 1
-    processes = start(services)
-    signal.signal(signal.SIGTERM, lambda *_: [p.terminate() for p in processes])
+    for name in plan.not_run:
+        print(f"devcluster: {name}: not run (neither ZooKeeper nor built from this repository)", file=sys.stderr)
+    stop_requested = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop_requested.set())
+    cluster = DevCluster(plan)
     try:
-        return max(p.wait() for p in processes)
-    except KeyboardInterrupt:
-        for p in processes:
-            p.terminate()
-        return max(p.wait() for p in processes)
+        cluster.start_zookeeper()
+        cluster.start_brokers()
+        cluster.wait_until_listening()
+        while cluster.running() and not stop_requested.wait(0.5):
+            pass
+    except RuntimeError as exc:
+        print(f"devcluster: {exc}", file=sys.stderr, flush=True)
+        cluster.stop()
+        return 1
+    return cluster.stop()
 
 
 if __name__ == "__main__":
