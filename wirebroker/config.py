@@ -67,6 +67,16 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "connections.max.idle.ms": BrokerKey(INT, str(10 * 60 * 1000)),
     "max.connections": BrokerKey(INT, str(2**31 - 1)),
     "replica.fetch.max.bytes": BrokerKey(INT, str(1024 * 1024)),
+    "replica.fetch.response.max.bytes": BrokerKey(INT, str(10 * 1024 * 1024)),
+    "replica.fetch.wait.max.ms": BrokerKey(INT, "500"),
+    "replica.fetch.min.bytes": BrokerKey(INT, "1"),
+    "replica.fetch.backoff.ms": BrokerKey(INT, "1000"),
+    "replica.socket.timeout.ms": BrokerKey(INT, "30000"),
+    "replica.lag.time.max.ms": BrokerKey(LONG, "30000"),
+    "num.replica.fetchers": BrokerKey(INT, "1"),
+    # Not Kafka's: for tests only, a cluster member without ZooKeeper, driven by whoever sends it controller requests
+    # (UpdateMetadata, LeaderAndIsr, StopReplica), as a test acting as the controller does.
+    "wirebroker.external.controller": BrokerKey(BOOLEAN, "false"),
     "log.retention.check.interval.ms": BrokerKey(INT, str(5 * 60 * 1000)),
     "log.flush.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
     "log.flush.start.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
@@ -98,8 +108,13 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "max.incremental.fetch.session.cache.slots": BrokerKey(INT, "1000"),
     "fetch.purgatory.purge.interval.requests": BrokerKey(INT, "1000"),
     "producer.purgatory.purge.interval.requests": BrokerKey(INT, "1000"),
+    # ZooKeeper mode (issue 11): set zookeeper.connect to run as one broker of a cluster; unset, a single node.
     "zookeeper.connect": BrokerKey(STRING, None),
     "zookeeper.session.timeout.ms": BrokerKey(INT, "18000"),
+    "zookeeper.connection.timeout.ms": BrokerKey(INT, None),  # Kafka: the session timeout when unset
+    "controlled.shutdown.enable": BrokerKey(BOOLEAN, "true"),
+    "controlled.shutdown.max.retries": BrokerKey(INT, "3"),
+    "controlled.shutdown.retry.backoff.ms": BrokerKey(INT, "5000"),
     "authorizer.class.name": BrokerKey(STRING, ""),
     "allow.everyone.if.no.acl.found": BrokerKey(BOOLEAN, "false"),
     "super.users": BrokerKey(STRING, None),
@@ -109,7 +124,6 @@ BROKER_KEYS: dict[str, BrokerKey] = {
 ACCEPTED_AND_IGNORED = frozenset({
     "process.roles", "controller.listener.names", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
     "metadata.log.dir", "log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
-    "num.replica.fetchers", "replica.lag.time.max.ms", "unclean.leader.election.enable",
     "auto.leader.rebalance.enable", "group.share.enable", "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr", "confluent.support.metrics.enable", "sasl.enabled.mechanisms",
     "sasl.mechanism.inter.broker.protocol", "security.inter.broker.protocol", "metric.reporters",

@@ -1,4 +1,10 @@
-"""The single-node controller: creates and deletes topics, adds partitions, changes topic configs.
+"""Topic administration: creating and deleting topics, adding partitions, changing topic configs.
+
+TopicAdmin is what the API handlers call, in either mode: the single-node Controller here, or, with
+`zookeeper.connect`, cluster/zk/admin.py's ZkAdmin (Kafka's AdminZkClient), which writes the znodes and leaves the
+rest to the active controller. Both check the same things and tell the same listeners.
+
+The single-node controller:
 
 Kafka's KRaft controller validates such requests, writes them to the metadata log, and brokers apply the records
 (BrokerMetadataPublisher). Here the controller validates, writes the metadata store, then publishes the change to
@@ -36,14 +42,35 @@ class Change(Enum):
 Listener = Callable[[Change, TopicMetadata], None]
 
 
-class Controller:
-    def __init__(self, store: MetadataStore, default_partitions: int, default_replication_factor: int,
-                 live_brokers: int = 1) -> None:
-        self.store = store
+class TopicAdmin:
+    """The operations on topics, with the checks and the listeners both implementations share."""
+
+    def __init__(self, default_partitions: int, default_replication_factor: int) -> None:
         self.default_partitions = default_partitions
         self.default_replication_factor = default_replication_factor
-        self.live_brokers = live_brokers
         self._listeners: list[Listener] = []
+
+    def live_broker_count(self) -> int:
+        raise NotImplementedError
+
+    def internal_topic_replication_factor(self, wanted: int) -> int:
+        """The replication factor an internal topic (`__consumer_offsets`) is created with: `wanted`, or an error
+        while fewer brokers are up (Kafka refuses, and the coordinator answers COORDINATOR_NOT_AVAILABLE)."""
+        self.check_replication_factor(wanted)
+        return wanted
+
+    def create_topic(self, name: str, partitions: int = USE_DEFAULT, replication_factor: int = USE_DEFAULT,
+                     configs: Mapping[str, str] | None = None, validate_only: bool = False) -> TopicMetadata:
+        raise NotImplementedError
+
+    def delete_topic(self, name: str) -> TopicMetadata:
+        raise NotImplementedError
+
+    def create_partitions(self, name: str, count: int, validate_only: bool = False) -> TopicMetadata:
+        raise NotImplementedError
+
+    def set_topic_configs(self, name: str, configs: Mapping[str, str], validate_only: bool = False) -> TopicMetadata:
+        raise NotImplementedError
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -59,10 +86,12 @@ class Controller:
                 log.exception("applying '%s' to topic %s failed; it is stored and will be applied at the next start",
                               change.value, topic.name)
 
-    def create_topic(self, name: str, partitions: int = USE_DEFAULT, replication_factor: int = USE_DEFAULT,
-                     configs: Mapping[str, str] | None = None, validate_only: bool = False) -> TopicMetadata:
+    def check_new_topic(self, name: str, exists: bool, partitions: int, replication_factor: int,
+                        configs: Mapping[str, str] | None) -> tuple[int, int, dict[str, str]]:
+        """The partition count, replication factor and configs a new topic gets, defaults applied, once checked in
+        Kafka's order."""
         validate_topic_name(name)
-        if self.store.topic(name) is not None:
+        if exists:
             raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
         partitions = self.default_partitions if partitions == USE_DEFAULT else partitions
         if partitions < 1:
@@ -71,19 +100,16 @@ class Controller:
         self.check_replication_factor(replication_factor)
         configs = dict(configs or {})
         self.validate_configs(configs)
-        if validate_only:
-            return TopicMetadata(name, bytes(16), partitions, configs)
-        topic = self.store.create_topic(name, partitions, configs)
-        self._publish(Change.CREATED, topic)
-        return topic
+        return partitions, replication_factor, configs
 
     def check_replication_factor(self, replication_factor: int) -> None:
+        live = self.live_broker_count()
         if replication_factor < 1:
             raise InvalidReplicationFactorError("Replication factor must be larger than 0, or -1 to use the default.")
-        if replication_factor > self.live_brokers:
+        if replication_factor > live:
             raise InvalidReplicationFactorError(
                 f"Unable to replicate the partition {replication_factor} time(s): The target replication factor of "
-                f"{replication_factor} cannot be reached because only {self.live_brokers} broker(s) are registered."
+                f"{replication_factor} cannot be reached because only {live} broker(s) are registered."
             )
 
     @staticmethod
@@ -94,6 +120,35 @@ class Controller:
             raise
         except ValueError as exc:
             raise InvalidConfigError(str(exc)) from None
+
+
+class Controller(TopicAdmin):
+    """The single-node controller: the metadata store holds every topic, this broker every replica."""
+
+    def __init__(self, store: MetadataStore, default_partitions: int, default_replication_factor: int) -> None:
+        super().__init__(default_partitions, default_replication_factor)
+        self.store = store
+
+    def live_broker_count(self) -> int:
+        return 1
+
+    def internal_topic_replication_factor(self, wanted: int) -> int:
+        """Capped at the one broker there is, with a warning: Kafka's refusal would leave a single node without
+        consumer groups under the default factor of 3."""
+        if wanted > 1:
+            log.warning("creating an internal topic with replication factor 1: its replication factor setting is %d "
+                        "but this is a single-node broker", wanted)
+        return 1
+
+    def create_topic(self, name: str, partitions: int = USE_DEFAULT, replication_factor: int = USE_DEFAULT,
+                     configs: Mapping[str, str] | None = None, validate_only: bool = False) -> TopicMetadata:
+        partitions, replication_factor, configs = self.check_new_topic(
+            name, self.store.topic(name) is not None, partitions, replication_factor, configs)
+        if validate_only:
+            return TopicMetadata(name, bytes(16), partitions, configs)
+        topic = self.store.create_topic(name, partitions, configs)
+        self._publish(Change.CREATED, topic)
+        return topic
 
     def delete_topic(self, name: str) -> TopicMetadata:
         topic = self.store.delete_topic(name)

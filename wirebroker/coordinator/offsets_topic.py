@@ -2,8 +2,9 @@
 
 Created (by FindCoordinator or the first write) with `offsets.topic.num.partitions` partitions, compaction, and
 `offsets.topic.segment.bytes` segments, as Kafka creates it. Kafka refuses to create it while fewer brokers than
-`offsets.topic.replication.factor` are up (COORDINATOR_NOT_AVAILABLE until then); a single-node broker would then
-never have groups with the default factor of 3, so the factor is capped at the brokers there are, with a warning.
+`offsets.topic.replication.factor` are up (COORDINATOR_NOT_AVAILABLE until then), and so does a broker in ZooKeeper
+mode; a single-node broker would then never have groups with the default factor of 3, so its controller caps the
+factor at 1, with a warning (TopicAdmin.internal_topic_replication_factor).
 Each coordinator write is one uncompressed RecordBatch with one record per CoordinatorRecord (internal_records.py),
 appended as the leader through the replica manager so consumers of the topic (Kafka's console consumer with the
 offsets formatter) are woken like for any other append.
@@ -66,12 +67,9 @@ class OffsetsTopic:
 
     def _create(self) -> None:
         controller = self.broker.controller
-        replication_factor = min(self.config.offsets_topic_replication_factor, controller.live_brokers)
-        if replication_factor < self.config.offsets_topic_replication_factor:
-            log.warning("creating %s with replication factor %d: offsets.topic.replication.factor is %d but only "
-                        "%d broker(s) are up", OFFSETS_TOPIC, replication_factor,
-                        self.config.offsets_topic_replication_factor, controller.live_brokers)
         try:
+            replication_factor = controller.internal_topic_replication_factor(
+                self.config.offsets_topic_replication_factor)
             controller.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, replication_factor,
                                     {"cleanup.policy": "compact", "compression.type": "producer",
                                      "segment.bytes": str(self.config.offsets_topic_segment_bytes)})

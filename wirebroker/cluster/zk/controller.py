@@ -1,0 +1,522 @@
+"""The ZooKeeper-era controller (Kafka's KafkaController with its ControllerEventManager and TopicDeletionManager).
+
+Every broker runs one; the one that wins /controller (ControllerElector) is active. All work happens on one event
+thread that takes events from a queue in order, so the controller's view (ControllerState) needs no lock:
+
+- ControllerChange (elected): read brokers, topics and partition states; open a channel per live broker
+  (controller_channel.py); give a state to partitions that lack one, elect leaders for partitions whose leader is
+  gone and drop dead brokers from ISRs; send UpdateMetadata (every partition) to every live broker, then a FULL
+  LeaderAndIsr to every replica; resume topic deletions.
+- BrokerChange (/brokers/ids children): failed brokers (and restarted ones, told apart by their epoch) lose their
+  leaderships and ISR places; new brokers get everything (UpdateMetadata, FULL LeaderAndIsr), offline partitions
+  elect again. Every live broker hears of the changed partitions and the new broker list.
+- TopicChange (/brokers/topics children) and PartitionModifications (/brokers/topics/<topic>): new partitions get
+  their first leader and ISR (LeaderAndIsr with is_new to their replicas, UpdateMetadata to all).
+- TopicDeletion (/admin/delete_topics children): UpdateMetadata with leader -2, StopReplica with delete_partition to
+  every live replica; when they have answered, the topic's znodes go.
+- AlterPartition (a leader's ISR change) and ControlledShutdown (a broker leaving): requests answered through a
+  callback once the change is written.
+- Resign: the channels close and the view is dropped; a newer controller's epoch fences anything still in flight.
+
+Leader and ISR changes are logged by ControllerState, one line per partition naming the topic, partition, old and
+new leader and epochs; ISR changes a leader asks for are logged here.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.protocol.states import WatchedEvent
+
+from wirebroker.cluster.zk import paths
+from wirebroker.cluster.zk.controller_channel import ControllerChannelManager
+from wirebroker.cluster.zk.controller_election import ControllerElector
+from wirebroker.cluster.zk.controller_requests import (
+    LEADER_AND_ISR_VERSION,
+    STOP_REPLICA_VERSION,
+    UPDATE_METADATA_VERSION,
+    RequestBuilder,
+    partitions_on_broker,
+    topic_id_bytes,
+)
+from wirebroker.cluster.zk.controller_state import ControllerState, ElectionResult
+from wirebroker.cluster.zk.data import (
+    NO_LEADER,
+    BrokerInfo,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicAssignment,
+)
+from wirebroker.cluster.zk.errors import ControllerMovedError
+from wirebroker.cluster.zk.partition_state import (
+    get_partition_states,
+    update_leader_and_isr,
+)
+from wirebroker.cluster.zk.topics import delete_topic_znodes, get_topic_config
+from wirebroker.log.files import TopicPartition
+from wirebroker.log.metadata_files import uuid_to_kafka_string
+from wirebroker.protocol.errors import (
+    BrokerNotAvailableError,
+    ErrorCode,
+    FencedLeaderEpochError,
+    IneligibleReplicaError,
+    InvalidRequestError,
+    InvalidUpdateVersionError,
+    KafkaError,
+    NotControllerError,
+    NotLeaderOrFollowerError,
+    StaleBrokerEpochError,
+    UnknownServerError,
+    UnknownTopicOrPartitionError,
+)
+
+log = logging.getLogger(__name__)
+
+RETRY_BACKOFF_S = 0.5  # before an event that met a ZooKeeper connection loss runs again
+UNCLEAN_KEY = "unclean.leader.election.enable"
+
+# AlterPartition: per partition the new state written, or the error to answer.
+IsrChange = tuple[TopicPartition, int, LeaderAndIsr]  # (partition, requesting leader, requested state)
+IsrChangeResult = dict[TopicPartition, LeaderAndIsr | KafkaError]
+ShutdownCallback = Callable[[int, list[TopicPartition]], None]  # (error code, partitions still led)
+
+
+@dataclass(frozen=True)
+class _Event:
+    name: str
+    run: Callable[[], None]
+    generation: int | None = None  # a watch's: ignored once the controller resigned or was elected again
+    attempts: int = 0
+
+
+class KafkaController:
+    def __init__(self, zk: KazooClient, broker_id: int, listener_name: str | None,
+                 unclean_leader_election_enable: bool = False) -> None:
+        self.zk = zk
+        self.broker_id = broker_id
+        self.listener_name = listener_name
+        self.default_unclean = unclean_leader_election_enable
+        self.state: ControllerState | None = None
+        self.channel: ControllerChannelManager | None = None
+        self.broker_epochs: dict[int, int] = {}
+        self.topic_ids: dict[str, bytes] = {}
+        self._deleting: dict[str, set[int]] = {}  # topic -> brokers whose StopReplica is awaited
+        self._generation = 0
+        self._events: queue.Queue[_Event | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name=f"controller-event-thread-{broker_id}", daemon=True)
+        self.elector = ControllerElector(
+            zk, broker_id,
+            on_elected=lambda epoch, version: self._put("ControllerChange", lambda: self._on_elected(epoch, version)),
+            on_resigned=lambda: self._put("Resign", self._on_resigned))
+
+    # ---- lifecycle and the handlers' entry points (any thread) ---------------------------------------------
+
+    @property
+    def is_active(self) -> bool:
+        return self.state is not None
+
+    @property
+    def epoch(self) -> int:
+        return self.elector.epoch
+
+    def start(self) -> None:
+        self._thread.start()
+        self.elector.start()
+
+    def shutdown(self) -> None:
+        self.elector.stop()  # an active controller resigns (queued before the stop below)
+        self._events.put(None)
+        self._thread.join()
+
+    def alter_partition(self, broker_id: int, broker_epoch: int, changes: list[IsrChange],
+                        callback: Callable[[IsrChangeResult | KafkaError], None]) -> None:
+        """A leader's ISR changes; `callback` gets per partition the state written or its error, or one error for
+        the whole request (NOT_CONTROLLER, STALE_BROKER_EPOCH)."""
+        self._put("AlterPartition", lambda: callback(self._answer(
+            lambda: self._on_alter_partition(broker_id, broker_epoch, changes))))
+
+    def controlled_shutdown(self, broker_id: int, broker_epoch: int, callback: ShutdownCallback) -> None:
+        def run() -> None:
+            answer = self._answer(lambda: self._on_controlled_shutdown(broker_id, broker_epoch))
+            if isinstance(answer, KafkaError):
+                callback(answer.code, [])
+            else:
+                callback(ErrorCode.NONE, answer)
+        self._put("ControlledShutdown", run)
+
+    def topic_name(self, topic_id: bytes) -> str | None:
+        return next((name for name, known in self.topic_ids.items() if known == topic_id), None)
+
+    # ---- the event thread ----------------------------------------------------------------------------------
+
+    def _put(self, name: str, run: Callable[[], None], generation: int | None = None) -> None:
+        self._events.put(_Event(name, run, generation))
+
+    def _run(self) -> None:
+        while (event := self._events.get()) is not None:
+            if event.generation is not None and event.generation != self._generation:
+                continue
+            try:
+                event.run()
+            except ControllerMovedError as exc:
+                log.warning("Controller %d: %s while processing %s; it resigns when /controller names the new "
+                            "controller", self.broker_id, exc, event.name)
+            except KazooException as exc:
+                log.warning("Controller %d: ZooKeeper error processing %s (%r); trying again in %.1fs",
+                            self.broker_id, event.name, exc, RETRY_BACKOFF_S)
+                time.sleep(RETRY_BACKOFF_S)
+                if event.attempts < 10:
+                    self._events.put(_Event(event.name, event.run, event.generation, event.attempts + 1))
+            except Exception:
+                log.exception("Controller %d failed to process %s", self.broker_id, event.name)
+
+    def _answer(self, work: Callable[[], object]) -> object:
+        """The result of a request's work, or the KafkaError that answers it (NOT_CONTROLLER when not active)."""
+        if self.state is None:
+            return NotControllerError(f"Broker {self.broker_id} is not the controller")
+        try:
+            return work()
+        except ControllerMovedError:
+            return NotControllerError(f"Broker {self.broker_id} is no longer the controller")
+        except KafkaError as exc:
+            return exc
+
+    def _watch_children(self, path: str, name: str, handler: Callable[[], None]) -> list[str]:
+        """The children of `path`, with a one-shot watch that queues `handler` (which re-reads and re-arms)."""
+        generation = self._generation
+
+        def watch(_: WatchedEvent) -> None:
+            self._put(name, handler, generation)
+        return self.zk.get_children(path, watch=watch)
+
+    # ---- election and resignation --------------------------------------------------------------------------
+
+    def _on_elected(self, epoch: int, epoch_zk_version: int) -> None:
+        self._generation += 1
+        log.info("Controller %d starting its duties (controller epoch %d)", self.broker_id, epoch)
+        self.channel = ControllerChannelManager(self.broker_id, self.listener_name)
+        live = self._read_brokers(self._watch_children(paths.BROKER_IDS, "BrokerChange", self._on_broker_change))
+        topics = self._watch_children(paths.TOPICS, "TopicChange", self._on_topic_change)
+        assignments = self._read_assignments(topics)
+        self.state = ControllerState(self.broker_id, epoch, epoch_zk_version, live, assignments,
+                                     get_partition_states(self.zk, assignments), self._unclean_enabled)
+        for info in live.values():
+            self.channel.add_broker(info)
+        state = self.state
+        missing = {tp: a for tp, a in assignments.items() if tp not in state.partition_states}
+        created = state.on_new_partitions(self.zk, missing) if missing else ElectionResult()
+        dead = {b for s in state.partition_states.values() for b in (s.leader_and_isr.leader, *s.leader_and_isr.isr)
+                if b != NO_LEADER and b not in live}
+        if dead:
+            state.on_broker_failure(self.zk, dead)
+        state.on_broker_startup(self.zk, [])
+        self._send_update_metadata(live, state.partition_states)
+        self._send_leader_and_isr(state.partition_states, is_new=created.written, full_for=live)
+        log.info("Controller %d is ready with epoch %d: %d live brokers %s, %d partitions, %d offline",
+                 self.broker_id, epoch, len(live), sorted(live), len(state.partition_states),
+                 len(state.offline_partitions()))
+        self._on_topic_deletion()
+
+    def _on_resigned(self) -> None:
+        self._generation += 1
+        if self.channel is not None:
+            self.channel.shutdown()
+        self.channel = None
+        self.state = None
+        self._deleting.clear()
+        log.info("Controller %d resigned", self.broker_id)
+
+    # ---- brokers -------------------------------------------------------------------------------------------
+
+    def _on_broker_change(self) -> None:
+        state = self._active()
+        previous_epochs = dict(self.broker_epochs)
+        current = self._read_brokers(self._watch_children(paths.BROKER_IDS, "BrokerChange", self._on_broker_change))
+        new = {b for b in current if b not in state.live_brokers}
+        dead = {b for b in state.live_brokers if b not in current}
+        bounced = {b for b in current if b in state.live_brokers and previous_epochs.get(b) != self.broker_epochs[b]}
+        if not (new or dead or bounced):
+            return
+        log.info("Controller %d: newly added brokers %s, deleted brokers %s, bounced brokers %s, all live brokers %s",
+                 self.broker_id, sorted(new), sorted(dead), sorted(bounced), sorted(current))
+        changed: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        for broker_id in dead | bounced:
+            self.channel.remove_broker(broker_id)
+        if dead | bounced:
+            changed.update(state.on_broker_failure(self.zk, dead | bounced).written)
+            for topic in list(self._deleting):
+                self._stop_replica_answered(topic, dead | bounced)
+        for broker_id in new | bounced:
+            self.channel.add_broker(current[broker_id])
+        if new | bounced:
+            changed.update(state.on_broker_startup(self.zk, [current[b] for b in sorted(new | bounced)]).written)
+        joined = new | bounced
+        existing = {b: info for b, info in state.live_brokers.items() if b not in joined}
+        self._send_update_metadata(existing, changed)
+        self._send_update_metadata({b: state.live_brokers[b] for b in joined}, state.partition_states)
+        self._send_leader_and_isr(changed)
+        builder = self._builder()
+        for broker_id in sorted(joined):
+            hosted = {tp: state.partition_states[tp] for tp in partitions_on_broker(state.assignments, broker_id)
+                      if tp in state.partition_states}
+            if hosted:
+                self.channel.send(broker_id, builder.leader_and_isr(broker_id, hosted, full=True),
+                                  LEADER_AND_ISR_VERSION)
+
+    def _read_brokers(self, ids: Iterable[str]) -> dict[int, BrokerInfo]:
+        """The registrations of `ids`, keeping each broker's epoch (the czxid of its znode)."""
+        brokers = {}
+        for child in sorted(ids, key=int):
+            try:
+                data, stat = self.zk.get(paths.broker(int(child)))
+            except NoNodeError:
+                continue
+            brokers[int(child)] = BrokerInfo.decode(int(child), data)
+            self.broker_epochs[int(child)] = stat.czxid
+        for gone in set(self.broker_epochs) - set(brokers):
+            del self.broker_epochs[gone]
+        return brokers
+
+    # ---- topics and partitions -----------------------------------------------------------------------------
+
+    def _on_topic_change(self) -> None:
+        state = self._active()
+        topics = set(self._watch_children(paths.TOPICS, "TopicChange", self._on_topic_change))
+        known = {tp.topic for tp in state.assignments}
+        for gone in known - topics:
+            self._forget_topic(gone)
+        added = self._read_assignments(sorted(topics - known))
+        if added:
+            log.info("Controller %d: new topics %s", self.broker_id, sorted({tp.topic for tp in added}))
+            self._on_new_partitions(added)
+
+    def _on_partition_modification(self, topic: str) -> None:
+        state = self._active()
+        assignments = self._read_assignments([topic])
+        added = {tp: a for tp, a in assignments.items() if tp not in state.assignments}
+        if added:
+            log.info("Controller %d: new partitions %s of topic %s", self.broker_id,
+                     sorted(tp.partition for tp in added), topic)
+            self._on_new_partitions(added)
+
+    def _on_new_partitions(self, assignments: Mapping[TopicPartition, ReplicaAssignment]) -> None:
+        state = self._active()
+        result = state.on_new_partitions(self.zk, assignments)
+        for tp, error in result.failed.items():
+            log.warning("Controller %d could not start new partition %s: %s", self.broker_id, tp, error)
+        self._send_update_metadata(state.live_brokers, result.written)
+        self._send_leader_and_isr(result.written, is_new=result.written)
+
+    def _read_assignments(self, topics: Iterable[str]) -> dict[TopicPartition, ReplicaAssignment]:
+        """The topics' assignments (each with a watch for added partitions), their ids recorded; a topic created
+        without an id (by an older tool) gets one, as Kafka's controller gives it."""
+        assignments = {}
+        for topic in topics:
+            generation = self._generation
+            try:
+                data, _ = self.zk.get(paths.topic(topic), watch=lambda _, t=topic, g=generation: self._put(
+                    "PartitionModifications", lambda: self._on_partition_modification(t), g))
+            except NoNodeError:
+                continue
+            assignment = TopicAssignment.decode(data)
+            if assignment.topic_id is None:
+                assignment = TopicAssignment(uuid_to_kafka_string(uuid.uuid4()), assignment.partitions)
+                self.zk.set(paths.topic(topic), assignment.encode())
+            self.topic_ids[topic] = topic_id_bytes(assignment.topic_id)
+            for partition, replicas in assignment.partitions.items():
+                assignments[TopicPartition(topic, partition)] = replicas
+        return assignments
+
+    def _forget_topic(self, topic: str) -> None:
+        state = self._active()
+        for tp in [tp for tp in state.assignments if tp.topic == topic]:
+            state.assignments.pop(tp, None)
+            state.partition_states.pop(tp, None)
+        self.topic_ids.pop(topic, None)
+
+    def _unclean_enabled(self, topic: str) -> bool:
+        value = get_topic_config(self.zk, topic).get(UNCLEAN_KEY)
+        return self.default_unclean if value is None else value.strip().lower() == "true"
+
+    # ---- topic deletion ------------------------------------------------------------------------------------
+
+    def _on_topic_deletion(self) -> None:
+        state = self._active()
+        requested = self._watch_children(paths.DELETE_TOPICS, "TopicDeletion", self._on_topic_deletion)
+        known = {tp.topic for tp in state.assignments}
+        for topic in sorted(set(requested) - set(self._deleting)):
+            if topic not in known:
+                log.info("Controller %d: deletion of unknown topic %s requested; removing the request",
+                         self.broker_id, topic)
+                self._delete_quietly(paths.delete_topic(topic))
+                continue
+            self._start_deletion(topic)
+
+    def _start_deletion(self, topic: str) -> None:
+        state = self._active()
+        partitions = sorted(tp for tp in state.assignments if tp.topic == topic)
+        states = {tp: state.partition_states[tp] for tp in partitions if tp in state.partition_states}
+        log.info("Controller %d: deleting topic %s (%d partitions)", self.broker_id, topic, len(partitions))
+        self._send_update_metadata(state.live_brokers, states, deleting=partitions)
+        replicas = {b for tp in partitions for b in state.assignments[tp].replicas}
+        waiting = {b for b in replicas if b in state.live_brokers}
+        offline = replicas - waiting
+        if offline:
+            log.warning("Controller %d: replicas of topic %s on offline brokers %s are not deleted; remove their "
+                        "directories by hand or they come back as stray logs", self.broker_id, topic, sorted(offline))
+        self._deleting[topic] = waiting
+        builder = self._builder()
+        for broker_id in sorted(waiting):
+            hosted = {tp: states[tp].leader_and_isr.leader_epoch if tp in states else -1
+                      for tp in partitions_on_broker(state.assignments, broker_id, partitions)}
+            self.channel.send(broker_id, builder.stop_replica(broker_id, hosted, delete_partitions=True),
+                              STOP_REPLICA_VERSION, callback=self._deletion_callback(topic, broker_id))
+        self._stop_replica_answered(topic, set())
+
+    def _deletion_callback(self, topic: str, broker_id: int) -> Callable[[object], None]:
+        generation = self._generation
+        return lambda _: self._put("TopicDeletionStopReplicaResponseReceived",
+                                   lambda: self._stop_replica_answered(topic, {broker_id}), generation)
+
+    def _stop_replica_answered(self, topic: str, brokers: Collection[int]) -> None:
+        waiting = self._deleting.get(topic)
+        if waiting is None:
+            return
+        waiting.difference_update(brokers)
+        if waiting:
+            return
+        delete_topic_znodes(self.zk, topic, self._active().epoch_zk_version)
+        del self._deleting[topic]
+        self._forget_topic(topic)
+        log.info("Controller %d: deletion of topic %s completed", self.broker_id, topic)
+
+    def _delete_quietly(self, path: str) -> None:
+        try:
+            self.zk.delete(path)
+        except NoNodeError:
+            pass
+
+    # ---- AlterPartition ------------------------------------------------------------------------------------
+
+    def _on_alter_partition(self, broker_id: int, broker_epoch: int, changes: list[IsrChange]) -> IsrChangeResult:
+        state = self._active()
+        known_epoch = self.broker_epochs.get(broker_id)
+        if known_epoch is None or (broker_epoch != -1 and broker_epoch < known_epoch):
+            raise StaleBrokerEpochError(f"Broker {broker_id} epoch {broker_epoch} is not the registered one "
+                                        f"({known_epoch})")
+        results: IsrChangeResult = {}
+        updates = {}
+        for tp, leader, requested in changes:
+            verdict = self._check_isr_change(state, tp, leader, requested)
+            if verdict is not None:
+                results[tp] = verdict
+            else:
+                current = state.partition_states[tp].leader_and_isr
+                updates[tp] = LeaderAndIsr(current.leader, current.leader_epoch, requested.isr,
+                                           requested.leader_recovery_state, current.partition_epoch)
+        outcome = update_leader_and_isr(self.zk, updates, state.epoch, state.epoch_zk_version)
+        written = {}
+        for tp, new in outcome.finished.items():
+            before = state.partition_states[tp].leader_and_isr
+            written[tp] = state.partition_states[tp] = LeaderIsrAndControllerEpoch(new, state.epoch)
+            results[tp] = new
+            log.info("Controller %d epoch %d: ISR of %s changed by its leader %d from %s to %s (leader epoch %d, "
+                     "partition epoch %d -> %d)", self.broker_id, state.epoch, tp, new.leader, list(before.isr),
+                     list(new.isr), new.leader_epoch, before.partition_epoch, new.partition_epoch)
+        for tp, error in outcome.failed.items():
+            results[tp] = UnknownServerError(f"Writing the ISR of {tp} failed: {error!r}")
+        for tp in outcome.retry:
+            results[tp] = InvalidUpdateVersionError(f"The state of {tp} changed while it was written")
+        state.partition_states.update(get_partition_states(self.zk, outcome.retry))
+        if written:
+            self._send_update_metadata(state.live_brokers, written)
+        return results
+
+    def _check_isr_change(self, state: ControllerState, tp: TopicPartition, leader: int,
+                          requested: LeaderAndIsr) -> LeaderAndIsr | KafkaError | None:
+        """Kafka's validation of one AlterPartition entry: an error, the current state when it already is the
+        requested one (idempotent retries), or None to write it."""
+        current_state = state.partition_states.get(tp)
+        if current_state is None:
+            return UnknownTopicOrPartitionError(f"Partition {tp} is unknown to the controller")
+        current = current_state.leader_and_isr
+        if requested.partition_epoch > current.partition_epoch or requested.leader_epoch > current.leader_epoch:
+            # The leader saw a newer state than this controller: it is likely no longer the controller.
+            return NotControllerError(f"{tp} is ahead of controller {self.broker_id}'s view")
+        if requested.leader_epoch < current.leader_epoch:
+            return FencedLeaderEpochError(f"Leader epoch {requested.leader_epoch} of {tp} is older than "
+                                          f"{current.leader_epoch}")
+        if leader != current.leader:
+            return NotLeaderOrFollowerError(f"Broker {leader} is not the leader of {tp} (broker {current.leader} is)")
+        if (tuple(requested.isr) == tuple(current.isr)
+                and requested.leader_recovery_state == current.leader_recovery_state):
+            return current
+        if requested.partition_epoch < current.partition_epoch:
+            return InvalidUpdateVersionError(f"Partition epoch {requested.partition_epoch} of {tp} is older than "
+                                             f"{current.partition_epoch}")
+        if requested.leader_recovery_state > current.leader_recovery_state:
+            return InvalidRequestError(f"{tp} cannot go back to RECOVERING")
+        ineligible = [r for r in requested.isr if r not in state.live_brokers or r in state.shutting_down_brokers
+                      or r not in state.assignments[tp].replicas]
+        if ineligible:
+            return IneligibleReplicaError(f"Replicas {ineligible} of {tp} cannot join the ISR: not live or not "
+                                          f"assigned")
+        return None
+
+    # ---- ControlledShutdown --------------------------------------------------------------------------------
+
+    def _on_controlled_shutdown(self, broker_id: int, broker_epoch: int) -> list[TopicPartition]:
+        state = self._active()
+        if broker_id not in state.live_brokers:
+            raise BrokerNotAvailableError(f"Broker id {broker_id} does not exist")
+        known_epoch = self.broker_epochs.get(broker_id, -1)
+        if broker_epoch != -1 and broker_epoch < known_epoch:
+            raise StaleBrokerEpochError(f"Broker {broker_id} epoch {broker_epoch} is older than {known_epoch}")
+        log.info("Controller %d: broker %d asks to shut down", self.broker_id, broker_id)
+        result = state.on_controlled_shutdown(self.zk, broker_id)
+        self._send_leader_and_isr(result.written)
+        self._send_update_metadata(state.live_brokers, result.written)
+        followed = {tp: s.leader_and_isr.leader_epoch for tp, s in state.partition_states.items()
+                    if s.leader_and_isr.leader != broker_id and len(state.assignments[tp].replicas) > 1
+                    and broker_id in state.assignments[tp].replicas}
+        if followed:
+            self.channel.send(broker_id, self._builder().stop_replica(broker_id, followed, delete_partitions=False),
+                              STOP_REPLICA_VERSION)
+        remaining = [tp for tp in state.partitions_led_by(broker_id) if len(state.assignments[tp].replicas) > 1]
+        log.info("Controller %d: broker %d still leads %d partitions %s", self.broker_id, broker_id, len(remaining),
+                 remaining[:10])
+        return remaining
+
+    # ---- sending -------------------------------------------------------------------------------------------
+
+    def _active(self) -> ControllerState:
+        if self.state is None:
+            raise NotControllerError(f"Broker {self.broker_id} is not the controller")
+        return self.state
+
+    def _builder(self) -> RequestBuilder:
+        state = self._active()
+        return RequestBuilder(self.broker_id, state.epoch, self.listener_name, self.topic_ids, state.assignments,
+                              state.live_brokers, self.broker_epochs)
+
+    def _send_update_metadata(self, brokers: Mapping[int, BrokerInfo],
+                              states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
+                              deleting: Collection[TopicPartition] = ()) -> None:
+        builder = self._builder()
+        for broker_id in sorted(brokers):
+            self.channel.send(broker_id, builder.update_metadata(broker_id, states, deleting),
+                              UPDATE_METADATA_VERSION)
+
+    def _send_leader_and_isr(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
+                             is_new: Collection[TopicPartition] = (), full_for: Collection[int] = ()) -> None:
+        for broker_id, request in self._builder().leader_and_isr_by_broker(states, is_new, full_for).items():
+            self.channel.send(broker_id, request, LEADER_AND_ISR_VERSION)
