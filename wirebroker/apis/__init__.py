@@ -32,6 +32,7 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     incremental_alter_configs,
     init_producer_id,
     join_group,
+    leader_and_isr,
     leave_group,
     list_groups,
     list_offsets,
@@ -42,5 +43,7 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    stop_replica,
     sync_group,
+    update_metadata,
 )

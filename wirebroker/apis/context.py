@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from wirebroker.cluster.acls import AclStore
+from wirebroker.cluster.cluster_view import ClusterView
 from wirebroker.cluster.controller import Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.cluster.metadata_cache import MetadataCache
 from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.offsets_topic import OffsetsTopic
@@ -32,6 +34,8 @@ class BrokerServices(Protocol):
     fetch_sessions: FetchSessionCache
     group_coordinator: GroupCoordinator
     offsets_topic: OffsetsTopic
+    cluster_view: ClusterView  # what Metadata & co. tell clients: the single node, or the metadata cache
+    metadata_cache: MetadataCache | None  # in a cluster: what the controller last sent (UpdateMetadata)
 
     def bound_listeners(self) -> list[Listener]: ...
 

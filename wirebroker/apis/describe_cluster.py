@@ -1,9 +1,10 @@
 """DescribeCluster: API key 60, versions 0-1.
 
 Behaviour (Kafka's AuthHelper.computeDescribeClusterResponse on a broker):
-- The cluster id, this node as the only broker (at the advertised address of the listener the request came in on,
-  with its broker.rack), and this node as controller id: a KRaft broker names an alive broker there too, since
-  clients cannot reach the real controller (KIP-590).
+- The cluster id, the live brokers and the controller id from the broker's cluster view: on a single broker this
+  node (at the advertised address of the listener the request came in on, with its broker.rack) as broker and
+  controller; in a cluster, the metadata cache the controller fills (brokers' endpoints on that listener, racks,
+  and the controller's id, as a ZooKeeper-mode Kafka broker answers).
 - include_cluster_authorized_operations: every cluster operation (no authorizer, KIP-430); otherwise INT32_MIN.
 Version notes:
 - v1 endpoint_type (KIP-919): BROKER (1) is served; CONTROLLER (2) gets MISMATCHED_ENDPOINT_TYPE, any other value
@@ -12,11 +13,17 @@ Version notes:
 
 from __future__ import annotations
 
-from wirebroker.apis.authorized_operations import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from wirebroker.apis.authorized_operations import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    CLUSTER_OPERATIONS,
+)
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.describe_cluster import DescribeClusterRequest, DescribeClusterResponse
+from wirebroker.protocol.messages.describe_cluster import (
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+)
 
 API_KEY = 60
 
@@ -32,14 +39,15 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
                         "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
                         f"{ENDPOINT_TYPE_NAMES[request.endpoint_type]}")
     broker = ctx.broker
-    host, port = broker.advertised_endpoint(ctx.listener)
+    view = broker.cluster_view
     return DescribeClusterResponse(
         error_code=ErrorCode.NONE,
         endpoint_type=ENDPOINT_TYPE_BROKER,
         cluster_id=broker.cluster_id,
-        controller_id=broker.node_id,
-        brokers=[DescribeClusterResponse.DescribeClusterBroker(broker_id=broker.node_id, host=host, port=port,
-                                                               rack=broker.config["broker.rack"])],
+        controller_id=view.controller_id,
+        brokers=[DescribeClusterResponse.DescribeClusterBroker(broker_id=node.node_id, host=node.host, port=node.port,
+                                                               rack=node.rack)
+                 for node in view.alive_brokers(ctx.listener)],
         cluster_authorized_operations=(CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
                                        else AUTHORIZED_OPERATIONS_OMITTED),
     )

@@ -8,8 +8,9 @@ Behaviour (Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache)
   request: every requested topic gets INVALID_REQUEST.
 - At most min(response_partition_limit, 2000) partitions per answer. When the limit stops a topic part-way, or
   falls exactly before the next topic, next_cursor says where the next page starts.
-- Each partition is led by this node (its leader epoch from the replica layer), with this node as the only replica
-  and in-sync replica, and no eligible leader replicas (KIP-966's ELR needs more than one broker).
+- Each partition's leader, leader epoch, replicas, ISR and offline replicas come from the broker's cluster view
+  (this node alone on a single broker; the controller's metadata cache in a cluster), with no eligible leader
+  replicas (KIP-966's ELR is KRaft's). A partition without a live leader is LEADER_NOT_AVAILABLE, leader -1.
 - A requested topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an illegal
   name. Authorized operations are always filled in: everything is allowed without an authorizer (KIP-430).
 """
@@ -19,7 +20,8 @@ from __future__ import annotations
 from wirebroker.apis.authorized_operations import TOPIC_OPERATIONS
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.cluster.metadata import INTERNAL_TOPICS, TopicMetadata, validate_topic_name
+from wirebroker.cluster.cluster_view import NO_LEADER, PartitionView, TopicView
+from wirebroker.cluster.metadata import INTERNAL_TOPICS, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError
 from wirebroker.protocol.messages.describe_topic_partitions import (
     DescribeTopicPartitionsRequest,
@@ -49,15 +51,16 @@ def handle(ctx: RequestContext, request: DescribeTopicPartitionsRequest) -> Desc
         if remaining == 0:
             response.next_cursor = _Cursor(topic_name=name, partition_index=0)
             break
-        topic = ctx.broker.metadata.topic(name)
+        topic = ctx.broker.cluster_view.topic(name)
         if topic is None:
             if request.topics:
                 response.topics.append(_missing_topic(name))
             continue
         first = cursor.partition_index if cursor is not None and cursor.topic_name == name else 0
-        end = min(topic.partitions, first + remaining)
-        response.topics.append(_topic(ctx, topic, range(first, end)))
-        if end < topic.partitions:
+        count = len(topic.partitions)
+        end = min(count, first + remaining)
+        response.topics.append(_topic(topic, topic.partitions[first:end]))
+        if end < count:
             response.next_cursor = _Cursor(topic_name=name, partition_index=end)
             break
         remaining -= max(end - first, 0)
@@ -67,7 +70,7 @@ def handle(ctx: RequestContext, request: DescribeTopicPartitionsRequest) -> Desc
 def _topic_names(ctx: RequestContext, request: DescribeTopicPartitionsRequest) -> list[str]:
     cursor_topic = request.cursor.topic_name if request.cursor is not None else ""
     if not request.topics:
-        return sorted(t.name for t in ctx.broker.metadata.topics() if t.name >= cursor_topic)
+        return sorted(name for name in ctx.broker.cluster_view.topic_names() if name >= cursor_topic)
     names = {t.name for t in request.topics if t.name >= cursor_topic}
     if request.cursor is not None and request.cursor.topic_name not in names:
         raise InvalidRequestError(
@@ -75,20 +78,15 @@ def _topic_names(ctx: RequestContext, request: DescribeTopicPartitionsRequest) -
     return sorted(names)
 
 
-def _topic(ctx: RequestContext, topic: TopicMetadata, indexes: range) -> _Topic:
-    node = ctx.broker.node_id
-    replica_manager = ctx.broker.replica_manager
-    partitions = []
-    for index in indexes:
-        hosted = replica_manager.partition(topic.name, index)
-        partitions.append(_Partition(
-            error_code=ErrorCode.NONE, partition_index=index, leader_id=node,
-            leader_epoch=hosted.leader_epoch if hosted is not None else 0,
-            replica_nodes=[node], isr_nodes=[node], eligible_leader_replicas=[], last_known_elr=[],
-            offline_replicas=[],
-        ))
+def _topic(topic: TopicView, partitions: tuple[PartitionView, ...]) -> _Topic:
     return _Topic(error_code=ErrorCode.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=topic.is_internal,
-                  partitions=partitions, topic_authorized_operations=TOPIC_OPERATIONS)
+                  partitions=[_Partition(
+                      error_code=ErrorCode.NONE if p.leader != NO_LEADER else ErrorCode.LEADER_NOT_AVAILABLE,
+                      partition_index=p.index, leader_id=p.leader, leader_epoch=p.leader_epoch,
+                      replica_nodes=list(p.replicas), isr_nodes=list(p.isr), eligible_leader_replicas=[],
+                      last_known_elr=[], offline_replicas=list(p.offline_replicas))
+                      for p in partitions],
+                  topic_authorized_operations=TOPIC_OPERATIONS)
 
 
 def _missing_topic(name: str) -> _Topic:

@@ -2,6 +2,10 @@
 
 Behaviour:
 - Consumer fetches (replica id -1) read up to the high watermark, or the last stable offset for read_committed.
+- Follower fetches (replica id >= 0; v15+ in ReplicaState) read up to the log end offset, and their fetch offsets
+  tell the leader how far each follower got (ISR and high watermark, replica/partition.py). They are the same
+  zero-copy file ranges as consumer fetches.
+- A partition this broker does not lead: NOT_LEADER_OR_FOLLOWER, for consumers too (no fetch from followers).
 - Records are ranges of log segment files, sent by the network layer with os.sendfile: never copied, never decoded.
 - Limits: partition_max_bytes per partition and max_bytes per response, except that the first partition with data
   returns at least one whole batch even if it is larger (KIP-74), so a large record never blocks a consumer.
@@ -13,7 +17,8 @@ Version notes:
 - v0-3 expect message formats v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
 - v4+ isolation_level and aborted transactions; v5+ log_start_offset; v7+ sessions; v9+ current_leader_epoch
   (KIP-320); v11+ rack_id and preferred_read_replica (KIP-392, always -1: this broker is the only replica);
-  v12+ flexible; v13+ topics by id (KIP-516), UNKNOWN_TOPIC_ID for ids this broker does not know.
+  v12+ flexible; v13+ topics by id (KIP-516), UNKNOWN_TOPIC_ID for ids this broker does not know; v15+ the
+  replica id moves into ReplicaState (KIP-903).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from wirebroker.replica.partition import READ_UNCOMMITTED
 API_KEY = 1
 FIRST_V2_FORMAT_VERSION = 4
 FIRST_TOPIC_ID_VERSION = 13
+FIRST_REPLICA_STATE_VERSION = 15
 UNKNOWN_OFFSET = -1
 
 _Topic = FetchResponse.FetchableTopicResponse
@@ -67,8 +73,15 @@ def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
         request.max_wait_ms,
         request.isolation_level,
         lambda done: ctx.respond(_response(ctx, context, names, by_id, done, request.isolation_level)),
+        replica_id=_replica_id(ctx.api_version, request),
     )
     return None
+
+
+def _replica_id(version: int, request: FetchRequest) -> int:
+    if version >= FIRST_REPLICA_STATE_VERSION:
+        return request.replica_state.replica_id if request.replica_state is not None else -1
+    return request.replica_id
 
 
 def _topic_names(ctx: RequestContext, context: FetchContext, by_id: bool) -> dict[Hashable, str | None]:
@@ -78,7 +91,7 @@ def _topic_names(ctx: RequestContext, context: FetchContext, by_id: bool) -> dic
     names = {}
     for (topic_id, _), _ in context.partitions:
         if topic_id not in names:
-            topic = ctx.broker.metadata.topic_by_id(topic_id)
+            topic = ctx.broker.cluster_view.topic_by_id(topic_id)
             names[topic_id] = topic.name if topic else None
     return names
 

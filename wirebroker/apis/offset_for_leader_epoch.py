@@ -6,12 +6,14 @@ Behaviour:
   Partition.lastOffsetForLeaderEpoch). An epoch older than every cached one answers the first cached epoch's start,
   an epoch newer than all of them (or a log with no epochs yet) answers NONE with epoch and offset -1, and the
   consumer then knows nothing about divergence, as with Kafka.
-- Consumers (KIP-320) use it after a leader change to detect log truncation; followers would use it the same way.
+- Consumers (KIP-320) use it after a leader change to detect log truncation; followers (replica_id >= 0) to find
+  where their log diverges from the new leader's (KIP-101/279, replica/truncation.py). Only the leader answers:
+  elsewhere NOT_LEADER_OR_FOLLOWER.
 - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION; a current_leader_epoch other than the partition's:
   FENCED_LEADER_EPOCH (older) or UNKNOWN_LEADER_EPOCH (newer).
 Version notes:
 - v0-1 are not served, as in Kafka 4 (KIP-896); v2+ current_leader_epoch (KIP-320); v3+ replica_id (consumers
-  send -1; there are no followers to tell apart here); v4+ flexible.
+  send -1, followers their broker id; both are answered alike); v4+ flexible.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> OffsetF
 def _end_offset(ctx: RequestContext, topic: str,
                 wanted: OffsetForLeaderEpochRequest.OffsetForLeaderPartition) -> _EpochEndOffset:
     try:
-        partition = ctx.broker.replica_manager.online_partition(topic, wanted.partition)
+        partition = ctx.broker.replica_manager.leader_partition(topic, wanted.partition)
         partition.check_leader_epoch(wanted.current_leader_epoch)
     except KafkaError as exc:
         return _EpochEndOffset(error_code=exc.code, partition=wanted.partition)

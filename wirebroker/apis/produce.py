@@ -5,7 +5,12 @@ Behaviour:
   and producer sequences, assigns offsets and the leader epoch in place, and never decodes a record.
 - acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition). acks=0 gets no answer; but if any
   partition failed, the connection is closed so the producer learns something went wrong (Kafka does the same).
-- acks=-1 waits in the produce purgatory until the high watermark covers the append, up to timeout_ms.
+- acks=-1 waits in the produce purgatory until the high watermark covers the append (every in-sync replica has
+  it), up to timeout_ms (then REQUEST_TIMED_OUT). With fewer in-sync replicas than the topic's min.insync.replicas
+  it is refused before the append (NOT_ENOUGH_REPLICAS), or answered NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
+  shrank below it while waiting.
+- A partition this broker does not lead (a follower, or a leader that lost its leadership while the request
+  waited): NOT_LEADER_OR_FOLLOWER, and the client refreshes its metadata.
 - Unknown topics are UNKNOWN_TOPIC_OR_PARTITION: Produce never auto-creates (Metadata does).
 - A duplicate batch of an idempotent producer is answered with the offset it got the first time.
 Version notes:

@@ -1,8 +1,10 @@
 """The two delayed operations of the data path: produce waiting for acks=all, fetch waiting for min_bytes.
 
-DelayedProduce completes when every partition it appended to has a high watermark past its last offset (on one
-broker that is at once; with followers it waits for the in-sync replicas), or at the request timeout with
-REQUEST_TIMED_OUT for the partitions still short. DelayedFetch completes when the partitions together hold at least
+DelayedProduce completes when every partition it appended to has answered Partition.check_enough_replicas_reach_offset:
+a high watermark past its last offset (on one broker that is at once; with followers it waits for the in-sync
+replicas), NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas meanwhile, or
+NOT_LEADER_OR_FOLLOWER when this broker lost the leadership; or at the request timeout with REQUEST_TIMED_OUT for
+the partitions still short. DelayedFetch completes when the partitions together hold at least
 min_bytes past their fetch offsets, when one of them fails, or at max_wait_ms with whatever there is.
 """
 
@@ -21,6 +23,7 @@ class ProducePartitionStatus:
     partition: Any  # replica.partition.Partition
     required_offset: int  # the high watermark that acknowledges this append (last offset + 1)
     result: Any  # what to answer once acknowledged (the append's outcome)
+    acks_pending: bool = True
     error_code: int = ErrorCode.NONE
 
 
@@ -32,13 +35,19 @@ class DelayedProduce(DelayedOperation):
         self.respond = respond
 
     def try_complete(self) -> bool:
-        if all(s.error_code or s.partition.high_watermark >= s.required_offset for s in self.statuses):
+        for status in self.statuses:
+            if status.acks_pending:
+                done, error_code = status.partition.check_enough_replicas_reach_offset(status.required_offset)
+                if done or error_code:
+                    status.acks_pending = False
+                    status.error_code = error_code
+        if not any(status.acks_pending for status in self.statuses):
             return self.force_complete()
         return False
 
     def on_expiration(self) -> None:
         for status in self.statuses:
-            if not status.error_code and status.partition.high_watermark < status.required_offset:
+            if status.acks_pending:
                 status.error_code = ErrorCode.REQUEST_TIMED_OUT
 
     def on_complete(self) -> None:

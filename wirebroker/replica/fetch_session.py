@@ -18,8 +18,8 @@ import random
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Hashable
 
 from wirebroker.protocol.errors import ErrorCode
 

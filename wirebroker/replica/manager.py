@@ -3,15 +3,20 @@
 It creates a partition's log when the metadata says the partition exists, deletes it when the topic goes, and
 serves the two hot paths: `append_records` (append each partition's batches, answer now or park the request in
 the produce purgatory until acks=all is met) and `fetch_messages` (read each partition, answer now or park the
-request in the fetch purgatory until min_bytes arrive or max_wait_ms passes). Appends wake the fetch purgatory;
-high-watermark moves wake the produce purgatory.
+request in the fetch purgatory until min_bytes arrive or max_wait_ms passes). A fetch with a replica id is a
+follower's: it reads up to the log end offset and tells the partition how far the follower got. Appends wake the
+fetch purgatory; high-watermark moves, ISR changes and lost leaderships wake both purgatories.
+
+On a single broker every partition is led here with this broker as its only replica (`make_partitions`). In a
+cluster the controller decides (state_change.py: LeaderAndIsr and StopReplica); `start_replication` gives the
+manager its follower fetchers, its AlterPartition channel to the controller and the ISR expiration task.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from wirebroker.cluster.metadata import TopicMetadata
@@ -19,19 +24,37 @@ from wirebroker.log.config import LogConfig
 from wirebroker.log.fetch_data import FetchDataInfo
 from wirebroker.log.log import LogAppendInfo
 from wirebroker.log.manager import LogManager
-from wirebroker.protocol.errors import ErrorCode, InvalidRecordError, KafkaError, UnknownTopicOrPartitionError
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    InvalidRecordError,
+    KafkaError,
+    StaleControllerEpochError,
+    UnknownTopicOrPartitionError,
+)
+from wirebroker.protocol.primitives import UUID_ZERO
+from wirebroker.replica.alter_partition import AlterPartitionManager
 from wirebroker.replica.delayed import (
     DelayedFetch,
     DelayedProduce,
     FetchPartitionStatus,
     ProducePartitionStatus,
 )
-from wirebroker.replica.partition import Partition
+from wirebroker.replica.fetcher_manager import InitialFetchState, ReplicaFetcherManager
+from wirebroker.replica.partition import (
+    ACKS_ALL,
+    FETCH_LOG_END,
+    REPLICA_LAG_TIME_MAX_MS_DEFAULT,
+    LeaderAndIsr,
+    Partition,
+)
 from wirebroker.replica.purgatory import DelayedOperationPurgatory
 
 log = logging.getLogger(__name__)
 
-ACKS_ALL = -1
+CONSUMER_REPLICA_ID = -1
+NO_EPOCH = -1  # StopReplica before v3 carries no leader epoch: no check
+EPOCH_DURING_DELETE = -2  # Kafka's LeaderAndIsr.EpochDuringDelete: a topic deletion stops every replica
+INITIAL_CONTROLLER_EPOCH = 0
 
 
 @dataclass(slots=True)
@@ -58,14 +81,67 @@ class FetchRead:
     log_start_offset: int = -1
 
 
+@dataclass(slots=True)
+class Replication:
+    """What a cluster member replicates with: set by `start_replication`, absent on a single broker."""
+
+    fetcher_manager: ReplicaFetcherManager
+    alter_partition: AlterPartitionManager
+    leader_endpoint: Callable[[int], tuple[str, int] | None]  # broker id -> its inter-broker endpoint, if alive
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDecision:
+    """One partition of a LeaderAndIsr request."""
+
+    topic: str
+    index: int
+    topic_id: bytes
+    state: LeaderAndIsr
+    is_new: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplica:
+    """One partition of a StopReplica request."""
+
+    topic: str
+    index: int
+    leader_epoch: int = NO_EPOCH
+    delete: bool = False
+
+
 class ReplicaManager:
-    def __init__(self, log_manager: LogManager, broker_log_config: LogConfig) -> None:
+    def __init__(self, log_manager: LogManager, broker_log_config: LogConfig, node_id: int = 0,
+                 replica_lag_time_max_ms: int = REPLICA_LAG_TIME_MAX_MS_DEFAULT) -> None:
         self.log_manager = log_manager
         self.broker_log_config = broker_log_config
+        self.node_id = node_id
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._lock = threading.Lock()
         self.produce_purgatory = DelayedOperationPurgatory("Produce")
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch")
+        self.replication: Replication | None = None
+        # A topic's config overrides in a cluster (the controller's store); a single broker passes TopicMetadata.
+        self.topic_configs: Callable[[str], Mapping[str, str]] = lambda topic: {}
+        self._isr_expiration_stop = threading.Event()
+        self._state_change_lock = threading.Lock()  # Kafka's replicaStateChangeLock
+        self.controller_epoch = INITIAL_CONTROLLER_EPOCH
+
+    def start_replication(self, replication: Replication) -> None:
+        """Become a cluster member: follow leaders with fetcher threads, and as a leader check every
+        replica.lag.time.max.ms / 2 for followers to drop from the ISR (Kafka's isr-expiration task)."""
+        self.replication = replication
+        threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True).start()
+
+    def _isr_expiration(self) -> None:
+        while not self._isr_expiration_stop.wait(self.replica_lag_time_max_ms / 2000):
+            for partition in self.all_partitions():
+                try:
+                    partition.maybe_shrink_isr()
+                except Exception:
+                    log.exception("checking the ISR of %s failed", partition)
 
     # ---- partitions ----------------------------------------------------------------------------------------
 
@@ -78,20 +154,39 @@ class ReplicaManager:
             raise UnknownTopicOrPartitionError(f"This server does not host this topic-partition: {topic}-{index}")
         return partition
 
+    def leader_partition(self, topic: str, index: int) -> Partition:
+        """The partition if this broker leads it (NOT_LEADER_OR_FOLLOWER otherwise)."""
+        partition = self.online_partition(topic, index)
+        partition.check_leader()
+        return partition
+
     def partitions_of(self, topic: str) -> list[Partition]:
         return [p for (name, _), p in sorted(self._partitions.items()) if name == topic]
+
+    def all_partitions(self) -> list[Partition]:
+        return list(self._partitions.values())
 
     def log_config(self, topic: TopicMetadata) -> LogConfig:
         return self.broker_log_config.with_overrides(topic.configs)
 
+    def new_partition(self, topic: str, index: int, topic_id: bytes, config: LogConfig) -> Partition:
+        """Host a partition (its log created if missing), in no role until made leader or follower."""
+        log_ = self.log_manager.get_or_create_log(topic, index, topic_id, config)
+        replication = self.replication
+        partition = Partition(topic, index, topic_id, log_, self.node_id, self.replica_lag_time_max_ms,
+                              replication.alter_partition if replication else None, self._on_partition_state_change)
+        self._partitions[(topic, index)] = partition
+        return partition
+
     def make_partitions(self, topic: TopicMetadata) -> None:
-        """Host every partition of the topic that is not hosted yet (creating logs as needed)."""
+        """Single broker: lead every partition of the topic not hosted yet, this broker its only replica."""
         config = self.log_config(topic)
+        alone = (self.node_id,)
         with self._lock:
             for index in range(topic.partitions):
                 if (topic.name, index) not in self._partitions:
-                    log_ = self.log_manager.get_or_create_log(topic.name, index, topic.topic_id, config)
-                    self._partitions[(topic.name, index)] = Partition(topic.name, index, topic.topic_id, log_)
+                    partition = self.new_partition(topic.name, index, topic.topic_id, config)
+                    partition.make_leader(LeaderAndIsr(self.node_id, 0, alone, 0, alone))
 
     def update_topic_config(self, topic: TopicMetadata) -> None:
         config = self.log_config(topic)
@@ -103,10 +198,27 @@ class ReplicaManager:
             removed = [self._partitions.pop((topic.name, i)) for i in range(topic.partitions)
                        if (topic.name, i) in self._partitions]
         for partition in removed:
-            self.log_manager.delete_log(partition.topic, partition.index)
-            self.fetch_purgatory.check_and_complete((partition.topic, partition.index))
+            self.delete_partition(partition)
+
+    def remove_partition(self, topic: str, index: int) -> Partition | None:
+        with self._lock:
+            return self._partitions.pop((topic, index), None)
+
+    def delete_partition(self, partition: Partition) -> None:
+        """Delete the log of a partition no longer hosted; requests waiting on it finish now."""
+        self.log_manager.delete_log(partition.topic, partition.index)
+        self._on_partition_state_change(partition)
+
+    def _on_partition_state_change(self, partition: Partition) -> None:
+        key = (partition.topic, partition.index)
+        self.produce_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(key)
 
     def shutdown(self) -> None:
+        self._isr_expiration_stop.set()
+        if self.replication is not None:
+            self.replication.fetcher_manager.shutdown()
+            self.replication.alter_partition.shutdown()
         self.produce_purgatory.shutdown()
         self.fetch_purgatory.shutdown()
 
@@ -121,7 +233,7 @@ class ReplicaManager:
     ) -> None:
         """Append each (topic, partition, records) and call `respond` with one AppendResult per entry, in order:
         at once, or from the produce purgatory when acks=all has to wait for the high watermark."""
-        results = [self._append(topic, index, records) for topic, index, records in entries]
+        results = [self._append(topic, index, records, acks) for topic, index, records in entries]
         appended = [(entries[i], r) for i, r in enumerate(results) if r.error_code == ErrorCode.NONE]
         for (topic, index, _), _result in appended:
             self.fetch_purgatory.check_and_complete((topic, index))
@@ -142,12 +254,12 @@ class ReplicaManager:
         operation = DelayedProduce(timeout_ms, statuses, respond_when_acknowledged)
         self.produce_purgatory.try_complete_else_watch(operation, [(t, i) for (t, i, _), _ in appended])
 
-    def _append(self, topic: str, index: int, records: memoryview | None) -> AppendResult:
+    def _append(self, topic: str, index: int, records: memoryview | None, acks: int) -> AppendResult:
         try:
             partition = self.online_partition(topic, index)
             if records is None:
                 raise InvalidRecordError("the produce request carries no records for this partition")
-            info = partition.append_records_as_leader(records)
+            info = partition.append_records_as_leader(records, acks)
         except KafkaError as exc:
             return AppendResult(exc.code, str(exc))
         except Exception:
@@ -166,10 +278,16 @@ class ReplicaManager:
         max_wait_ms: int,
         isolation_level: int,
         respond: Callable[[list[FetchRead]], None],
+        replica_id: int = CONSUMER_REPLICA_ID,
     ) -> None:
         """Read every partition and call `respond` with the reads filled in: at once when min_bytes are there,
-        max_wait_ms is 0 or a partition failed; otherwise when enough bytes arrive or max_wait_ms passes."""
-        self._read_all(reads, max_bytes, isolation_level)
+        max_wait_ms is 0 or a partition failed; otherwise when enough bytes arrive or max_wait_ms passes.
+
+        A follower's fetch (replica_id >= 0) reads up to the log end offset, and its fetch offsets are the
+        follower's log end offsets, which may grow the ISR and move the high watermark."""
+        if replica_id >= 0:
+            isolation_level = FETCH_LOG_END
+        self._read_all(reads, max_bytes, isolation_level, replica_id)
         read_bytes = sum(len(r.data.records) for r in reads if r.data is not None)
         errors = any(r.error_code for r in reads)
         if max_wait_ms <= 0 or not reads or read_bytes >= min_bytes or errors:
@@ -178,13 +296,13 @@ class ReplicaManager:
         statuses = [FetchPartitionStatus(r.partition, r.fetch_offset) for r in reads if r.partition is not None]
 
         def complete() -> None:
-            self._read_all(reads, max_bytes, isolation_level)
+            self._read_all(reads, max_bytes, isolation_level, replica_id)
             respond(reads)
 
         operation = DelayedFetch(max_wait_ms, min_bytes, isolation_level, statuses, complete)
         self.fetch_purgatory.try_complete_else_watch(operation, [(r.topic, r.partition_index) for r in reads])
 
-    def _read_all(self, reads: list[FetchRead], max_bytes: int, isolation_level: int) -> None:
+    def _read_all(self, reads: list[FetchRead], max_bytes: int, isolation_level: int, replica_id: int) -> None:
         """Fill in each read; the first partition with data may exceed the limits by one batch (KIP-74)."""
         remaining = max_bytes
         for read in reads:
@@ -193,7 +311,10 @@ class ReplicaManager:
             try:
                 partition = read.partition or self.online_partition(read.topic, read.partition_index)
                 read.partition = partition
+                partition.check_leader()
                 partition.check_leader_epoch(read.current_leader_epoch)
+                if replica_id >= 0:
+                    partition.update_follower_fetch_state(replica_id, read.fetch_offset)
                 read.high_watermark = partition.high_watermark
                 read.last_stable_offset = partition.last_stable_offset
                 read.log_start_offset = partition.log_start_offset
@@ -204,3 +325,129 @@ class ReplicaManager:
                 read.error_code = exc.code
                 continue
             remaining -= len(read.data.records)
+
+    # ---- the controller's decisions (Kafka's becomeLeaderOrFollower and stopReplicas) -----------------------
+
+    def check_controller_epoch(self, controller_id: int, controller_epoch: int, request: str) -> None:
+        """Refuse a request from a controller older than the newest one seen; remember a newer one."""
+        with self._state_change_lock:
+            self._fence(controller_id, controller_epoch, request)
+
+    def _fence(self, controller_id: int, controller_epoch: int, request: str) -> None:
+        if controller_epoch < self.controller_epoch:
+            log.warning("Ignoring %s from controller %d: its controller epoch %d is older than %d", request,
+                        controller_id, controller_epoch, self.controller_epoch)
+            raise StaleControllerEpochError(
+                f"{request} from controller {controller_id} with controller epoch {controller_epoch} is stale: "
+                f"the latest known controller epoch is {self.controller_epoch}")
+        self.controller_epoch = controller_epoch
+
+    def become_leader_or_follower(self, controller_id: int, controller_epoch: int,
+                                  decisions: Sequence[PartitionDecision]) -> dict[tuple[str, int], int]:
+        """Apply a LeaderAndIsr request: per partition, an error code (NONE when applied)."""
+        with self._state_change_lock:
+            self._fence(controller_id, controller_epoch, "LeaderAndIsr")
+            errors: dict[tuple[str, int], int] = {}
+            leading, following = [], []
+            for decision in decisions:
+                key = (decision.topic, decision.index)
+                errors[key] = self._admit(controller_id, decision)
+                if errors[key] == ErrorCode.NONE:
+                    (leading if decision.state.leader == self.node_id else following).append(decision)
+            self._make_leaders(leading)
+            self._make_followers(following)
+            if self.replication is not None:
+                self.replication.fetcher_manager.shutdown_idle_fetcher_threads()
+            return errors
+
+    def _admit(self, controller_id: int, decision: PartitionDecision) -> int:
+        """Whether a partition's new state applies here (Kafka's checks, in Kafka's order), hosting it if new."""
+        name = f"{decision.topic}-{decision.index}"
+        partition = self._partitions.get((decision.topic, decision.index))
+        if partition is not None and decision.topic_id != UUID_ZERO and partition.topic_id != UUID_ZERO \
+                and partition.topic_id != decision.topic_id:
+            log.error("LeaderAndIsr from controller %d names topic id %s for %s, which has %s here", controller_id,
+                      decision.topic_id.hex(), name, partition.topic_id.hex())
+            return ErrorCode.INCONSISTENT_TOPIC_ID
+        current_epoch = partition.leader_epoch if partition is not None else -1
+        if decision.state.leader_epoch <= current_epoch:
+            log.info("Ignoring LeaderAndIsr from controller %d for %s: its leader epoch %d is not newer than %d",
+                     controller_id, name, decision.state.leader_epoch, current_epoch)
+            return ErrorCode.STALE_CONTROLLER_EPOCH
+        if self.node_id not in decision.state.replicas:
+            log.warning("Ignoring LeaderAndIsr from controller %d for %s: broker %d is not in the replicas %s",
+                        controller_id, name, self.node_id, list(decision.state.replicas))
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if partition is None:
+            try:
+                config = self.broker_log_config.with_overrides(self.topic_configs(decision.topic))
+                with self._lock:
+                    self.new_partition(decision.topic, decision.index, decision.topic_id, config)
+            except KafkaError as exc:
+                log.error("Cannot host %s for controller %d: %s", name, controller_id, exc)
+                return exc.code
+        return ErrorCode.NONE
+
+    def _make_leaders(self, decisions: list[PartitionDecision]) -> None:
+        if self.replication is not None:
+            self.replication.fetcher_manager.remove_fetcher_for_partitions([(d.topic, d.index) for d in decisions])
+        for decision in decisions:
+            partition = self._partitions[(decision.topic, decision.index)]
+            partition.make_leader(decision.state)
+            log.info("Broker %d leads %s-%d at leader epoch %d from offset %d (high watermark %d): replicas %s, "
+                     "ISR %s, partition epoch %d", self.node_id, decision.topic, decision.index,
+                     decision.state.leader_epoch, partition.leader_epoch_start_offset, partition.high_watermark,
+                     list(decision.state.replicas), list(decision.state.isr), decision.state.partition_epoch)
+
+    def _make_followers(self, decisions: list[PartitionDecision]) -> None:
+        restart: dict[tuple[str, int], InitialFetchState] = {}
+        for decision in decisions:
+            key = (decision.topic, decision.index)
+            partition = self._partitions[key]
+            if not partition.make_follower(decision.state):
+                continue
+            leader = decision.state.leader
+            endpoint = self.replication.leader_endpoint(leader) if self.replication is not None else None
+            log.info("Broker %d follows leader %d for %s-%d at leader epoch %d from offset %d%s", self.node_id,
+                     leader, decision.topic, decision.index, decision.state.leader_epoch, partition.log_end_offset,
+                     "" if endpoint else " (no fetcher: the leader is not alive, or this broker is not replicating)")
+            if endpoint is not None:
+                restart[key] = InitialFetchState(leader, endpoint[0], endpoint[1], decision.state.leader_epoch,
+                                                 partition.log_end_offset)
+        if self.replication is not None:
+            self.replication.fetcher_manager.remove_fetcher_for_partitions([(d.topic, d.index) for d in decisions])
+            self.replication.fetcher_manager.add_fetcher_for_partitions(restart)
+
+    def stop_replicas(self, controller_id: int, controller_epoch: int,
+                      partitions: Sequence[StopReplica]) -> dict[tuple[str, int], int]:
+        """Apply a StopReplica request: stop fetching, and delete the logs the controller says to delete."""
+        with self._state_change_lock:
+            self._fence(controller_id, controller_epoch, "StopReplica")
+            return self._stop_replicas(controller_id, partitions)
+
+    def _stop_replicas(self, controller_id: int, partitions: Sequence[StopReplica]) -> dict[tuple[str, int], int]:
+        errors: dict[tuple[str, int], int] = {}
+        stopping = []
+        for stop in partitions:
+            key = (stop.topic, stop.index)
+            partition = self._partitions.get(key)
+            if partition is not None and stop.leader_epoch not in (EPOCH_DURING_DELETE, NO_EPOCH) \
+                    and stop.leader_epoch < partition.leader_epoch:
+                log.info("Ignoring StopReplica for %s-%d from controller %d: leader epoch %d is older than %d",
+                         stop.topic, stop.index, controller_id, stop.leader_epoch, partition.leader_epoch)
+                errors[key] = ErrorCode.FENCED_LEADER_EPOCH
+                continue
+            errors[key] = ErrorCode.NONE
+            stopping.append(stop)
+        if self.replication is not None:
+            self.replication.fetcher_manager.remove_fetcher_for_partitions([(s.topic, s.index) for s in stopping])
+        for stop in stopping:
+            if stop.delete:
+                partition = self.remove_partition(stop.topic, stop.index)
+                if partition is not None:
+                    self.delete_partition(partition)
+                else:
+                    self.log_manager.delete_log(stop.topic, stop.index)
+            log.info("Stopped replica %s-%d for controller %d%s", stop.topic, stop.index, controller_id,
+                     ", log deleted" if stop.delete else "")
+        return errors

@@ -13,8 +13,10 @@ import socket
 import threading
 
 from wirebroker.cluster.acls import AclStore
+from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.cluster.metadata_cache import MetadataCache
 from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
@@ -24,8 +26,11 @@ from wirebroker.log.manager import LogManager
 from wirebroker.network.handler_pool import HandlerPool
 from wirebroker.network.request_channel import RequestChannel
 from wirebroker.network.socket_server import SocketServer
+from wirebroker.replica.alter_partition import AlterPartitionManager
 from wirebroker.replica.fetch_session import FetchSessionCache
-from wirebroker.replica.manager import ReplicaManager
+from wirebroker.replica.fetcher import FetcherConfig
+from wirebroker.replica.fetcher_manager import ReplicaFetcherManager
+from wirebroker.replica.manager import ReplicaManager, Replication
 from wirebroker.server.dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
@@ -53,10 +58,13 @@ class Broker:
         if config["authorizer.class.name"]:
             log.warning("authorizer.class.name is set: ACL bindings are stored, listed and deleted, but not enforced; "
                         "every client may do everything")
-        self.replica_manager = ReplicaManager(self.log_manager, config.log_config)
-        self.controller.subscribe(self._apply_topic_change)
-        for topic in self.metadata.topics():
-            self.replica_manager.make_partitions(topic)
+        self.replica_manager = ReplicaManager(self.log_manager, config.log_config, config.node_id,
+                                              config["replica.lag.time.max.ms"])
+        self._start_replication()
+        if self.metadata_cache is None:
+            self.controller.subscribe(self._apply_topic_change)
+            for topic in self.metadata.topics():
+                self.replica_manager.make_partitions(topic)
         group_config = GroupConfig.from_broker(config)
         self.offsets_topic = OffsetsTopic(self, group_config)
         self.group_coordinator = GroupCoordinator(group_config, self.offsets_topic, SystemTimer(), self.metadata)
@@ -78,6 +86,44 @@ class Broker:
         self.handler_pool.start()
         self.socket_server.start()
         self._bound_ports = self.socket_server.bound_ports()
+
+    def _start_replication(self) -> None:
+        """The cluster view and, in a cluster, replication.
+
+        A single broker (no zookeeper.connect) answers the metadata APIs from its own store as the only node. A
+        cluster member (zookeeper.connect, or wirebroker.external.controller in tests) answers from the metadata
+        cache the controller fills (UpdateMetadata), and its replica manager gets follower fetchers, the
+        AlterPartition channel to the controller and the ISR expiration task; partitions come from LeaderAndIsr.
+        """
+        config = self.config
+        if config["zookeeper.connect"] is None and not config["wirebroker.external.controller"]:
+            self.metadata_cache = None
+            self.cluster_view = SingleNodeView(self.metadata, self.node_id, self.advertised_endpoint,
+                                               config["broker.rack"])
+            return
+        cache = MetadataCache(self.node_id)
+        listener = config["inter.broker.listener.name"] or config.listeners[0].name
+
+        def leader_endpoint(broker_id: int) -> tuple[str, int] | None:
+            return cache.endpoint(broker_id, listener)
+
+        def controller_endpoint() -> tuple[int, str, int] | None:
+            endpoint = cache.endpoint(cache.controller_id, listener)
+            return (cache.controller_id, *endpoint) if endpoint is not None else None
+
+        fetcher_config = FetcherConfig(
+            self.node_id, config["replica.fetch.max.bytes"], config["replica.fetch.response.max.bytes"],
+            config["replica.fetch.wait.max.ms"], config["replica.fetch.min.bytes"], config["replica.fetch.backoff.ms"],
+            config["replica.socket.timeout.ms"])
+        self.replica_manager.start_replication(Replication(
+            ReplicaFetcherManager(fetcher_config, config["num.replica.fetchers"], self.replica_manager.partition),
+            AlterPartitionManager(self.node_id, controller_endpoint,
+                                  request_timeout_ms=config["replica.socket.timeout.ms"]),
+            leader_endpoint))
+        self.metadata_cache = cache
+        self.cluster_view = cache
+        log.info("broker %d is a cluster member: waiting for the controller's UpdateMetadata and LeaderAndIsr "
+                 "(inter-broker listener %s)", self.node_id, listener)
 
     def shutdown(self) -> None:
         if self._stopped.is_set():
