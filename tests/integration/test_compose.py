@@ -75,6 +75,7 @@ def wait_for_ports(ports: list[int], process: subprocess.Popen, timeout: float =
                 time.sleep(0.2)
 
 
+@pytest.mark.reliability  # needs the brokers' ZooKeeper mode (issue 11)
 def test_local_twin_runs_the_compose_cluster(tmp_path):
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient
