@@ -21,7 +21,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Self, TypeVar
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
@@ -118,7 +118,7 @@ class ClusterProcess:
                 self._zk = None
             self.zookeeper.stop()
 
-    def __enter__(self) -> ClusterProcess:
+    def __enter__(self) -> Self:
         try:
             return self.start()
         except BaseException:

@@ -17,6 +17,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
@@ -115,6 +116,14 @@ class JavaProducer:
             "--value-prefix", JAVA_VALUE_PREFIX, "--command-config", config])
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.process.poll() is None:  # a failed test: no flush wanted, only no JVM left behind
+            self.process.kill()
+            self.process.wait()
 
     def stop(self, timeout: float = 150) -> ProduceLog:
         self.process.terminate()

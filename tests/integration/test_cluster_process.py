@@ -7,7 +7,12 @@ import itertools
 
 import pytest
 
-from tests.integration.cluster_process import ClusterProcess, cluster_defaults, log_tail, wait_until
+from tests.integration.cluster_process import (
+    ClusterProcess,
+    cluster_defaults,
+    log_tail,
+    wait_until,
+)
 
 
 def test_wait_until_returns_the_first_truthy_value():
@@ -24,7 +29,7 @@ def test_wait_until_returns_the_first_truthy_value():
 
 def test_wait_until_names_what_it_waited_for_and_the_last_answer():
     with pytest.raises(AssertionError) as failure:
-        wait_until(lambda: [], 0.05, "a leader for t-0", interval=0.01, describe=lambda: "broker logs here")
+        wait_until(list, 0.05, "a leader for t-0", interval=0.01, describe=lambda: "broker logs here")
     message = str(failure.value)
     assert "a leader for t-0: not within 0s (last: [])" in message and message.endswith("broker logs here")
 

@@ -102,23 +102,24 @@ def test_leader_kill_rounds_lose_no_acknowledged_record(tmp_path, size, capsys):
     with ClusterProcess(tmp_path, overrides=SETTINGS) as cluster:
         create_topic(cluster, topic, partitions)
         producer = SteadyProducer("c", cluster.bootstrap, topic, partitions, size.rate).start()
-        java = JavaProducer(jars, tmp_path, cluster.bootstrap, topic, size.rate)
-        samples: list[float] = []
-        for round_number in range(1, size.leader_kills + 1):
+        with JavaProducer(jars, tmp_path, cluster.bootstrap, topic, size.rate) as java:
+            samples: list[float] = []
+            for round_number in range(1, size.leader_kills + 1):
+                wait_for_full_isr(cluster, topic, partitions)
+                victim = cluster.leader_of(topic, 0)
+                led = {p for p in range(partitions) if cluster.leader_of(topic, p) == victim}
+                cluster.kill(victim)
+                killed_at = time.time()
+                cluster.wait_until(lambda led=led, killed_at=killed_at: len(
+                                       failover_seconds(list(producer.log.acks), led, killed_at)) == len(led),
+                                   LEADER_CHANGE_TIMEOUT_S,
+                                   f"round {round_number}: acknowledgements on partitions {sorted(led)} after broker "
+                                   f"{victim} was killed")
+                samples += failover_seconds(list(producer.log.acks), led, killed_at)
+                cluster.restart(victim)
             wait_for_full_isr(cluster, topic, partitions)
-            victim = cluster.leader_of(topic, 0)
-            led = {p for p in range(partitions) if cluster.leader_of(topic, p) == victim}
-            cluster.kill(victim)
-            killed_at = time.time()
-            cluster.wait_until(lambda: len(failover_seconds(list(producer.log.acks), led, killed_at)) == len(led),
-                               LEADER_CHANGE_TIMEOUT_S,
-                               f"round {round_number}: acknowledgements on partitions {sorted(led)} after broker "
-                               f"{victim} was killed")
-            samples += failover_seconds(list(producer.log.acks), led, killed_at)
-            cluster.restart(victim)
-        wait_for_full_isr(cluster, topic, partitions)
-        log, java_log = producer.stop(), java.stop()
-        acks = log.acks + java_log.acks
+            log, java_log = producer.stop(), java.stop()
+            acks = log.acks + java_log.acks
         verdict = judge(acks, read_all(cluster.bootstrap, topic, partitions))
     assert log.errors == [] and java_log.errors == [], (log.errors[:5], java_log.errors[:5])
     assert java_log.acks, f"the Java producer acknowledged nothing: {java.stderr_path.read_text()[-2000:]}"
@@ -220,7 +221,6 @@ def test_a_divergent_tail_is_truncated_and_replicas_end_byte_identical(tmp_path)
 
 
 def test_a_paused_controller_is_replaced_and_its_epoch_refused(tmp_path):
-    from wirebroker.protocol.messages.leader_and_isr import LeaderAndIsrRequest as L
     from wirebroker.protocol.messages.produce import ProduceRequest as P
 
     topic, partitions = "fenced", 3
