@@ -4,7 +4,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY wirebroker ./wirebroker
 COPY schemas ./schemas
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir ".[cluster]"  # kazoo: the brokers of docker-compose.yml join ZooKeeper
 VOLUME /var/lib/wirebroker
 EXPOSE 9092
 ENTRYPOINT ["wirebroker"]
