@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from tests.integration.failover_workload import Ack, Record, failover_seconds, judge, percentile
+from tests.integration.failover_workload import (
+    Ack,
+    Record,
+    failover_seconds,
+    judge,
+    percentile,
+)
 
 
 def ack(value: str, partition: int, offset: int, sent_at: float = 0.0, acked_at: float = 0.0) -> Ack:
