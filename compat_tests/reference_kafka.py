@@ -161,5 +161,11 @@ class ReferenceKafka(BrokerProcess):
 
 
 def _random_cluster_id() -> str:
-    """What `StorageTool random-uuid` prints (a URL-safe base64 UUID), without a JVM start."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """What `StorageTool random-uuid` prints (a URL-safe base64 UUID), without a JVM start.
+
+    Like Kafka's Uuid.randomUuid(), never one that starts with "-": `format -t -xyz` reads it as an option.
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
