@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from typing import TYPE_CHECKING
 
 from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.cluster_view import SingleNodeView
@@ -33,6 +34,10 @@ from wirebroker.replica.fetcher_manager import ReplicaFetcherManager
 from wirebroker.replica.manager import ReplicaManager, Replication
 from wirebroker.server.dispatch import Dispatcher
 
+if TYPE_CHECKING:  # kazoo is imported only in ZooKeeper mode
+    from wirebroker.cluster.zk.controller import KafkaController
+    from wirebroker.server.zk_mode import ZkMode
+
 log = logging.getLogger(__name__)
 
 
@@ -43,12 +48,16 @@ class Broker:
         self._stopped = threading.Event()
         self.socket_server: SocketServer | None = None
         self.handler_pool: HandlerPool | None = None
+        self.zk_mode: ZkMode | None = None  # with zookeeper.connect
+        self.kafka_controller: KafkaController | None = None  # this broker's candidacy for controller, in ZooKeeper mode
 
     # ---- lifecycle -----------------------------------------------------------------------------------------
 
     def start(self) -> None:
         config = self.config
-        self.log_manager = LogManager(config.log_dirs, config.log_config, config.node_id, config["cluster.id"],
+        self.zk_mode = _connect_zookeeper(config)
+        cluster_id = self.zk_mode.cluster_id if self.zk_mode is not None else config["cluster.id"]
+        self.log_manager = LogManager(config.log_dirs, config.log_config, config.node_id, cluster_id,
                                       broker_config=config)
         self.log_manager.startup()
         self.cluster_id = self.log_manager.cluster_id
@@ -65,6 +74,8 @@ class Broker:
             self.controller.subscribe(self._apply_topic_change)
             for topic in self.metadata.topics():
                 self.replica_manager.make_partitions(topic)
+        if self.zk_mode is not None:
+            self.zk_mode.install(self)
         group_config = GroupConfig.from_broker(config)
         self.offsets_topic = OffsetsTopic(self, group_config)
         self.group_coordinator = GroupCoordinator(group_config, self.offsets_topic, SystemTimer(), self.metadata)
@@ -86,6 +97,8 @@ class Broker:
         self.handler_pool.start()
         self.socket_server.start()
         self._bound_ports = self.socket_server.bound_ports()
+        if self.zk_mode is not None:
+            self.kafka_controller = self.zk_mode.start(self)
 
     def _start_replication(self) -> None:
         """The cluster view and, in a cluster, replication.
@@ -130,6 +143,8 @@ class Broker:
             return
         self._stopped.set()
         log.info("shutting down broker %d", self.node_id)
+        if self.zk_mode is not None:
+            self.zk_mode.controlled_shutdown()
         if self.socket_server is not None:
             self.socket_server.shutdown()
         if self.handler_pool is not None:
@@ -138,6 +153,8 @@ class Broker:
             self.group_coordinator.shutdown()
         if hasattr(self, "replica_manager"):
             self.replica_manager.shutdown()
+        if self.zk_mode is not None:
+            self.zk_mode.close()
         if hasattr(self, "log_manager"):
             self.log_manager.shutdown()
         log.info("broker %d shut down cleanly", self.node_id)
@@ -175,3 +192,12 @@ class Broker:
             self.replica_manager.remove_topic(topic)
         elif change is Change.CONFIGS_CHANGED:
             self.replica_manager.update_topic_config(topic)
+
+
+def _connect_zookeeper(config: BrokerConfig) -> ZkMode | None:
+    """ZooKeeper mode when `zookeeper.connect` is set; a single node never imports kazoo (start-up time)."""
+    if config["zookeeper.connect"] is None:
+        return None
+    from wirebroker.server.zk_mode import ZkMode
+
+    return ZkMode(config)
