@@ -21,12 +21,19 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from tests.integration.broker_process import BrokerProcess, free_port
+from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
 from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.headers import read_request_header, response_header_bytes, response_header_version
-from wirebroker.protocol.messages.alter_partition import AlterPartitionRequest, AlterPartitionResponse
+from wirebroker.protocol.headers import (
+    read_request_header,
+    response_header_bytes,
+    response_header_version,
+)
+from wirebroker.protocol.messages.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+)
 from wirebroker.protocol.messages.fetch import FetchRequest
 from wirebroker.protocol.messages.leader_and_isr import LeaderAndIsrRequest
 from wirebroker.protocol.messages.produce import ProduceRequest
