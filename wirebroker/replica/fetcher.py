@@ -9,7 +9,9 @@ Each partition this broker follows from the source is in one of two states:
   (Log.append_as_follower) and the high watermark is the leader's, capped at our log end offset.
 The leader holds a caught-up fetch for replica.fetch.wait.max.ms unless replica.fetch.min.bytes arrive. A failed
 round trip, or a partition error (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, ...), delays the partitions
-concerned by replica.fetch.backoff.ms; OFFSET_OUT_OF_RANGE sends the partition back to truncation. The fetcher
+concerned by replica.fetch.backoff.ms. OFFSET_OUT_OF_RANGE asks the leader its log end and start offsets
+(ListOffsets with our replica id, Kafka's fetchOffsetAndTruncate): a leader that ends before us is truncated to; a
+leader whose log starts after our end (retention, DeleteRecords) makes us start over empty at its start. The fetcher
 manager adds and removes partitions from other threads; a response for a partition removed or re-added meanwhile
 is dropped.
 """
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from wirebroker.network.broker_client import BrokerClient, BrokerUnreachable
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.fetch import FetchRequest, FetchResponse
+from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest
 from wirebroker.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
@@ -36,6 +39,9 @@ log = logging.getLogger(__name__)
 
 FETCH_VERSION = 12  # flexible, topics by name, replica_id in the request (v15 moves it into ReplicaState)
 OFFSET_FOR_LEADER_EPOCH_VERSION = 4
+LIST_OFFSETS_VERSION = 4  # current_leader_epoch (KIP-320)
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
 SESSIONLESS = (0, -1)  # session id, FINAL_EPOCH: a full fetch every time
 MAX_TRUNCATION_ROUNDS = 16
 READ_UNCOMMITTED = 0
@@ -273,9 +279,7 @@ class ReplicaFetcherThread:
         if partition is None:
             return
         if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
-            log.warning("%s-%d: fetch offset %d is out of range on leader %d; truncating again", key[0], key[1],
-                        state.fetch_offset, self.source_id)
-            self._update(key, state, truncating=True)
+            self._fetch_offset_and_truncate(key, state, partition)
             return
         if data.error_code:
             self._delay(key, state, f"the leader answered {ErrorCode(data.error_code).name}")
@@ -286,10 +290,47 @@ class ReplicaFetcherThread:
                     or current.fetch_offset != state.fetch_offset:
                 return  # replaced while the fetch was in flight
             try:
-                partition.append_records_as_follower(memoryview(data.records or b""), data.high_watermark)
+                partition.append_records_as_follower(memoryview(data.records or b""), data.high_watermark,
+                                                     data.log_start_offset)
             except KafkaError as exc:
                 current.delayed_until = time.monotonic() + self.config.fetch_backoff_ms / 1000
                 log.error("%s-%d: appending what leader %d sent at offset %d failed: %s", key[0], key[1],
                           self.source_id, state.fetch_offset, exc)
                 return
             current.fetch_offset = partition.log_end_offset
+
+    # ---- out of range --------------------------------------------------------------------------------------
+
+    def _fetch_offset_and_truncate(self, key: PartitionKey, state: PartitionFetchState, partition: Partition) -> None:
+        leader_end = self._leader_offset(key, state, LATEST_TIMESTAMP)
+        if leader_end is None:
+            return
+        if leader_end < partition.log_end_offset:
+            log.warning("%s-%d: leader %d ends at %d, before our log end offset %d; truncating to it", key[0], key[1],
+                        self.source_id, leader_end, partition.log_end_offset)
+            partition.truncate_to(leader_end)
+        else:
+            leader_start = self._leader_offset(key, state, EARLIEST_TIMESTAMP)
+            if leader_start is None:
+                return
+            if leader_start > partition.log_end_offset:
+                log.warning("%s-%d: leader %d starts at %d, after our log end offset %d; starting over there",
+                            key[0], key[1], self.source_id, leader_start, partition.log_end_offset)
+                partition.truncate_fully_and_start_at(leader_start)
+        self._update(key, state, fetch_offset=partition.log_end_offset)
+
+    def _leader_offset(self, key: PartitionKey, state: PartitionFetchState, timestamp: int) -> int | None:
+        request = ListOffsetsRequest(replica_id=self.config.node_id, isolation_level=READ_UNCOMMITTED, topics=[
+            ListOffsetsRequest.ListOffsetsTopic(name=key[0], partitions=[ListOffsetsRequest.ListOffsetsPartition(
+                partition_index=key[1], current_leader_epoch=state.leader_epoch, timestamp=timestamp)])])
+        try:
+            response = self._client.send(request, LIST_OFFSETS_VERSION)
+        except BrokerUnreachable as exc:
+            self._delay(key, state, f"ListOffsets failed ({exc})")
+            return None
+        answer = response.topics[0].partitions[0] if response.topics and response.topics[0].partitions else None
+        if answer is None or answer.error_code:
+            self._delay(key, state, "ListOffsets answered "
+                        f"{ErrorCode(answer.error_code).name if answer else 'nothing'}")
+            return None
+        return answer.offset

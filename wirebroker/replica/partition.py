@@ -277,7 +277,7 @@ class Partition:
                                     result: LeaderAndIsr | None) -> None:
         """The controller's answer to our proposal: commit its ISR and partition epoch, or drop the proposal."""
         with self._lock:
-            if self.pending_isr != proposed:
+            if self.pending_isr is None or self.pending_isr != proposed:
                 return  # a newer LeaderAndIsr replaced the state this proposal was based on
             self.pending_isr = None
             if error_code or result is None:
@@ -319,18 +319,26 @@ class Partition:
 
     # ---- follower ------------------------------------------------------------------------------------------
 
-    def append_records_as_follower(self, records: memoryview, leader_high_watermark: int) -> LogAppendInfo | None:
-        """Append what the leader sent; our high watermark is the leader's, capped at our log end offset."""
+    def append_records_as_follower(self, records: memoryview, leader_high_watermark: int,
+                                   leader_log_start_offset: int = -1) -> LogAppendInfo | None:
+        """Append what the leader sent; our high watermark is the leader's, capped at our log end offset, and our
+        log start offset follows the leader's as far as our high watermark (records it deleted go here too)."""
         with self._lock:
             if self.is_leader:
                 raise NotLeaderOrFollowerError(f"{self} is led here now; a stale fetch response is dropped")
             info = self.log.append_as_follower(records) if len(records) else None
             self.log.update_high_watermark(min(leader_high_watermark, self.log.log_end_offset))
+            if self.log.log_start_offset < leader_log_start_offset <= self.log.high_watermark:
+                self.log.increment_log_start_offset(leader_log_start_offset)
             return info
 
     def truncate_to(self, offset: int) -> None:
         with self._lock:
             self.log.truncate_to(offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        with self._lock:
+            self.log.truncate_fully_and_start_at(offset)
 
     # ---- reads ---------------------------------------------------------------------------------------------
 
