@@ -34,6 +34,7 @@ from wirebroker.protocol.messages.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
 )
+from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest
 from wirebroker.protocol.messages.fetch import FetchRequest
 from wirebroker.protocol.messages.leader_and_isr import LeaderAndIsrRequest
 from wirebroker.protocol.messages.produce import ProduceRequest
@@ -305,6 +306,17 @@ def test_the_controller_epoch_and_leader_epoch_fence_stale_requests(cluster_fact
     assert metadata.controller_id == CONTROLLER_ID
     (partition,) = metadata.topics[0].partitions
     assert (partition.leader_id, partition.leader_epoch, partition.isr_nodes) == (1, 3, [1, 2, 3])
+    with RawClient(cluster.brokers[2].bootstrap) as client:
+        described = client.request(60, 1, endpoint_type=1)
+        (topic,) = client.request(75, 0, response_partition_limit=100).topics
+    assert (described.controller_id, sorted(b.broker_id for b in described.brokers)) == (CONTROLLER_ID, [1, 2, 3])
+    assert (topic.name, topic.partitions[0].leader_id, topic.partitions[0].replica_nodes) == (TOPIC, 1, [1, 2, 3])
+
+    # The leader is gone from the live brokers: clients are told there is no leader.
+    cluster.update_metadata([3], leader=4, leader_epoch=4, isr=[4])
+    with RawClient(cluster.brokers[3].bootstrap) as client:
+        (partition,) = client.request(3, 12, topics=None).topics[0].partitions
+    assert (partition.error_code, partition.leader_id) == (ErrorCode.LEADER_NOT_AVAILABLE, -1)
 
 
 def test_a_paused_follower_leaves_the_isr_and_min_insync_replicas_refuses_acks_all(cluster_factory):
@@ -365,3 +377,22 @@ def test_a_new_leader_makes_the_old_one_truncate_its_divergent_tail(cluster_fact
     log_bytes = cluster.wait_identical([1, 2, 3])
     assert b"divergent" not in log_bytes and b"new-epoch-6" in log_bytes and b"committed-9" in log_bytes
     assert "Truncating replicated-0 to offset 10" in old_leader.log_text()
+
+
+def test_a_new_follower_behind_the_leaders_log_start_starts_over_there(cluster_factory):
+    cluster = cluster_factory()
+    cluster.elect(leader=1, leader_epoch=0, isr=[1, 2], to=[1, 2])
+    leader = cluster.brokers[1].bootstrap
+    assert produce(leader, [b"r-%d" % i for i in range(10)]) == ErrorCode.NONE
+    with RawClient(leader) as client:
+        deleted = client.request(21, 2, timeout_ms=5000, topics=[DeleteRecordsRequest.DeleteRecordsTopic(
+            name=TOPIC, partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=5)])])
+    assert deleted.topics[0].partitions[0].error_code == ErrorCode.NONE
+
+    # Broker 3 joins with an empty log: offset 0 is gone on the leader (OFFSET_OUT_OF_RANGE), so it starts at 5,
+    # gets the whole batch holding offset 5, and starts its log at that batch's base offset, as the leader's is.
+    assert cluster.leader_and_isr(3, leader=1, leader_epoch=0, isr=[1, 2]) == (ErrorCode.NONE, ErrorCode.NONE)
+    wait_until(lambda: (cluster.brokers[3].data_dir / f"{TOPIC}-0" / SEGMENT).exists(), what="broker 3's segment")
+    assert b"r-9" in cluster.wait_identical([1, 2, 3])
+    cluster.controller.wait_for([1, 2, 3])  # caught up: proposed back into the ISR
+    assert "fetch offset 0 is before the leader's log start 5" in cluster.brokers[3].log_text()

@@ -36,8 +36,9 @@ FIRST_TOPIC_ID_VERSION = 5
 def handle(ctx: RequestContext, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
     decisions = _decisions(ctx.api_version, request)
     try:
-        errors = ctx.broker.replica_manager.become_leader_or_follower(request.controller_id,
-                                                                       request.controller_epoch, decisions)
+        errors = ctx.broker.replica_manager.become_leader_or_follower(
+            request.controller_id, request.controller_epoch, decisions,
+            {leader.broker_id: (leader.host_name, leader.port) for leader in request.live_leaders})
     except KafkaError as exc:
         errors = {(d.topic, d.index): exc.code for d in decisions}
         return _response(ctx.api_version, request, errors, exc.code)

@@ -40,7 +40,7 @@ class AlterPartitionManager:
                  retry_backoff_ms: int = RETRY_BACKOFF_MS) -> None:
         self.node_id = node_id
         self._controller_endpoint = controller_endpoint
-        self._broker_epoch = broker_epoch
+        self.broker_epoch = broker_epoch  # the ZooKeeper registration's czxid, once registered
         self._timeout_s = request_timeout_ms / 1000
         self._backoff_s = retry_backoff_ms / 1000
         self._pending: dict[tuple[str, int], tuple[Partition, tuple[int, ...]]] = {}
@@ -81,7 +81,7 @@ class AlterPartitionManager:
         if client is None:
             log.debug("no controller known yet; %d ISR proposals wait", len(batch))
             return False
-        request = _request(self.node_id, self._broker_epoch(), batch.values())
+        request = _request(self.node_id, self.broker_epoch(), batch.values())
         try:
             response = client.send(request, ALTER_PARTITION_VERSION, self._timeout_s)
         except BrokerUnreachable as exc:

@@ -314,8 +314,8 @@ class ReplicaFetcherThread:
             if leader_start is None:
                 return
             if leader_start > partition.log_end_offset:
-                log.warning("%s-%d: leader %d starts at %d, after our log end offset %d; starting over there",
-                            key[0], key[1], self.source_id, leader_start, partition.log_end_offset)
+                log.warning("%s-%d: fetch offset %d is before the leader's log start %d (leader %d); starting over "
+                            "there", key[0], key[1], partition.log_end_offset, leader_start, self.source_id)
                 partition.truncate_fully_and_start_at(leader_start)
         self._update(key, state, fetch_offset=partition.log_end_offset)
 

@@ -343,8 +343,11 @@ class ReplicaManager:
         self.controller_epoch = controller_epoch
 
     def become_leader_or_follower(self, controller_id: int, controller_epoch: int,
-                                  decisions: Sequence[PartitionDecision]) -> dict[tuple[str, int], int]:
-        """Apply a LeaderAndIsr request: per partition, an error code (NONE when applied)."""
+                                  decisions: Sequence[PartitionDecision],
+                                  live_leaders: Mapping[int, tuple[str, int]] | None = None
+                                  ) -> dict[tuple[str, int], int]:
+        """Apply a LeaderAndIsr request: per partition, an error code (NONE when applied). A follower fetches from
+        its leader's inter-broker endpoint in the metadata cache, else the one the request's live leaders give."""
         with self._state_change_lock:
             self._fence(controller_id, controller_epoch, "LeaderAndIsr")
             errors: dict[tuple[str, int], int] = {}
@@ -355,7 +358,7 @@ class ReplicaManager:
                 if errors[key] == ErrorCode.NONE:
                     (leading if decision.state.leader == self.node_id else following).append(decision)
             self._make_leaders(leading)
-            self._make_followers(following)
+            self._make_followers(following, live_leaders or {})
             if self.replication is not None:
                 self.replication.fetcher_manager.shutdown_idle_fetcher_threads()
             return errors
@@ -399,7 +402,7 @@ class ReplicaManager:
                      decision.state.leader_epoch, partition.leader_epoch_start_offset, partition.high_watermark,
                      list(decision.state.replicas), list(decision.state.isr), decision.state.partition_epoch)
 
-    def _make_followers(self, decisions: list[PartitionDecision]) -> None:
+    def _make_followers(self, decisions: list[PartitionDecision], live_leaders: Mapping[int, tuple[str, int]]) -> None:
         restart: dict[tuple[str, int], InitialFetchState] = {}
         for decision in decisions:
             key = (decision.topic, decision.index)
@@ -407,7 +410,8 @@ class ReplicaManager:
             if not partition.make_follower(decision.state):
                 continue
             leader = decision.state.leader
-            endpoint = self.replication.leader_endpoint(leader) if self.replication is not None else None
+            endpoint = (self.replication.leader_endpoint(leader) or live_leaders.get(leader)
+                        if self.replication is not None else None)
             log.info("Broker %d follows leader %d for %s-%d at leader epoch %d from offset %d%s", self.node_id,
                      leader, decision.topic, decision.index, decision.state.leader_epoch, partition.log_end_offset,
                      "" if endpoint else " (no fetcher: the leader is not alive, or this broker is not replicating)")

@@ -43,6 +43,7 @@ from wirebroker.protocol.errors import (
     NotLeaderOrFollowerError,
     UnknownLeaderEpochError,
 )
+from wirebroker.protocol.records import BATCH_HEADER_SIZE, read_header
 from wirebroker.replica.follower_state import FollowerState
 
 log = logging.getLogger(__name__)
@@ -326,11 +327,26 @@ class Partition:
         with self._lock:
             if self.is_leader:
                 raise NotLeaderOrFollowerError(f"{self} is led here now; a stale fetch response is dropped")
-            info = self.log.append_as_follower(records) if len(records) else None
+            info = None
+            if len(records):
+                self._start_at_first_batch_if_empty(records)
+                info = self.log.append_as_follower(records)
             self.log.update_high_watermark(min(leader_high_watermark, self.log.log_end_offset))
             if self.log.log_start_offset < leader_log_start_offset <= self.log.high_watermark:
                 self.log.increment_log_start_offset(leader_log_start_offset)
             return info
+
+    def _start_at_first_batch_if_empty(self, records: memoryview) -> None:
+        """An empty log whose start falls inside the leader's first batch (DeleteRecords cut it) starts at that
+        batch's base offset, as Kafka does on UnexpectedAppendOffsetException: the batch comes whole."""
+        end = self.log.log_end_offset
+        if end != self.log.log_start_offset or len(records) < BATCH_HEADER_SIZE:
+            return
+        first = read_header(records)
+        if first.base_offset < end <= first.last_offset:
+            log.info("%s-%d: the leader's first batch starts at %d, before our empty log's start %d; starting the "
+                     "log there", self.topic, self.index, first.base_offset, end)
+            self.log.truncate_fully_and_start_at(first.base_offset)
 
     def truncate_to(self, offset: int) -> None:
         with self._lock:
