@@ -6,11 +6,13 @@ is in use; ApiVersions advertises exactly these.
 
 from wirebroker.apis import (  # noqa: F401  (imported to register)
     alter_configs,
+    alter_partition,
     alter_partition_reassignments,
     alter_replica_log_dirs,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
+    controlled_shutdown,
     create_acls,
     create_partitions,
     create_topics,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.cluster_view import ClusterView
-from wirebroker.cluster.controller import Controller
+from wirebroker.cluster.controller import TopicAdmin
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
 from wirebroker.cluster.metadata_cache import MetadataCache
 from wirebroker.config import BrokerConfig, Listener
@@ -19,6 +19,9 @@ from wirebroker.protocol.headers import RequestHeader
 from wirebroker.replica.fetch_session import FetchSessionCache
 from wirebroker.replica.manager import ReplicaManager
 
+if TYPE_CHECKING:  # kazoo is imported only in ZooKeeper mode
+    from wirebroker.cluster.zk.controller import KafkaController
+
 
 class BrokerServices(Protocol):
     """What the handlers use of the broker (Kafka hands KafkaApis the same services); server/broker.py provides it."""
@@ -27,7 +30,7 @@ class BrokerServices(Protocol):
     node_id: int
     cluster_id: str
     metadata: MetadataStore
-    controller: Controller
+    controller: TopicAdmin  # the single-node Controller, or ZkAdmin in ZooKeeper mode
     acls: AclStore
     log_manager: LogManager
     replica_manager: ReplicaManager
@@ -36,6 +39,7 @@ class BrokerServices(Protocol):
     offsets_topic: OffsetsTopic
     cluster_view: ClusterView  # what Metadata & co. tell clients: the single node, or the metadata cache
     metadata_cache: MetadataCache | None  # in a cluster: what the controller last sent (UpdateMetadata)
+    kafka_controller: KafkaController | None  # in ZooKeeper mode: this broker's candidacy for controller
 
     def bound_listeners(self) -> list[Listener]: ...
 

@@ -11,6 +11,7 @@
     /config/changes/config_change_<seq>            a config change notification (persistent sequential)
     /admin/delete_topics/<topic>                   a topic queued for deletion (persistent, no data)
     /isr_change_notification/isr_change_<seq>      partitions whose ISR a leader changed (persistent sequential)
+    /latest_producer_id_block                      the last block of producer ids a broker claimed (persistent)
 
 Every JSON payload is described in data.py.
 """
@@ -28,6 +29,7 @@ CONFIG_BROKERS = "/config/brokers"
 CONFIG_CHANGES = "/config/changes"
 DELETE_TOPICS = "/admin/delete_topics"
 ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
+LATEST_PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 CONFIG_CHANGE_PREFIX = "config_change_"
 ISR_CHANGE_PREFIX = "isr_change_"
 

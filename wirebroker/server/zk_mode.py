@@ -1,0 +1,163 @@
+"""A broker's ZooKeeper mode (Kafka's KafkaServer of the ZooKeeper era), used when `zookeeper.connect` is set.
+
+Start-up, in Kafka's order:
+1. `ZkMode(config)`: connect (kazoo, session of zookeeper.session.timeout.ms), create the persistent paths, and get
+   the cluster id from /cluster/id (the first broker writes its own); the log directories are then formatted with
+   it, or refused when meta.properties names another cluster.
+2. `install(broker)`: topic administration goes through ZooKeeper (ZkAdmin replaces the single-node Controller,
+   so the API handlers do not branch); the broker's topics are the metadata cache's with their /config/topics
+   overrides, and producer ids come in blocks from ZooKeeper; new logs take their topic's overrides; config
+   changes of other brokers arrive through /config/changes.
+3. `start(broker)`, once the listeners are open: register /brokers/ids/<id> with the advertised endpoints and rack
+   (the broker epoch is the znode's czxid) and stand for controller (KafkaController).
+
+Shutdown: `controlled_shutdown()` first (with controlled.shutdown.enable, ControlledShutdown to the controller
+until it answers with no partition left, at most controlled.shutdown.max.retries times, backing off
+controlled.shutdown.retry.backoff.ms), then, once the broker has stopped serving, `close()`: resign as controller,
+stop re-registering and close the session, which removes /brokers/ids/<id>.
+
+kazoo is imported here only, and this module only when `zookeeper.connect` is set: a single node never loads it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from wirebroker.cluster.controller import Change
+from wirebroker.cluster.metadata import TopicMetadata
+from wirebroker.cluster.zk.admin import ConfigChangeListener, ZkAdmin
+from wirebroker.cluster.zk.brokers import (
+    BrokerRegistration,
+    ensure_persistent_paths,
+    get_broker,
+    get_or_create_cluster_id,
+)
+from wirebroker.cluster.zk.controller import KafkaController
+from wirebroker.cluster.zk.controller_election import get_controller_id
+from wirebroker.cluster.zk.controller_requests import endpoint_for
+from wirebroker.cluster.zk.data import BrokerInfo, EndPoint
+from wirebroker.cluster.zk.topic_metadata import ZkTopicMetadata
+from wirebroker.cluster.zk.topics import get_topic_config
+from wirebroker.config import BrokerConfig, new_cluster_id
+from wirebroker.network.broker_client import BrokerClient, BrokerUnreachable
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.controlled_shutdown import ControlledShutdownRequest
+
+log = logging.getLogger(__name__)
+
+CONTROLLED_SHUTDOWN_VERSION = 3
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms for the request to the controller
+
+
+class ZkMode:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.node_id = config.node_id
+        self.listener_name = config["inter.broker.listener.name"] or config.listeners[0].name
+        session_timeout_s = config["zookeeper.session.timeout.ms"] / 1000
+        connection_timeout_ms = config["zookeeper.connection.timeout.ms"] or config["zookeeper.session.timeout.ms"]
+        self.zk = KazooClient(hosts=config["zookeeper.connect"], timeout=session_timeout_s,
+                              connection_retry={"max_tries": -1, "max_delay": 1.0})
+        log.info("Connecting to zookeeper on %s", config["zookeeper.connect"])
+        self.zk.start(timeout=connection_timeout_ms / 1000)
+        ensure_persistent_paths(self.zk)
+        self.cluster_id = get_or_create_cluster_id(self.zk, config["cluster.id"] or new_cluster_id())
+        log.info("Cluster ID = %s", self.cluster_id)
+        self.registration: BrokerRegistration | None = None
+        self.controller: KafkaController | None = None
+        self.config_changes: ConfigChangeListener | None = None
+
+    def install(self, broker: Any) -> None:
+        """ZooKeeper-backed topic administration and topic metadata for `broker`, before its coordinators start."""
+        cache = broker.metadata_cache
+
+        def known_partitions(name: str) -> int | None:
+            topic = cache.topic(name)
+            return len(topic.partitions) if topic is not None else None
+
+        admin = ZkAdmin(self.zk, self.config["num.partitions"], self.config["default.replication.factor"],
+                        known_partitions)
+
+        def apply(change: Change, topic: TopicMetadata) -> None:
+            if change is Change.CONFIGS_CHANGED:
+                broker.replica_manager.update_topic_config(topic)
+
+        admin.subscribe(apply)
+        broker.controller = admin
+        broker.metadata = ZkTopicMetadata(self.zk, cache, self.node_id)
+        broker.replica_manager.topic_configs = lambda topic: get_topic_config(self.zk, topic)
+        self.config_changes = ConfigChangeListener(self.zk, admin)
+        self.config_changes.start()
+
+    def start(self, broker: Any) -> KafkaController:
+        """Register this broker and stand for controller; returns the (possibly inactive) controller."""
+        protocols = dict(item.split(":", 1) for item in self.config["listener.security.protocol.map"])
+        endpoints = []
+        for listener in broker.bound_listeners():
+            host, port = broker.advertised_endpoint(listener.name)
+            endpoints.append(EndPoint(listener.name, host, port, protocols.get(listener.name, listener.name)))
+        self.registration = BrokerRegistration(self.zk, BrokerInfo(self.node_id, tuple(endpoints),
+                                                                   self.config["broker.rack"]))
+        self.registration.start()
+        self.controller = KafkaController(self.zk, self.node_id, self.listener_name,
+                                          self.config.log_config.unclean_leader_election_enable)
+        self.controller.start()
+        return self.controller
+
+    @property
+    def broker_epoch(self) -> int:
+        return self.registration.broker_epoch if self.registration is not None else -1
+
+    def controlled_shutdown(self) -> None:
+        """Ask the controller to move this broker's leaderships away (Kafka's KafkaServer.controlledShutdown)."""
+        if not self.config["controlled.shutdown.enable"] or self.registration is None:
+            return
+        retries = self.config["controlled.shutdown.max.retries"]
+        backoff_s = self.config["controlled.shutdown.retry.backoff.ms"] / 1000
+        for attempt in range(1, retries + 1):
+            log.info("Starting controlled shutdown (attempt %d of %d)", attempt, retries)
+            if self._ask_controller():
+                log.info("Controlled shutdown request returned successfully")
+                return
+            if attempt < retries:
+                time.sleep(backoff_s)
+        log.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed")
+
+    def _ask_controller(self) -> bool:
+        controller_id = get_controller_id(self.zk)
+        info = get_broker(self.zk, controller_id) if controller_id is not None else None
+        if info is None:
+            log.warning("No controller registered in ZooKeeper; controlled shutdown will retry")
+            return False
+        endpoint = endpoint_for(info, self.listener_name)
+        client = BrokerClient(endpoint.host, endpoint.port, f"broker-{self.node_id}-controlled-shutdown",
+                              timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S)
+        try:
+            response = client.send(ControlledShutdownRequest(broker_id=self.node_id, broker_epoch=self.broker_epoch),
+                                   CONTROLLED_SHUTDOWN_VERSION)
+        except BrokerUnreachable as exc:
+            log.warning("Controlled shutdown: controller %d unreachable (%s)", controller_id, exc)
+            return False
+        finally:
+            client.close()
+        if response.error_code != ErrorCode.NONE:
+            log.warning("Controlled shutdown: controller %d answered %s", controller_id,
+                        ErrorCode(response.error_code).name)
+            return False
+        if response.remaining_partitions:
+            log.info("Remaining partitions to move: %s", ", ".join(
+                f"{p.topic_name}-{p.partition_index}" for p in response.remaining_partitions))
+            return False
+        return True
+
+    def close(self) -> None:
+        if self.controller is not None:
+            self.controller.shutdown()
+        if self.registration is not None:
+            self.registration.stop()
+        self.zk.stop()
+        self.zk.close()
