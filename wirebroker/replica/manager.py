@@ -313,14 +313,14 @@ class ReplicaManager:
                 read.partition = partition
                 partition.check_leader()
                 partition.check_leader_epoch(read.current_leader_epoch)
-                if replica_id >= 0:
+                min_one_message = remaining == max_bytes
+                read.data = partition.read(read.fetch_offset, min(read.max_bytes, max(remaining, 0)),
+                                           isolation_level, min_one_message)
+                if replica_id >= 0:  # a fetch offset the read accepted is the follower's log end offset
                     partition.update_follower_fetch_state(replica_id, read.fetch_offset)
                 read.high_watermark = partition.high_watermark
                 read.last_stable_offset = partition.last_stable_offset
                 read.log_start_offset = partition.log_start_offset
-                min_one_message = remaining == max_bytes
-                read.data = partition.read(read.fetch_offset, min(read.max_bytes, max(remaining, 0)),
-                                           isolation_level, min_one_message)
             except KafkaError as exc:
                 read.error_code = exc.code
                 continue
