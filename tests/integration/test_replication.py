@@ -262,7 +262,7 @@ def test_acks_all_is_replicated_byte_for_byte_and_the_high_watermark_waits_for_f
     leader, follower = cluster.brokers[1].bootstrap, cluster.brokers[2].bootstrap
 
     delivered, failed = [], []
-    producer = Producer({"bootstrap.servers": leader, "acks": "all", "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": leader, "acks": "all", "linger.ms": 5, "enable.idempotence": True})
     for i in range(200):
         producer.produce(TOPIC, value=b"value-%d" % i, partition=0,
                          on_delivery=lambda err, msg: (failed if err else delivered).append(err or msg.offset()))
@@ -377,6 +377,8 @@ def test_a_new_leader_makes_the_old_one_truncate_its_divergent_tail(cluster_fact
     log_bytes = cluster.wait_identical([1, 2, 3])
     assert b"divergent" not in log_bytes and b"new-epoch-6" in log_bytes and b"committed-9" in log_bytes
     assert "Truncating replicated-0 to offset 10" in old_leader.log_text()
+    epochs = [(cluster.brokers[n].data_dir / f"{TOPIC}-0" / "leader-epoch-checkpoint").read_text() for n in (1, 2, 3)]
+    assert epochs == [epochs[0]] * 3 and epochs[0].splitlines()[2:] == ["0 0", "1 10"]
 
 
 def test_a_new_follower_behind_the_leaders_log_start_starts_over_there(cluster_factory):

@@ -118,13 +118,22 @@ class ReplicaFetcherThread:
     def _run(self) -> None:
         try:
             while self._await_work():
-                self._truncate()
-                self._fetch()
-        except Exception:
-            log.exception("fetcher %s stopped by an unexpected error; its partitions are not replicated until the "
-                          "next LeaderAndIsr", self.name)
+                try:
+                    self._truncate()
+                    self._fetch()
+                except Exception:
+                    log.exception("fetcher %s: unexpected error; its partitions retry in %d ms", self.name,
+                                  self.config.fetch_backoff_ms)
+                    self._client.close()
+                    self._delay_all()
         finally:
             self._client.close()
+
+    def _delay_all(self) -> None:
+        until = time.monotonic() + self.config.fetch_backoff_ms / 1000
+        with self._lock:
+            for state in self._states.values():
+                state.delayed_until = until
 
     def _await_work(self) -> bool:
         with self._lock:
