@@ -162,3 +162,42 @@ def _poll_into(consumer: Consumer, values: list) -> bool:
     if message is not None and message.error() is None:
         values.append(message.value())
     return True
+
+
+def test_a_restarted_broker_catches_up_and_rejoins_the_isr(cluster):
+    topic = created_everywhere(cluster, "rejoin", 1)
+    leader = cluster.leader_of(topic, 0)
+    follower = next(n for n in (1, 2, 3) if n != leader and n != cluster.controller_id())
+    cluster.kill(follower)
+    cluster.wait_until(lambda: follower not in cluster.partition_state(topic, 0)["isr"], WAIT_S,
+                       "the dead follower out of the ISR")
+    producer = Producer({"bootstrap.servers": cluster.broker(leader).bootstrap, "acks": "all"})
+    for i in range(10):
+        producer.produce(topic, value=f"while-down-{i}".encode())
+    assert producer.flush(30) == 0
+    before = cluster.partition_state(topic, 0)
+
+    cluster.restart(follower)
+    # The leader proposes the ISR expansion (AlterPartition) once the follower has caught up; the controller writes
+    # it with the same leader epoch and the next partition epoch.
+    after = cluster.wait_until(lambda: (s := cluster.partition_state(topic, 0)) and follower in s["isr"] and s,
+                               WAIT_S, "the restarted follower back in the ISR")
+    assert after["leader"] == before["leader"] == leader
+    assert after["leader_epoch"] == before["leader_epoch"]
+    assert after["partition_epoch"] > before["partition_epoch"]
+    assert sorted(after["isr"]) == [1, 2, 3]
+    cluster.wait_until(lambda: partition_views(cluster, topic, follower).get(0, (None,) * 4)[3] == (1, 2, 3),
+                       WAIT_S, "the restarted broker's Metadata showing the full ISR")
+
+
+def test_sigterm_moves_leadership_away_before_the_broker_stops(cluster):
+    topic = created_everywhere(cluster, "shutdown", 3)
+    leader = cluster.leader_of(topic, 0)
+    before = cluster.partition_state(topic, 0)
+    assert cluster.broker(leader).stop() == 0
+    after = cluster.partition_state(topic, 0)
+    # ControlledShutdown ran before the process exited: the partition already had another leader.
+    assert after["leader"] not in (leader, -1)
+    assert leader not in after["isr"]
+    assert after["leader_epoch"] == before["leader_epoch"] + 1
+    assert "Controlled shutdown request returned successfully" in cluster.broker(leader).log_text()
