@@ -38,6 +38,7 @@ from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest
 from wirebroker.protocol.messages.fetch import FetchRequest
 from wirebroker.protocol.messages.leader_and_isr import LeaderAndIsrRequest
 from wirebroker.protocol.messages.produce import ProduceRequest
+from wirebroker.protocol.messages.stop_replica import StopReplicaRequest
 from wirebroker.protocol.messages.update_metadata import UpdateMetadataRequest
 
 CONTROLLER_ID = 100
@@ -317,6 +318,24 @@ def test_the_controller_epoch_and_leader_epoch_fence_stale_requests(cluster_fact
     with RawClient(cluster.brokers[3].bootstrap) as client:
         (partition,) = client.request(3, 12, topics=None).topics[0].partitions
     assert (partition.error_code, partition.leader_id) == (ErrorCode.LEADER_NOT_AVAILABLE, -1)
+
+    # StopReplica: an older leader epoch is fenced; a deletion stops the follower and removes its log.
+    assert stop_replica(cluster, 3, leader_epoch=2) == ErrorCode.FENCED_LEADER_EPOCH
+    assert (cluster.brokers[3].data_dir / f"{TOPIC}-0").exists()
+    assert stop_replica(cluster, 3, leader_epoch=-2) == ErrorCode.NONE
+    wait_until(lambda: not (cluster.brokers[3].data_dir / f"{TOPIC}-0").exists(), what="the log to be deleted")
+    assert consumer_fetch(cluster.brokers[3].bootstrap)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def stop_replica(cluster: Cluster, node: int, leader_epoch: int) -> int:
+    with RawClient(cluster.brokers[node].bootstrap) as client:
+        response = client.request(5, 3, controller_id=CONTROLLER_ID, controller_epoch=CONTROLLER_EPOCH, topic_states=[
+            StopReplicaRequest.StopReplicaTopicState(topic_name=TOPIC, partition_states=[
+                StopReplicaRequest.StopReplicaPartitionState(partition_index=0, leader_epoch=leader_epoch,
+                                                             delete_partition=True)])])
+    assert response.error_code == ErrorCode.NONE
+    (partition,) = response.partition_errors
+    return partition.error_code
 
 
 def test_a_paused_follower_leaves_the_isr_and_min_insync_replicas_refuses_acks_all(cluster_factory):
