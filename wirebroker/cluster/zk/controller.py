@@ -416,7 +416,7 @@ class KafkaController:
         results: IsrChangeResult = {}
         updates = {}
         for tp, leader, requested in changes:
-            verdict = self._check_isr_change(state, tp, leader, requested)
+            verdict = check_isr_change(state, tp, leader, requested)
             if verdict is not None:
                 results[tp] = verdict
             else:
@@ -440,37 +440,6 @@ class KafkaController:
         if written:
             self._send_update_metadata(state.live_brokers, written)
         return results
-
-    def _check_isr_change(self, state: ControllerState, tp: TopicPartition, leader: int,
-                          requested: LeaderAndIsr) -> LeaderAndIsr | KafkaError | None:
-        """Kafka's validation of one AlterPartition entry: an error, the current state when it already is the
-        requested one (idempotent retries), or None to write it."""
-        current_state = state.partition_states.get(tp)
-        if current_state is None:
-            return UnknownTopicOrPartitionError(f"Partition {tp} is unknown to the controller")
-        current = current_state.leader_and_isr
-        if requested.partition_epoch > current.partition_epoch or requested.leader_epoch > current.leader_epoch:
-            # The leader saw a newer state than this controller: it is likely no longer the controller.
-            return NotControllerError(f"{tp} is ahead of controller {self.broker_id}'s view")
-        if requested.leader_epoch < current.leader_epoch:
-            return FencedLeaderEpochError(f"Leader epoch {requested.leader_epoch} of {tp} is older than "
-                                          f"{current.leader_epoch}")
-        if leader != current.leader:
-            return NotLeaderOrFollowerError(f"Broker {leader} is not the leader of {tp} (broker {current.leader} is)")
-        if (tuple(requested.isr) == tuple(current.isr)
-                and requested.leader_recovery_state == current.leader_recovery_state):
-            return current
-        if requested.partition_epoch < current.partition_epoch:
-            return InvalidUpdateVersionError(f"Partition epoch {requested.partition_epoch} of {tp} is older than "
-                                             f"{current.partition_epoch}")
-        if requested.leader_recovery_state > current.leader_recovery_state:
-            return InvalidRequestError(f"{tp} cannot go back to RECOVERING")
-        ineligible = [r for r in requested.isr if r not in state.live_brokers or r in state.shutting_down_brokers
-                      or r not in state.assignments[tp].replicas]
-        if ineligible:
-            return IneligibleReplicaError(f"Replicas {ineligible} of {tp} cannot join the ISR: not live or not "
-                                          f"assigned")
-        return None
 
     # ---- ControlledShutdown --------------------------------------------------------------------------------
 
@@ -520,3 +489,35 @@ class KafkaController:
                              is_new: Collection[TopicPartition] = (), full_for: Collection[int] = ()) -> None:
         for broker_id, request in self._builder().leader_and_isr_by_broker(states, is_new, full_for).items():
             self.channel.send(broker_id, request, LEADER_AND_ISR_VERSION)
+
+
+def check_isr_change(state: ControllerState, tp: TopicPartition, leader: int,
+                     requested: LeaderAndIsr) -> LeaderAndIsr | KafkaError | None:
+    """Kafka's validation of one AlterPartition entry (processAlterPartition), in its order: an error, the current
+    state when it already is the requested one (a retry), or None to write it."""
+    current_state = state.partition_states.get(tp)
+    if current_state is None:
+        return UnknownTopicOrPartitionError(f"Partition {tp} is unknown to the controller")
+    current = current_state.leader_and_isr
+    if requested.partition_epoch > current.partition_epoch or requested.leader_epoch > current.leader_epoch:
+        # The leader saw a newer state than this controller: it is likely no longer the controller.
+        return NotControllerError(f"{tp} is ahead of controller {state.controller_id}'s view")
+    if requested.leader_epoch < current.leader_epoch:
+        return FencedLeaderEpochError(f"Leader epoch {requested.leader_epoch} of {tp} is older than "
+                                      f"{current.leader_epoch}")
+    if leader != current.leader:
+        return NotLeaderOrFollowerError(f"Broker {leader} is not the leader of {tp} (broker {current.leader} is)")
+    if (tuple(requested.isr) == tuple(current.isr)
+            and requested.leader_recovery_state == current.leader_recovery_state):
+        return current
+    if requested.partition_epoch < current.partition_epoch:
+        return InvalidUpdateVersionError(f"Partition epoch {requested.partition_epoch} of {tp} is older than "
+                                         f"{current.partition_epoch}")
+    if requested.leader_recovery_state > current.leader_recovery_state:
+        return InvalidRequestError(f"{tp} cannot go back to RECOVERING")
+    ineligible = [r for r in requested.isr if r not in state.live_brokers or r in state.shutting_down_brokers
+                  or r not in state.assignments[tp].replicas]
+    if ineligible:
+        return IneligibleReplicaError(f"Replicas {ineligible} of {tp} cannot join the ISR: not live or not "
+                                      f"assigned")
+    return None
