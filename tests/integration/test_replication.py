@@ -10,6 +10,7 @@ see PLAINTEXT endpoints, never learn of it.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import struct
@@ -417,3 +418,32 @@ def test_a_new_follower_behind_the_leaders_log_start_starts_over_there(cluster_f
     assert b"r-9" in cluster.wait_identical([1, 2, 3])
     cluster.controller.wait_for([1, 2, 3])  # caught up: proposed back into the ISR
     assert "fetch offset 0 is before the leader's log start 5" in cluster.brokers[3].log_text()
+
+
+def test_acknowledged_records_survive_the_leaders_kill_once_each(cluster_factory):
+    cluster = cluster_factory(**{"min.insync.replicas": "2"})
+    cluster.elect(leader=1, leader_epoch=0, isr=[1, 2, 3])
+    acked, errors = [], []
+    producer = Producer({"bootstrap.servers": ",".join(b.bootstrap for b in cluster.brokers.values()),
+                         "acks": "all", "enable.idempotence": True, "linger.ms": 2, "compression.type": "none",
+                         "topic.metadata.refresh.interval.ms": 500, "retry.backoff.ms": 50})
+
+    def delivered(err, msg) -> None:
+        (errors if err else acked).append(err or msg.value())
+
+    sequence = 0
+    for phase in ("before", "after"):
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            producer.produce(TOPIC, value=b"v-%06d" % sequence, partition=0, on_delivery=delivered)
+            sequence += 1
+            producer.poll(0.005)
+        if phase == "before":
+            cluster.brokers[1].kill()
+            cluster.elect(leader=2, leader_epoch=1, isr=[2, 3], to=[2, 3])
+    assert producer.flush(30) == 0
+    assert not errors and len(acked) == sequence
+    log_bytes = cluster.wait_identical([2, 3])
+    stored = re.findall(rb"v-(\d{6})\x00", log_bytes)
+    assert len(stored) == len(set(stored)) == sequence  # every acknowledged record, once
+    assert [int(v) for v in stored] == sorted(int(v) for v in stored)  # in order
