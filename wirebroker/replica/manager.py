@@ -8,8 +8,9 @@ follower's: it reads up to the log end offset and tells the partition how far th
 fetch purgatory; high-watermark moves, ISR changes and lost leaderships wake both purgatories.
 
 On a single broker every partition is led here with this broker as its only replica (`make_partitions`). In a
-cluster the controller decides (state_change.py: LeaderAndIsr and StopReplica); `start_replication` gives the
-manager its follower fetchers, its AlterPartition channel to the controller and the ISR expiration task.
+cluster the controller decides (`become_leader_or_follower` for LeaderAndIsr, `stop_replicas` for StopReplica, as
+Kafka's ReplicaManager); `start_replication` gives the manager its follower fetchers, its AlterPartition channel
+to the controller and the ISR expiration task.
 """
 
 from __future__ import annotations
@@ -382,6 +383,9 @@ class ReplicaManager:
                         controller_id, name, self.node_id, list(decision.state.replicas))
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if partition is None:
+            if not decision.is_new and self.log_manager.get_log(decision.topic, decision.index) is None:
+                log.warning("%s is not new but has no log on broker %d (lost log dir?): the replica starts empty and "
+                            "fetches everything from the leader", name, self.node_id)
             try:
                 config = self.broker_log_config.with_overrides(self.topic_configs(decision.topic))
                 with self._lock:
