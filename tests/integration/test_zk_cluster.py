@@ -9,11 +9,15 @@ import uuid
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
 from tests.integration.cluster_process import ClusterProcess
+from tests.integration.raw_client import RawClient
+from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest
 
 WAIT_S = 60
+TOPIC_RESOURCE = 2  # DescribeConfigs' resource type of a topic
 
 
 # The last broker stopped at teardown cannot hand its leaderships to anyone: a short backoff keeps its controlled
@@ -201,3 +205,48 @@ def test_sigterm_moves_leadership_away_before_the_broker_stops(cluster):
     assert leader not in after["isr"]
     assert after["leader_epoch"] == before["leader_epoch"] + 1
     assert "Controlled shutdown request returned successfully" in cluster.broker(leader).log_text()
+
+
+def described_config(cluster: ClusterProcess, topic: str, key: str, via: int) -> str | None:
+    with RawClient(cluster.broker(via).bootstrap) as client:
+        response = client.request(32, 4, resources=[DescribeConfigsRequest.DescribeConfigsResource(
+            resource_type=TOPIC_RESOURCE, resource_name=topic, configuration_keys=[key])])
+    [result] = response.results
+    return next((c.value for c in result.configs if c.name == key), None)
+
+
+def test_a_topic_config_change_reaches_every_broker(cluster):
+    topic = created_everywhere(cluster, "configs", 1)
+    admin = AdminClient({"bootstrap.servers": cluster.broker(1).bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+        ConfigEntry("retention.ms", "123456", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+    for via in (1, 2, 3):
+        assert described_config(cluster, topic, "retention.ms", via) == "123456"
+    assert cluster.zk().get(f"/config/topics/{topic}")[0] == b'{"version":1,"config":{"retention.ms":"123456"}}'
+    # every broker applies the notification to its own replica's log
+    cluster.wait_until(lambda: all(f"Processing override for entity topics/{topic}" in cluster.broker(n).log_text()
+                                   for n in (2, 3)), WAIT_S, "the config change notification on the other brokers")
+
+
+def test_a_paused_controller_loses_its_session_and_cannot_act_when_resumed(cluster):
+    topic = created_everywhere(cluster, "paused", 3)
+    old_controller = cluster.controller_id()
+    old_epoch = cluster.controller_epoch()
+    cluster.pause(old_controller)  # SIGSTOP past zookeeper.session.timeout.ms
+    new_controller = cluster.wait_until(
+        lambda: cluster.controller_id() if cluster.controller_id() not in (None, old_controller) else None, WAIT_S,
+        "a new controller while the old one is paused")
+    assert cluster.controller_epoch() == old_epoch + 1
+    survivors = [n for n in (1, 2, 3) if n != old_controller]
+    cluster.wait_until(lambda: all(cluster.leader_of(topic, p, via=new_controller) in survivors for p in range(3)),
+                       WAIT_S, "leaders moved off the paused broker")
+    cluster.resume(old_controller)
+    cluster.wait_until(lambda: "resigns as controller" in cluster.broker(old_controller).log_text(), WAIT_S,
+                       "the old controller resigning")
+    cluster.wait_until(lambda: old_controller in cluster.registered_brokers(), WAIT_S, "the old controller back")
+    assert cluster.controller_id() == new_controller
+    assert cluster.controller_epoch() == old_epoch + 1
+    for p in range(3):
+        assert cluster.partition_state(topic, p)["controller_epoch"] in (old_epoch, old_epoch + 1)

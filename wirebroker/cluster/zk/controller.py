@@ -111,6 +111,7 @@ class KafkaController:
         self.topic_ids: dict[str, bytes] = {}
         self._deleting: dict[str, set[int]] = {}  # topic -> brokers whose StopReplica is awaited
         self._generation = 0
+        self._health: tuple[int, int] | None = None  # (offline, under-replicated) last logged
         self._events: queue.Queue[_Event | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name=f"controller-event-thread-{broker_id}", daemon=True)
         self.elector = ControllerElector(
@@ -167,6 +168,7 @@ class KafkaController:
                 continue
             try:
                 event.run()
+                self._log_partition_health()
             except ControllerMovedError as exc:
                 log.warning("Controller %d: %s while processing %s; it resigns when /controller names the new "
                             "controller", self.broker_id, exc, event.name)
@@ -178,6 +180,22 @@ class KafkaController:
                     self._events.put(_Event(event.name, event.run, event.generation, event.attempts + 1))
             except Exception:
                 log.exception("Controller %d failed to process %s", self.broker_id, event.name)
+
+    def _log_partition_health(self) -> None:
+        """Operators' line when the counts of offline and under-replicated partitions change (Kafka's
+        OfflinePartitionsCount and UnderReplicatedPartitions)."""
+        if self.state is None:
+            self._health = None
+            return
+        offline = self.state.offline_partitions()
+        under_replicated = sorted(tp for tp, s in self.state.partition_states.items()
+                                  if tp in self.state.assignments
+                                  and len(s.leader_and_isr.isr) < len(self.state.assignments[tp].replicas))
+        health = (len(offline), len(under_replicated))
+        if health != self._health:
+            self._health = health
+            log.info("Controller %d: %d offline partitions %s, %d under-replicated partitions %s", self.broker_id,
+                     len(offline), _sample(offline), len(under_replicated), _sample(under_replicated))
 
     def _answer(self, work: Callable[[], object]) -> object:
         """The result of a request's work, or the KafkaError that answers it (NOT_CONTROLLER when not active)."""
@@ -521,3 +539,8 @@ def check_isr_change(state: ControllerState, tp: TopicPartition, leader: int,
         return IneligibleReplicaError(f"Replicas {ineligible} of {tp} cannot join the ISR: not live or not "
                                       f"assigned")
     return None
+
+
+def _sample(partitions: list[TopicPartition], limit: int = 10) -> str:
+    names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in partitions[:limit])
+    return f"[{names}{', ...' if len(partitions) > limit else ''}]"
