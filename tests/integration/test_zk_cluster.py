@@ -5,6 +5,8 @@ dead broker. Clients: kafka-python's admin client and confluent-kafka (librdkafk
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -12,6 +14,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
+from tests.integration.broker_process import free_port
 from tests.integration.cluster_process import ClusterProcess
 from tests.integration.raw_client import RawClient
 from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest
@@ -250,3 +253,13 @@ def test_a_paused_controller_loses_its_session_and_cannot_act_when_resumed(clust
     assert cluster.controller_epoch() == old_epoch + 1
     for p in range(3):
         assert cluster.partition_state(topic, p)["controller_epoch"] in (old_epoch, old_epoch + 1)
+
+
+def test_an_unreachable_zookeeper_fails_the_start_naming_it(tmp_path):
+    port = free_port()  # nothing listens there
+    result = subprocess.run(
+        [sys.executable, "-m", "wirebroker", "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+         "--override", f"log.dirs={tmp_path}", "--override", f"zookeeper.connect=127.0.0.1:{port}",
+         "--override", "zookeeper.connection.timeout.ms=1000"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert f"could not connect to ZooKeeper at 127.0.0.1:{port} within 1000 ms" in result.stderr

@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
 
 from wirebroker.cluster.controller import Change
 from wirebroker.cluster.metadata import TopicMetadata
@@ -63,7 +64,14 @@ class ZkMode:
         self.zk = KazooClient(hosts=config["zookeeper.connect"], timeout=session_timeout_s,
                               connection_retry={"max_tries": -1, "max_delay": 1.0})
         log.info("Connecting to zookeeper on %s", config["zookeeper.connect"])
-        self.zk.start(timeout=connection_timeout_ms / 1000)
+        try:
+            self.zk.start(timeout=connection_timeout_ms / 1000)
+        except KazooTimeoutError:
+            self.zk.close()
+            # An OSError: the command line reports it as a failure to start (exit status 1), naming the servers.
+            raise ConnectionError(
+                f"could not connect to ZooKeeper at {config['zookeeper.connect']} within {connection_timeout_ms} ms "
+                f"(zookeeper.connection.timeout.ms); is it running?") from None
         ensure_persistent_paths(self.zk)
         self.cluster_id = get_or_create_cluster_id(self.zk, config["cluster.id"] or new_cluster_id())
         log.info("Cluster ID = %s", self.cluster_id)
