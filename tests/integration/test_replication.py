@@ -368,6 +368,8 @@ def test_a_paused_follower_leaves_the_isr_and_min_insync_replicas_refuses_acks_a
     wait_until(lambda: produce(leader, [b"all back"]) == ErrorCode.NONE, what="acks=all to succeed again")
     cluster.wait_identical([1, 2, 3])
     assert "Shrinking ISR of replicated-0 from [1, 2, 3] to [1, 2]" in cluster.brokers[1].log_text()
+    assert "Broker 1 leads 1 under-replicated partitions: replicated-0 (ISR [1, 2] of [1, 2, 3])" \
+        in cluster.brokers[1].log_text()
 
 
 def test_a_new_leader_makes_the_old_one_truncate_its_divergent_tail(cluster_factory):

@@ -137,12 +137,23 @@ class ReplicaManager:
         threading.Thread(target=self._isr_expiration, name="isr-expiration", daemon=True).start()
 
     def _isr_expiration(self) -> None:
+        under_replicated: list[str] = []
         while not self._isr_expiration_stop.wait(self.replica_lag_time_max_ms / 2000):
             for partition in self.all_partitions():
                 try:
                     partition.maybe_shrink_isr()
                 except Exception:
                     log.exception("checking the ISR of %s failed", partition)
+            now_under = self.under_replicated_partitions()
+            if now_under != under_replicated:
+                log.info("Broker %d leads %d under-replicated partitions%s", self.node_id, len(now_under),
+                         ": " + ", ".join(now_under) if now_under else "")
+                under_replicated = now_under
+
+    def under_replicated_partitions(self) -> list[str]:
+        """The partitions led here whose ISR lacks some assigned replica (Kafka's UnderReplicatedPartitions)."""
+        return sorted(f"{p.topic}-{p.index} (ISR {list(p.isr)} of {list(p.replicas)})" for p in self.all_partitions()
+                      if p.is_leader and len(p.isr) < len(p.replicas))
 
     # ---- partitions ----------------------------------------------------------------------------------------
 
