@@ -38,6 +38,7 @@ from wirebroker.protocol.messages.alter_partition import (
 from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest
 from wirebroker.protocol.messages.fetch import FetchRequest
 from wirebroker.protocol.messages.leader_and_isr import LeaderAndIsrRequest
+from wirebroker.protocol.messages.offset_for_leader_epoch import OffsetForLeaderEpochRequest
 from wirebroker.protocol.messages.produce import ProduceRequest
 from wirebroker.protocol.messages.stop_replica import StopReplicaRequest
 from wirebroker.protocol.messages.update_metadata import UpdateMetadataRequest
@@ -250,6 +251,19 @@ def consumer_fetch(bootstrap: str, offset: int = 0):
     return partition.error_code, partition.high_watermark, bytes(partition.records or b"")
 
 
+def replica_fetch(bootstrap: str, replica_id: int, offset: int) -> tuple[int, bytes]:
+    """A follower's Fetch v15 (replica id in ReplicaState, topic by id): (error code, record bytes)."""
+    with RawClient(bootstrap) as client:
+        topic_id = client.request(3, 12, topics=None).topics[0].topic_id
+        response = client.request(1, 15, replica_state=FetchRequest.ReplicaState(replica_id=replica_id),
+                                  max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, session_id=0, session_epoch=-1,
+                                  topics=[FetchRequest.FetchTopic(topic_id=topic_id, partitions=[
+                                      FetchRequest.FetchPartition(partition=0, fetch_offset=offset,
+                                                                  partition_max_bytes=1 << 20)])])
+    partition = response.responses[0].partitions[0]
+    return partition.error_code, bytes(partition.records or b"")
+
+
 def wait_until(condition, timeout: float = 15, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -274,9 +288,16 @@ def test_acks_all_is_replicated_byte_for_byte_and_the_high_watermark_waits_for_f
     assert b"value-199" in log_bytes
     assert consumer_fetch(leader)[1] == 200
 
-    # A follower is no leader: producers and consumers are sent away.
+    # A follower is no leader: producers, consumers and OffsetForLeaderEpoch are sent away.
     assert produce(follower, [b"nope"]) == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert consumer_fetch(follower)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    with RawClient(follower) as client:
+        answer = client.request(23, 4, replica_id=-1, topics=[OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
+            topic=TOPIC, partitions=[OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=0, leader_epoch=0)])])
+    assert answer.topics[0].partitions[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    # Fetch v15 names the follower in ReplicaState (KIP-903): a broker that is no replica is refused.
+    assert replica_fetch(leader, replica_id=2, offset=200) == (ErrorCode.NONE, b"")
+    assert replica_fetch(leader, replica_id=7, offset=200)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
     # Followers paused: an acks=1 append lands, but the high watermark (what consumers see) waits for them.
     cluster.pause(2)
