@@ -38,7 +38,9 @@ from wirebroker.protocol.messages.alter_partition import (
 from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest
 from wirebroker.protocol.messages.fetch import FetchRequest
 from wirebroker.protocol.messages.leader_and_isr import LeaderAndIsrRequest
-from wirebroker.protocol.messages.offset_for_leader_epoch import OffsetForLeaderEpochRequest
+from wirebroker.protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+)
 from wirebroker.protocol.messages.produce import ProduceRequest
 from wirebroker.protocol.messages.stop_replica import StopReplicaRequest
 from wirebroker.protocol.messages.update_metadata import UpdateMetadataRequest
