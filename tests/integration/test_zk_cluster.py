@@ -5,12 +5,13 @@ dead broker. Clients: kafka-python's admin client and confluent-kafka (librdkafk
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, ElectionType, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
@@ -263,3 +264,23 @@ def test_an_unreachable_zookeeper_fails_the_start_naming_it(tmp_path):
          "--override", "zookeeper.connection.timeout.ms=1000"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert f"could not connect to ZooKeeper at 127.0.0.1:{port} within 1000 ms" in result.stderr
+
+
+def test_preferred_leader_election_moves_the_lead_back_after_a_restart(cluster):
+    topic = created_everywhere(cluster, "preferred", 1)
+    preferred = json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["partitions"]["0"][0]
+    assert cluster.partition_state(topic, 0)["leader"] == preferred
+    assert cluster.broker(preferred).stop() == 0  # controlled shutdown: the lead moves to another replica
+    cluster.restart(preferred)
+    cluster.wait_until(lambda: sorted(cluster.partition_state(topic, 0)["isr"]) == [1, 2, 3], WAIT_S,
+                       "the preferred replica back in the ISR")
+    assert cluster.partition_state(topic, 0)["leader"] != preferred
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    results = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0)]).result(30)
+    assert list(results.values()) == [None]
+    assert cluster.partition_state(topic, 0)["leader"] == preferred
+    cluster.wait_until(lambda: all(cluster.leader_of(topic, 0, via=n) == preferred for n in (1, 2, 3)), WAIT_S,
+                       "every broker naming the preferred leader")
+    again = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0)]).result(30)
+    assert [error.code() for error in again.values()] == [KafkaError.ELECTION_NOT_NEEDED]

@@ -1,10 +1,16 @@
 """ElectLeaders: API key 43, versions 0-2.
 
 Behaviour (Kafka's ControllerApis.handleElectLeaders and ReplicationControlManager.electLeaders):
-- Every partition has this node as its only replica, in sync and leading: it has its preferred leader and a
-  leader, so each named partition answers ELECTION_NOT_NEEDED, for a preferred and an unclean election alike. A
-  topic or partition that does not exist answers UNKNOWN_TOPIC_OR_PARTITION ("No such topic as t" / "No such
+- Single node: every partition has this node as its only replica, in sync and leading: it has its preferred leader
+  and a leader, so each named partition answers ELECTION_NOT_NEEDED, for a preferred and an unclean election alike.
+  A topic or partition that does not exist answers UNKNOWN_TOPIC_OR_PARTITION ("No such topic as t" / "No such
   partition as t-9"). Partitions are answered in request order, a repeated one repeatedly, as in Kafka.
+- ZooKeeper mode (Kafka's KafkaController.processReplicaLeaderElection): the controller elects; a broker that is
+  not the active controller answers NOT_CONTROLLER for every partition. PREFERRED moves the lead back to the first
+  assigned replica if it is a live ISR member (ELECTION_NOT_NEEDED when it leads, PREFERRED_LEADER_NOT_AVAILABLE
+  when it cannot); UNCLEAN gives a leaderless partition a live replica, in sync or not (ELECTION_NOT_NEEDED when it
+  has a leader, ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is live). The answer comes once the election is
+  written.
 - A null topic list asks for every partition; the partitions that need no election are then left out, so every
   topic is answered with an empty partition list.
 - An election type other than PREFERRED (0) and UNCLEAN (1): INVALID_REQUEST "Unknown election type N" at the top
@@ -19,11 +25,13 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import (
     ElectionNotNeededError,
     ErrorCode,
     InvalidRequestError,
     KafkaError,
+    NotControllerError,
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
@@ -31,6 +39,7 @@ from wirebroker.protocol.messages.elect_leaders import ElectLeadersRequest, Elec
 API_KEY = 43
 
 ELECTION_TYPES = (0, 1)  # Kafka's ElectionType: PREFERRED, UNCLEAN
+UNCLEAN = 1
 
 _TopicResult = ElectLeadersResponse.ReplicaElectionResult
 _PartitionResult = ElectLeadersResponse.PartitionResult
@@ -42,6 +51,8 @@ def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersRes
         return ElectLeadersResponse(error_code=error.code, replica_election_results=[
             _TopicResult(topic=t.topic, partition_result=[_result(p, error) for p in t.partitions])
             for t in request.topic_partitions or []])
+    if ctx.broker.kafka_controller is not None:
+        return _elect_in_cluster(ctx, request)
     if request.topic_partitions is None:
         # Every partition of every topic: none needs an election, and those are left out.
         return ElectLeadersResponse(error_code=ErrorCode.NONE, replica_election_results=[
@@ -50,6 +61,31 @@ def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersRes
         _TopicResult(topic=t.topic, partition_result=[_result(p, _election_error(ctx, t.topic, p))
                                                       for p in t.partitions])
         for t in request.topic_partitions])
+
+
+def _elect_in_cluster(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersResponse | None:
+    """Hand the election to the controller; answer when it has written it (None: answered later)."""
+    wanted = (None if request.topic_partitions is None
+              else [TopicPartition(t.topic, p) for t in request.topic_partitions for p in t.partitions])
+    controller = ctx.broker.kafka_controller
+
+    def respond(answers: dict[TopicPartition, KafkaError | None] | KafkaError) -> None:
+        if isinstance(answers, KafkaError):
+            answers = {tp: answers for tp in wanted or []}
+        by_topic: dict[str, list[_PartitionResult]] = {}
+        for tp in wanted if wanted is not None else sorted(answers):
+            error = answers[tp]
+            result = (_result(tp.partition, error) if error is not None
+                      else _PartitionResult(partition_id=tp.partition, error_code=ErrorCode.NONE))
+            by_topic.setdefault(tp.topic, []).append(result)
+        ctx.respond(ElectLeadersResponse(error_code=ErrorCode.NONE, replica_election_results=[
+            _TopicResult(topic=topic, partition_result=results) for topic, results in by_topic.items()]))
+
+    if not controller.is_active:
+        respond(NotControllerError(f"Broker {ctx.broker.node_id} is not the controller"))
+    else:
+        controller.elect_leaders(wanted, request.election_type == UNCLEAN, respond)
+    return None
 
 
 def _election_error(ctx: RequestContext, topic_name: str, partition: int) -> KafkaError:

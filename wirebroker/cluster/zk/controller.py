@@ -66,6 +66,7 @@ from wirebroker.log.files import TopicPartition
 from wirebroker.log.metadata_files import uuid_to_kafka_string
 from wirebroker.protocol.errors import (
     BrokerNotAvailableError,
+    ElectionNotNeededError,
     ErrorCode,
     FencedLeaderEpochError,
     IneligibleReplicaError,
@@ -88,6 +89,7 @@ UNCLEAN_KEY = "unclean.leader.election.enable"
 IsrChange = tuple[TopicPartition, int, LeaderAndIsr]  # (partition, requesting leader, requested state)
 IsrChangeResult = dict[TopicPartition, LeaderAndIsr | KafkaError]
 ShutdownCallback = Callable[[int, list[TopicPartition]], None]  # (error code, partitions still led)
+ElectionAnswers = dict[TopicPartition, KafkaError | None]  # ElectLeaders: per partition its error, None if elected
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,13 @@ class KafkaController:
             else:
                 callback(ErrorCode.NONE, answer)
         self._put("ControlledShutdown", run)
+
+    def elect_leaders(self, partitions: list[TopicPartition] | None, unclean: bool,
+                      callback: Callable[[ElectionAnswers | KafkaError], None]) -> None:
+        """ElectLeaders: per partition None (elected) or its error; `partitions` None means every partition that
+        needs an election."""
+        self._put("ReplicaLeaderElection", lambda: callback(self._answer(
+            lambda: self._on_elect_leaders(partitions, unclean))))
 
     def topic_name(self, topic_id: bytes) -> str | None:
         return next((name for name, known in self.topic_ids.items() if known == topic_id), None)
@@ -458,6 +467,29 @@ class KafkaController:
         if written:
             self._send_update_metadata(state.live_brokers, written)
         return results
+
+    # ---- ElectLeaders --------------------------------------------------------------------------------------
+
+    def _on_elect_leaders(self, partitions: list[TopicPartition] | None, unclean: bool) -> ElectionAnswers:
+        state = self._active()
+        decide = state.decide_unclean_election if unclean else state.decide_preferred_election
+        if partitions is None:
+            partitions = [tp for tp, s in sorted(state.partition_states.items())
+                          if not isinstance(decide(tp, s.leader_and_isr), ElectionNotNeededError)]
+        answers: ElectionAnswers = {}
+        topics = {tp.topic for tp in state.assignments}
+        for tp in partitions:
+            if tp.topic not in topics:
+                answers[tp] = UnknownTopicOrPartitionError(f"No such topic as {tp.topic}")
+            elif tp not in state.partition_states:
+                answers[tp] = UnknownTopicOrPartitionError(f"No such partition as {tp.topic}-{tp.partition}")
+        wanted = [tp for tp in dict.fromkeys(partitions) if tp not in answers]
+        result = (state.elect_unclean_leaders if unclean else state.elect_preferred_leaders)(self.zk, wanted)
+        answers.update(result.failed)
+        answers.update({tp: None for tp in result.written})
+        self._send_leader_and_isr(result.written)
+        self._send_update_metadata(state.live_brokers, result.written)
+        return answers
 
     # ---- ControlledShutdown --------------------------------------------------------------------------------
 

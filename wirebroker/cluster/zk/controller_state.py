@@ -193,6 +193,17 @@ class ControllerState:
         return elected or PreferredLeaderNotAvailableError(
             f"The preferred leader {replicas[0]} of {tp} is not a live in-sync replica (ISR {list(current.isr)})")
 
+    def elect_unclean_leaders(self, zk: KazooClient, partitions: Iterable[TopicPartition]) -> ElectionResult:
+        """ElectLeaders (UNCLEAN): a partition without a live leader takes one, from outside the ISR if it must."""
+        return self._apply(zk, partitions, self.decide_unclean_election)
+
+    def decide_unclean_election(self, tp: TopicPartition, current: LeaderAndIsr) -> Decision:
+        if current.leader in self.live_brokers:
+            return ElectionNotNeededError(f"Leader election not needed for {tp}: broker {current.leader} leads")
+        elected = leader_for_offline(self.assignments[tp].replicas, current, self.live_brokers, True)
+        return elected or EligibleLeadersNotAvailableError(
+            f"No replica of {tp} is live (replicas {list(self.assignments[tp].replicas)})")
+
     def _apply(self, zk: KazooClient, partitions: Iterable[TopicPartition],
                decide: Callable[[TopicPartition, LeaderAndIsr], Decision]) -> ElectionResult:
         result = ElectionResult()
