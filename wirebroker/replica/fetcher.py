@@ -151,15 +151,30 @@ class ReplicaFetcherThread:
             return {key: PartitionFetchState(s.leader_epoch, s.fetch_offset, s.truncating, s.delayed_until)
                     for key, s in self._states.items() if s.truncating == truncating and s.ready(now)}
 
+    def _current(self, key: PartitionKey, seen: PartitionFetchState) -> PartitionFetchState | None:
+        """The partition's state if the manager neither replaced nor removed it since `seen` was taken, and the
+        thread is running; called with the lock held. The manager removes a partition (under the same lock) before
+        this broker leads it, so nothing done while this is not None can touch a leader's log."""
+        current = self._states.get(key)
+        if not self._running or current is None or current.leader_epoch != seen.leader_epoch \
+                or current.truncating != seen.truncating or current.fetch_offset != seen.fetch_offset:
+            return None
+        return current
+
     def _update(self, key: PartitionKey, seen: PartitionFetchState, **changes) -> None:
-        """Change a partition's state unless the manager replaced or removed it since `seen` was taken."""
         with self._lock:
-            current = self._states.get(key)
-            if current is None or current.leader_epoch != seen.leader_epoch or current.truncating != seen.truncating \
-                    or current.fetch_offset != seen.fetch_offset:
-                return
-            for name, value in changes.items():
-                setattr(current, name, value)
+            current = self._current(key, seen)
+            if current is not None:
+                for name, value in changes.items():
+                    setattr(current, name, value)
+
+    def _truncate_log(self, key: PartitionKey, seen: PartitionFetchState, truncate: Callable[[], None]) -> bool:
+        """Truncate a follower's log (`truncate`) if the partition is still fetched as `seen`."""
+        with self._lock:
+            if self._current(key, seen) is None:
+                return False
+            truncate()
+            return True
 
     def _delay(self, key: PartitionKey, seen: PartitionFetchState, reason: str) -> None:
         log.info("fetcher %s: %s-%d from broker %d: %s; retrying in %d ms", self.name, key[0], key[1],
@@ -178,8 +193,8 @@ class ReplicaFetcherThread:
                 continue
             epoch = partition.log.latest_epoch
             if epoch is None:
-                partition.truncate_to(partition.high_watermark)
-                self._done_truncating(key, state, partition)
+                if self._truncate_log(key, state, lambda p=partition: p.truncate_to(p.high_watermark)):
+                    self._done_truncating(key, state, partition)
             else:
                 asking[key] = epoch
         for _ in range(MAX_TRUNCATION_ROUNDS):
@@ -227,7 +242,8 @@ class ReplicaFetcherThread:
                 log.info("Truncating %s-%d to offset %d: the leader %d's epoch %d ends at %d (our log end offset %d)",
                          key[0], key[1], offset, self.source_id, answer.leader_epoch, answer.end_offset,
                          log_.log_end_offset)
-                partition.truncate_to(offset)
+                if not self._truncate_log(key, state, lambda p=partition, o=offset: p.truncate_to(o)):
+                    continue
             if completed or log_.latest_epoch is None:
                 self._done_truncating(key, state, partition)
             else:
@@ -294,10 +310,9 @@ class ReplicaFetcherThread:
             self._delay(key, state, f"the leader answered {ErrorCode(data.error_code).name}")
             return
         with self._lock:
-            current = self._states.get(key)
-            if current is None or current.leader_epoch != state.leader_epoch or current.truncating \
-                    or current.fetch_offset != state.fetch_offset:
-                return  # replaced while the fetch was in flight
+            current = self._current(key, state)
+            if current is None:
+                return  # replaced or removed while the fetch was in flight
             try:
                 partition.append_records_as_follower(memoryview(data.records or b""), data.high_watermark,
                                                      data.log_start_offset)
@@ -317,7 +332,8 @@ class ReplicaFetcherThread:
         if leader_end < partition.log_end_offset:
             log.warning("%s-%d: leader %d ends at %d, before our log end offset %d; truncating to it", key[0], key[1],
                         self.source_id, leader_end, partition.log_end_offset)
-            partition.truncate_to(leader_end)
+            if not self._truncate_log(key, state, lambda: partition.truncate_to(leader_end)):
+                return
         else:
             leader_start = self._leader_offset(key, state, EARLIEST_TIMESTAMP)
             if leader_start is None:
@@ -325,7 +341,8 @@ class ReplicaFetcherThread:
             if leader_start > partition.log_end_offset:
                 log.warning("%s-%d: fetch offset %d is before the leader's log start %d (leader %d); starting over "
                             "there", key[0], key[1], partition.log_end_offset, leader_start, self.source_id)
-                partition.truncate_fully_and_start_at(leader_start)
+                if not self._truncate_log(key, state, lambda: partition.truncate_fully_and_start_at(leader_start)):
+                    return
         self._update(key, state, fetch_offset=partition.log_end_offset)
 
     def _leader_offset(self, key: PartitionKey, state: PartitionFetchState, timestamp: int) -> int | None:
