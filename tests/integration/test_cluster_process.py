@@ -46,7 +46,6 @@ def test_log_tail_keeps_the_last_lines():
     assert log_tail("a\nb\nc\n", 2) == "b\nc"
 
 
-@pytest.mark.reliability  # needs the brokers' ZooKeeper mode (issue 11)
 def test_a_cluster_registers_every_broker_and_survives_the_loss_of_one(tmp_path):
     with ClusterProcess(tmp_path, brokers=3) as cluster:
         assert cluster.alive() == [1, 2, 3]

@@ -49,10 +49,10 @@ def test_compose_file_is_valid_zookeeper_and_three_brokers():
         assert settings["zookeeper.connect"] == "zookeeper:2181"
         assert (settings["default.replication.factor"], settings["min.insync.replicas"],
                 settings["offsets.topic.replication.factor"], settings["num.partitions"]) == ("3", "2", "3", "3")
-        # Two listeners: brokers talk over INTERNAL on the compose network, host clients over EXTERNAL.
+        # Two listeners: brokers talk over INTERNAL on the compose network, host clients over PLAINTEXT.
         assert settings["inter.broker.listener.name"] == "INTERNAL"
-        assert settings["listener.security.protocol.map"] == "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT"
-        assert settings["advertised.listeners"] == f"INTERNAL://broker{node_id}:19092,EXTERNAL://localhost:{port}"
+        assert settings["listener.security.protocol.map"] == "INTERNAL:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+        assert settings["advertised.listeners"] == f"INTERNAL://broker{node_id}:19092,PLAINTEXT://localhost:{port}"
         assert [(p["published"], p["target"]) for p in broker["ports"]] == [(port, port)]
         assert broker["depends_on"]["zookeeper"]["condition"] == "service_healthy"
         assert "healthcheck" in broker
@@ -75,7 +75,6 @@ def wait_for_ports(ports: list[int], process: subprocess.Popen, timeout: float =
                 time.sleep(0.2)
 
 
-@pytest.mark.reliability  # needs the brokers' ZooKeeper mode (issue 11)
 def test_local_twin_runs_the_compose_cluster(tmp_path):
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient

@@ -37,9 +37,9 @@ def test_the_repository_compose_file_is_zookeeper_and_three_brokers():
         assert conf["log.dirs"] == str(DATA / f"broker{node_id}-data")
         internal = broker.listen_ports[0]
         internal_ports.add(internal)
-        assert conf["listeners"] == f"INTERNAL://127.0.0.1:{internal},EXTERNAL://127.0.0.1:{external}"
+        assert conf["listeners"] == f"INTERNAL://127.0.0.1:{internal},PLAINTEXT://127.0.0.1:{external}"
         # The internal listener is advertised where it listens; the external one where the host reaches it.
-        assert conf["advertised.listeners"] == f"INTERNAL://127.0.0.1:{internal},EXTERNAL://localhost:{external}"
+        assert conf["advertised.listeners"] == f"INTERNAL://127.0.0.1:{internal},PLAINTEXT://localhost:{external}"
         assert conf["inter.broker.listener.name"] == "INTERNAL"
         assert conf["default.replication.factor"] == "3" and conf["min.insync.replicas"] == "2"
         assert conf["offsets.topic.replication.factor"] == "3"
