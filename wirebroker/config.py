@@ -115,6 +115,9 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "controlled.shutdown.enable": BrokerKey(BOOLEAN, "true"),
     "controlled.shutdown.max.retries": BrokerKey(INT, "3"),
     "controlled.shutdown.retry.backoff.ms": BrokerKey(INT, "5000"),
+    "auto.leader.rebalance.enable": BrokerKey(BOOLEAN, "true"),
+    "leader.imbalance.check.interval.seconds": BrokerKey(LONG, "300"),
+    "leader.imbalance.per.broker.percentage": BrokerKey(INT, "10"),
     "authorizer.class.name": BrokerKey(STRING, ""),
     "allow.everyone.if.no.acl.found": BrokerKey(BOOLEAN, "false"),
     "super.users": BrokerKey(STRING, None),
@@ -124,7 +127,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {
 ACCEPTED_AND_IGNORED = frozenset({
     "process.roles", "controller.listener.names", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
     "metadata.log.dir", "log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
-    "auto.leader.rebalance.enable", "group.share.enable", "share.coordinator.state.topic.replication.factor",
+    "group.share.enable", "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr", "confluent.support.metrics.enable", "sasl.enabled.mechanisms",
     "sasl.mechanism.inter.broker.protocol", "security.inter.broker.protocol", "metric.reporters",
 })

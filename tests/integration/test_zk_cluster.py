@@ -25,13 +25,14 @@ TOPIC_RESOURCE = 2  # DescribeConfigs' resource type of a topic
 
 
 # The last broker stopped at teardown cannot hand its leaderships to anyone: a short backoff keeps its controlled
-# shutdown retries (Kafka's 3 x 5 s) from slowing every test down.
-FAST_SHUTDOWN = {"controlled.shutdown.retry.backoff.ms": "200"}
+# shutdown retries (Kafka's 3 x 5 s) from slowing every test down. Leaders move only when a test moves them: the
+# automatic rebalance has a test of its own.
+SETTINGS = {"controlled.shutdown.retry.backoff.ms": "200", "auto.leader.rebalance.enable": "false"}
 
 
 @pytest.fixture
 def cluster(tmp_path):
-    with ClusterProcess(tmp_path, brokers=3, overrides=FAST_SHUTDOWN) as running:
+    with ClusterProcess(tmp_path, brokers=3, overrides=SETTINGS) as running:
         yield running
 
 
@@ -284,3 +285,15 @@ def test_preferred_leader_election_moves_the_lead_back_after_a_restart(cluster):
                        "every broker naming the preferred leader")
     again = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0)]).result(30)
     assert [error.code() for error in again.values()] == [KafkaError.ELECTION_NOT_NEEDED]
+
+
+def test_the_auto_leader_rebalance_gives_the_lead_back_to_the_preferred_replica(tmp_path):
+    overrides = {**SETTINGS, "auto.leader.rebalance.enable": "true", "leader.imbalance.check.interval.seconds": "1"}
+    with ClusterProcess(tmp_path, brokers=3, overrides=overrides) as cluster:
+        topic = created_everywhere(cluster, "rebalance", 1)
+        preferred = json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["partitions"]["0"][0]
+        assert cluster.broker(preferred).stop() == 0
+        assert cluster.partition_state(topic, 0)["leader"] != preferred
+        cluster.restart(preferred)
+        cluster.wait_until(lambda: cluster.partition_state(topic, 0)["leader"] == preferred, WAIT_S,
+                           "the preferred replica leading again without an ElectLeaders request")

@@ -37,7 +37,7 @@ from wirebroker.cluster.zk.brokers import (
     get_broker,
     get_or_create_cluster_id,
 )
-from wirebroker.cluster.zk.controller import KafkaController
+from wirebroker.cluster.zk.controller import ControllerSettings, KafkaController
 from wirebroker.cluster.zk.controller_election import get_controller_id
 from wirebroker.cluster.zk.controller_requests import endpoint_for
 from wirebroker.cluster.zk.data import BrokerInfo, EndPoint
@@ -111,8 +111,10 @@ class ZkMode:
         self.registration = BrokerRegistration(self.zk, BrokerInfo(self.node_id, tuple(endpoints),
                                                                    self.config["broker.rack"]))
         self.registration.start()
-        self.controller = KafkaController(self.zk, self.node_id, self.listener_name,
-                                          self.config.log_config.unclean_leader_election_enable)
+        self.controller = KafkaController(self.zk, self.node_id, ControllerSettings(
+            self.listener_name, self.config.log_config.unclean_leader_election_enable,
+            self.config["auto.leader.rebalance.enable"], self.config["leader.imbalance.check.interval.seconds"],
+            self.config["leader.imbalance.per.broker.percentage"]))
         self.controller.start()
         return self.controller
 

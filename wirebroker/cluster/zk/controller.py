@@ -83,6 +83,7 @@ from wirebroker.protocol.errors import (
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_S = 0.5  # before an event that met a ZooKeeper connection loss runs again
+FIRST_REBALANCE_DELAY_S = 5.0  # Kafka checks the leader balance 5 s after becoming controller, then every interval
 UNCLEAN_KEY = "unclean.leader.election.enable"
 
 # AlterPartition: per partition the new state written, or the error to answer.
@@ -90,6 +91,16 @@ IsrChange = tuple[TopicPartition, int, LeaderAndIsr]  # (partition, requesting l
 IsrChangeResult = dict[TopicPartition, LeaderAndIsr | KafkaError]
 ShutdownCallback = Callable[[int, list[TopicPartition]], None]  # (error code, partitions still led)
 ElectionAnswers = dict[TopicPartition, KafkaError | None]  # ElectLeaders: per partition its error, None if elected
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """The broker settings the controller acts on (Kafka's names)."""
+    listener_name: str | None = None  # inter.broker.listener.name: where the controller reaches brokers
+    unclean_leader_election_enable: bool = False  # the default of the topic setting
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_s: float = 300.0  # leader.imbalance.check.interval.seconds
+    leader_imbalance_per_broker_percentage: int = 10
 
 
 @dataclass(frozen=True)
@@ -101,12 +112,12 @@ class _Event:
 
 
 class KafkaController:
-    def __init__(self, zk: KazooClient, broker_id: int, listener_name: str | None,
-                 unclean_leader_election_enable: bool = False) -> None:
+    def __init__(self, zk: KazooClient, broker_id: int, settings: ControllerSettings) -> None:
         self.zk = zk
         self.broker_id = broker_id
-        self.listener_name = listener_name
-        self.default_unclean = unclean_leader_election_enable
+        self.settings = settings
+        self.listener_name = settings.listener_name
+        self._rebalance_timer: threading.Timer | None = None
         self.state: ControllerState | None = None
         self.channel: ControllerChannelManager | None = None
         self.broker_epochs: dict[int, int] = {}
@@ -252,9 +263,13 @@ class KafkaController:
                  self.broker_id, epoch, len(live), sorted(live), len(state.partition_states),
                  len(state.offline_partitions()))
         self._on_topic_deletion()
+        if self.settings.auto_leader_rebalance_enable:
+            self._schedule_rebalance(FIRST_REBALANCE_DELAY_S)
 
     def _on_resigned(self) -> None:
         self._generation += 1
+        if self._rebalance_timer is not None:
+            self._rebalance_timer.cancel()
         if self.channel is not None:
             self.channel.shutdown()
         self.channel = None
@@ -372,7 +387,7 @@ class KafkaController:
 
     def _unclean_enabled(self, topic: str) -> bool:
         value = get_topic_config(self.zk, topic).get(UNCLEAN_KEY)
-        return self.default_unclean if value is None else value.strip().lower() == "true"
+        return self.settings.unclean_leader_election_enable if value is None else value.strip().lower() == "true"
 
     # ---- topic deletion ------------------------------------------------------------------------------------
 
@@ -467,6 +482,44 @@ class KafkaController:
         if written:
             self._send_update_metadata(state.live_brokers, written)
         return results
+
+    # ---- auto leader rebalance (auto.leader.rebalance.enable) ---------------------------------------------
+
+    def _schedule_rebalance(self, delay_s: float) -> None:
+        generation = self._generation
+        self._rebalance_timer = threading.Timer(delay_s, lambda: self._put(
+            "AutoPreferredReplicaLeaderElection", self._on_auto_rebalance, generation))
+        self._rebalance_timer.daemon = True
+        self._rebalance_timer.start()
+
+    def _on_auto_rebalance(self) -> None:
+        """Kafka's checkAndTriggerAutoLeaderRebalance: a broker that leads too few of the partitions it is the
+        preferred leader of (an imbalance above leader.imbalance.per.broker.percentage) takes back those whose ISR
+        it is in."""
+        try:
+            state = self._active()
+            preferred_of: dict[int, list[TopicPartition]] = {}
+            for tp, assignment in sorted(state.assignments.items()):
+                if tp in state.partition_states and tp.topic not in self._deleting:
+                    preferred_of.setdefault(assignment.replicas[0], []).append(tp)
+            for broker_id, partitions in sorted(preferred_of.items()):
+                if broker_id not in state.live_brokers or broker_id in state.shutting_down_brokers:
+                    continue
+                not_led = [tp for tp in partitions if state.partition_states[tp].leader_and_isr.leader != broker_id]
+                imbalance = 100 * len(not_led) / len(partitions)
+                if imbalance <= self.settings.leader_imbalance_per_broker_percentage:
+                    continue
+                candidates = [tp for tp in not_led if broker_id in state.partition_states[tp].leader_and_isr.isr]
+                log.info("Controller %d: broker %d leads %d of the %d partitions it prefers (imbalance %.0f%% > "
+                         "%d%%); electing it for %s", self.broker_id, broker_id, len(partitions) - len(not_led),
+                         len(partitions), imbalance, self.settings.leader_imbalance_per_broker_percentage,
+                         _sample(candidates))
+                result = state.elect_preferred_leaders(self.zk, candidates)
+                self._send_leader_and_isr(result.written)
+                self._send_update_metadata(state.live_brokers, result.written)
+        finally:
+            if self.state is not None:
+                self._schedule_rebalance(self.settings.leader_imbalance_check_interval_s)
 
     # ---- ElectLeaders --------------------------------------------------------------------------------------
 
