@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from wirebroker.cluster.zk.controller import check_isr_change
+from wirebroker.cluster.zk.isr_change import check_isr_change
 from wirebroker.cluster.zk.controller_state import ControllerState
 from wirebroker.cluster.zk.data import BrokerInfo, LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment
 from wirebroker.log.files import TopicPartition

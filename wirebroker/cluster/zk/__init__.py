@@ -10,6 +10,12 @@
     assignment.py          replica assignment, rack-aware (pure)
     leader_election.py     leader election rules (pure)
     controller_state.py    the controller's view and the leader/ISR changes it decides and writes per event
+    isr_change.py          a leader's ISR changes (AlterPartition), checked and written
+    controller_requests.py LeaderAndIsr, UpdateMetadata and StopReplica built from the controller's view
+    controller_channel.py  the controller's queue and sender thread per broker
+    controller.py          the controller's event loop (KafkaController): watches, elections, requests
+    admin.py               topic administration through ZooKeeper (any broker) and config change notifications
+    topic_metadata.py      a broker's topics in ZooKeeper mode, and producer-id blocks
 
 The pure modules (data, assignment, leader_election) do not need kazoo.
 """

@@ -51,16 +51,13 @@ from wirebroker.cluster.zk.controller_state import ControllerState, ElectionResu
 from wirebroker.cluster.zk.data import (
     NO_LEADER,
     BrokerInfo,
-    LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicAssignment,
 )
 from wirebroker.cluster.zk.errors import ControllerMovedError
-from wirebroker.cluster.zk.partition_state import (
-    get_partition_states,
-    update_leader_and_isr,
-)
+from wirebroker.cluster.zk.isr_change import IsrChange, IsrChangeResult, write_isr_changes
+from wirebroker.cluster.zk.partition_state import get_partition_states
 from wirebroker.cluster.zk.topics import delete_topic_znodes, get_topic_config
 from wirebroker.log.files import TopicPartition
 from wirebroker.log.metadata_files import uuid_to_kafka_string
@@ -68,15 +65,9 @@ from wirebroker.protocol.errors import (
     BrokerNotAvailableError,
     ElectionNotNeededError,
     ErrorCode,
-    FencedLeaderEpochError,
-    IneligibleReplicaError,
-    InvalidRequestError,
-    InvalidUpdateVersionError,
     KafkaError,
     NotControllerError,
-    NotLeaderOrFollowerError,
     StaleBrokerEpochError,
-    UnknownServerError,
     UnknownTopicOrPartitionError,
 )
 
@@ -86,9 +77,6 @@ RETRY_BACKOFF_S = 0.5  # before an event that met a ZooKeeper connection loss ru
 FIRST_REBALANCE_DELAY_S = 5.0  # Kafka checks the leader balance 5 s after becoming controller, then every interval
 UNCLEAN_KEY = "unclean.leader.election.enable"
 
-# AlterPartition: per partition the new state written, or the error to answer.
-IsrChange = tuple[TopicPartition, int, LeaderAndIsr]  # (partition, requesting leader, requested state)
-IsrChangeResult = dict[TopicPartition, LeaderAndIsr | KafkaError]
 ShutdownCallback = Callable[[int, list[TopicPartition]], None]  # (error code, partitions still led)
 ElectionAnswers = dict[TopicPartition, KafkaError | None]  # ElectLeaders: per partition its error, None if elected
 
@@ -175,7 +163,8 @@ class KafkaController:
             lambda: self._on_elect_leaders(partitions, unclean))))
 
     def topic_name(self, topic_id: bytes) -> str | None:
-        return next((name for name, known in self.topic_ids.items() if known == topic_id), None)
+        # A copy: the event thread may add a topic meanwhile (dict() of a dict is one step under the GIL).
+        return next((name for name, known in dict(self.topic_ids).items() if known == topic_id), None)
 
     # ---- the event thread ----------------------------------------------------------------------------------
 
@@ -455,30 +444,7 @@ class KafkaController:
         if known_epoch is None or (broker_epoch != -1 and broker_epoch < known_epoch):
             raise StaleBrokerEpochError(f"Broker {broker_id} epoch {broker_epoch} is not the registered one "
                                         f"({known_epoch})")
-        results: IsrChangeResult = {}
-        updates = {}
-        for tp, leader, requested in changes:
-            verdict = check_isr_change(state, tp, leader, requested)
-            if verdict is not None:
-                results[tp] = verdict
-            else:
-                current = state.partition_states[tp].leader_and_isr
-                updates[tp] = LeaderAndIsr(current.leader, current.leader_epoch, requested.isr,
-                                           requested.leader_recovery_state, current.partition_epoch)
-        outcome = update_leader_and_isr(self.zk, updates, state.epoch, state.epoch_zk_version)
-        written = {}
-        for tp, new in outcome.finished.items():
-            before = state.partition_states[tp].leader_and_isr
-            written[tp] = state.partition_states[tp] = LeaderIsrAndControllerEpoch(new, state.epoch)
-            results[tp] = new
-            log.info("Controller %d epoch %d: ISR of %s changed by its leader %d from %s to %s (leader epoch %d, "
-                     "partition epoch %d -> %d)", self.broker_id, state.epoch, tp, new.leader, list(before.isr),
-                     list(new.isr), new.leader_epoch, before.partition_epoch, new.partition_epoch)
-        for tp, error in outcome.failed.items():
-            results[tp] = UnknownServerError(f"Writing the ISR of {tp} failed: {error!r}")
-        for tp in outcome.retry:
-            results[tp] = InvalidUpdateVersionError(f"The state of {tp} changed while it was written")
-        state.partition_states.update(get_partition_states(self.zk, outcome.retry))
+        results, written = write_isr_changes(self.zk, state, changes)
         if written:
             self._send_update_metadata(state.live_brokers, written)
         return results
@@ -592,38 +558,6 @@ class KafkaController:
                              is_new: Collection[TopicPartition] = (), full_for: Collection[int] = ()) -> None:
         for broker_id, request in self._builder().leader_and_isr_by_broker(states, is_new, full_for).items():
             self.channel.send(broker_id, request, LEADER_AND_ISR_VERSION)
-
-
-def check_isr_change(state: ControllerState, tp: TopicPartition, leader: int,
-                     requested: LeaderAndIsr) -> LeaderAndIsr | KafkaError | None:
-    """Kafka's validation of one AlterPartition entry (processAlterPartition), in its order: an error, the current
-    state when it already is the requested one (a retry), or None to write it."""
-    current_state = state.partition_states.get(tp)
-    if current_state is None:
-        return UnknownTopicOrPartitionError(f"Partition {tp} is unknown to the controller")
-    current = current_state.leader_and_isr
-    if requested.partition_epoch > current.partition_epoch or requested.leader_epoch > current.leader_epoch:
-        # The leader saw a newer state than this controller: it is likely no longer the controller.
-        return NotControllerError(f"{tp} is ahead of controller {state.controller_id}'s view")
-    if requested.leader_epoch < current.leader_epoch:
-        return FencedLeaderEpochError(f"Leader epoch {requested.leader_epoch} of {tp} is older than "
-                                      f"{current.leader_epoch}")
-    if leader != current.leader:
-        return NotLeaderOrFollowerError(f"Broker {leader} is not the leader of {tp} (broker {current.leader} is)")
-    if (tuple(requested.isr) == tuple(current.isr)
-            and requested.leader_recovery_state == current.leader_recovery_state):
-        return current
-    if requested.partition_epoch < current.partition_epoch:
-        return InvalidUpdateVersionError(f"Partition epoch {requested.partition_epoch} of {tp} is older than "
-                                         f"{current.partition_epoch}")
-    if requested.leader_recovery_state > current.leader_recovery_state:
-        return InvalidRequestError(f"{tp} cannot go back to RECOVERING")
-    ineligible = [r for r in requested.isr if r not in state.live_brokers or r in state.shutting_down_brokers
-                  or r not in state.assignments[tp].replicas]
-    if ineligible:
-        return IneligibleReplicaError(f"Replicas {ineligible} of {tp} cannot join the ISR: not live or not "
-                                      f"assigned")
-    return None
 
 
 def _sample(partitions: list[TopicPartition], limit: int = 10) -> str:
