@@ -219,7 +219,7 @@ class ReplicaManager:
     def delete_partition(self, partition: Partition) -> None:
         """Delete the log of a partition no longer hosted; requests waiting on it finish now."""
         self.log_manager.delete_log(partition.topic, partition.index)
-        self._on_partition_state_change(partition)
+        partition.stop_hosting()
 
     def _on_partition_state_change(self, partition: Partition) -> None:
         key = (partition.topic, partition.index)

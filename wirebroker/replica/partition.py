@@ -169,6 +169,15 @@ class Partition:
         self._state_changed()  # acks=all requests waiting here are answered NOT_LEADER_OR_FOLLOWER
         return changed
 
+    def stop_hosting(self) -> None:
+        """The partition leaves this broker (its log is deleted): no longer leader or follower, and requests waiting
+        on it are answered (NOT_LEADER_OR_FOLLOWER for acks=all)."""
+        with self._lock:
+            self.leader_id = NO_LEADER
+            self.followers = {}
+            self.pending_isr = None
+        self._state_changed()
+
     def _assign(self, state: LeaderAndIsr) -> None:
         self.leader_epoch = state.leader_epoch
         self.partition_epoch = state.partition_epoch

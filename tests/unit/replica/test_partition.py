@@ -137,3 +137,10 @@ def test_a_new_leader_starts_its_epoch_at_its_log_end(leader):
     assert leader.log.end_offset_for_epoch(5) == (1, 5)
     assert leader.log.end_offset_for_epoch(7) == (1, 7)
     assert leader.leader_epoch_start_offset == 1
+
+
+def test_a_partition_that_leaves_the_broker_answers_its_waiting_produce_requests(leader):
+    required = append(leader)
+    leader.stop_hosting()
+    assert leader.check_enough_replicas_reach_offset(required) == (False, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert leader.changes[-1] is leader
