@@ -297,3 +297,12 @@ def test_the_auto_leader_rebalance_gives_the_lead_back_to_the_preferred_replica(
         cluster.restart(preferred)
         cluster.wait_until(lambda: cluster.partition_state(topic, 0)["leader"] == preferred, WAIT_S,
                            "the preferred replica leading again without an ElectLeaders request")
+
+
+def test_a_broker_restarted_right_after_kill_9_waits_out_its_old_session(cluster):
+    victim = next(n for n in (1, 2, 3) if n != cluster.controller_id())
+    cluster.kill(victim)
+    cluster.restart(victim)  # its old /brokers/ids znode lives until ZooKeeper expires the killed session
+    cluster.wait_until(lambda: cluster.broker(victim).process.poll() is None and victim in cluster.registered_brokers(),
+                       WAIT_S, "the restarted broker registered")
+    assert "waiting for that session to expire" in cluster.broker(victim).log_text()

@@ -9,7 +9,8 @@ Start-up, in Kafka's order:
    overrides, and producer ids come in blocks from ZooKeeper; new logs take their topic's overrides; config
    changes of other brokers arrive through /config/changes.
 3. `start(broker)`, once the listeners are open: register /brokers/ids/<id> with the advertised endpoints and rack
-   (the broker epoch is the znode's czxid) and stand for controller (KafkaController).
+   (the broker epoch is the znode's czxid; a previous run's znode is waited out until its session expires) and
+   stand for controller (KafkaController).
 
 Shutdown: `controlled_shutdown()` first (with controlled.shutdown.enable, ControlledShutdown to the controller
 until it answers with no partition left, at most controlled.shutdown.max.retries times, backing off
@@ -32,6 +33,7 @@ from wirebroker.cluster.controller import Change
 from wirebroker.cluster.metadata import TopicMetadata
 from wirebroker.cluster.zk.admin import ConfigChangeListener, ZkAdmin
 from wirebroker.cluster.zk.brokers import (
+    BrokerIdInUseError,
     BrokerRegistration,
     ensure_persistent_paths,
     get_broker,
@@ -52,6 +54,8 @@ log = logging.getLogger(__name__)
 
 CONTROLLED_SHUTDOWN_VERSION = 3
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms for the request to the controller
+REGISTRATION_RETRY_S = 0.5
+REGISTRATION_MARGIN_S = 5.0  # past the session timeout: ZooKeeper expires sessions on its own tick
 
 
 class ZkMode:
@@ -110,13 +114,27 @@ class ZkMode:
             endpoints.append(EndPoint(listener.name, host, port, protocols.get(listener.name, listener.name)))
         self.registration = BrokerRegistration(self.zk, BrokerInfo(self.node_id, tuple(endpoints),
                                                                    self.config["broker.rack"]))
-        self.registration.start()
+        self._register()
         self.controller = KafkaController(self.zk, self.node_id, ControllerSettings(
             self.listener_name, self.config.log_config.unclean_leader_election_enable,
             self.config["auto.leader.rebalance.enable"], self.config["leader.imbalance.check.interval.seconds"],
             self.config["leader.imbalance.per.broker.percentage"]))
         self.controller.start()
         return self.controller
+
+    def _register(self) -> None:
+        """Register, waiting out the session of this broker's previous run (a restart after kill -9 finds its old
+        /brokers/ids/<id> until ZooKeeper expires that session, within zookeeper.session.timeout.ms)."""
+        deadline = time.monotonic() + self.config["zookeeper.session.timeout.ms"] / 1000 + REGISTRATION_MARGIN_S
+        while True:
+            try:
+                self.registration.start()
+                return
+            except BrokerIdInUseError as exc:
+                if time.monotonic() > deadline:
+                    raise
+                log.info("%s; waiting for that session to expire", exc)
+                time.sleep(REGISTRATION_RETRY_S)
 
     @property
     def broker_epoch(self) -> int:
