@@ -13,7 +13,9 @@ import uuid
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, ElectionType, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
+from kafka.errors import NoReassignmentInProgressError
 
 from tests.integration.broker_process import free_port
 from tests.integration.cluster_process import ClusterProcess
@@ -153,24 +155,29 @@ def test_produce_and_consume_survive_the_loss_of_a_leader(cluster):
     send([f"after-{i}".encode() for i in range(20)])
     assert all(isinstance(d, bytes) for d in delivered), delivered
 
-    # Assigned, not subscribed: this test is about the data path; groups across failover are the coordinator's.
-    consumer = Consumer({"bootstrap.servers": ",".join(cluster.broker(n).bootstrap for n in survivors),
+    expected = [f"before-{i}".encode() for i in range(20)] + [f"after-{i}".encode() for i in range(20)]
+    assert read_partition_0(cluster, topic, survivors, 40) == expected
+
+
+def read_partition_0(cluster: ClusterProcess, topic: str, via: list[int], count: int) -> list[bytes]:
+    """`count` records of partition 0 from its start. Assigned, not subscribed: these tests are about the data
+    path; groups across a failover are the coordinator's."""
+    consumer = Consumer({"bootstrap.servers": ",".join(cluster.broker(n).bootstrap for n in via),
                          "group.id": f"g-{topic}", "enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
     values = []
+
+    def poll() -> bool:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+        return len(values) >= count
+
     try:
-        cluster.wait_until(lambda: _poll_into(consumer, values) and len(values) >= 40, WAIT_S, "40 records consumed")
+        cluster.wait_until(poll, WAIT_S, f"{count} records consumed")
     finally:
         consumer.close()
-    expected = [f"before-{i}".encode() for i in range(20)] + [f"after-{i}".encode() for i in range(20)]
-    assert values == expected
-
-
-def _poll_into(consumer: Consumer, values: list) -> bool:
-    message = consumer.poll(0.5)
-    if message is not None and message.error() is None:
-        values.append(message.value())
-    return True
+    return values
 
 
 def test_a_restarted_broker_catches_up_and_rejoins_the_isr(cluster):
@@ -306,3 +313,40 @@ def test_a_broker_restarted_right_after_kill_9_waits_out_its_old_session(cluster
     cluster.wait_until(lambda: cluster.broker(victim).process.poll() is None and victim in cluster.registered_brokers(),
                        WAIT_S, "the restarted broker registered")
     assert "waiting for that session to expire" in cluster.broker(victim).log_text()
+
+
+def test_a_partition_reassignment_moves_a_replica_with_its_records(cluster):
+    topic = f"move-{uuid.uuid4().hex[:6]}"
+    admin = admin_client(cluster)
+    try:
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=2)])
+        cluster.wait_until(lambda: same_view_everywhere(cluster, topic, 1, [1, 2, 3]), WAIT_S, "the topic everywhere")
+        original = json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["partitions"]["0"]
+        newcomer = next(n for n in (1, 2, 3) if n not in original)
+        leaving = original[1]
+        target = [original[0], newcomer]
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+        for i in range(50):
+            producer.produce(topic, value=f"r{i}".encode())
+        assert producer.flush(30) == 0
+
+        answers = admin.alter_partition_reassignments({KafkaTopicPartition(topic, 0): target})
+        assert list(answers.values()) == [None]
+        cluster.wait_until(lambda: not admin.list_partition_reassignments([KafkaTopicPartition(topic, 0)]), WAIT_S,
+                           "the reassignment completed")
+        assert json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["partitions"]["0"] == target
+        cluster.wait_until(lambda: sorted(cluster.partition_state(topic, 0)["isr"]) == sorted(target), WAIT_S,
+                           "the ISR of the targets")
+        cluster.wait_until(lambda: not cluster.partition_dir(leaving, topic, 0).exists(), WAIT_S,
+                           "the leaving replica deleted")
+        assert cluster.partition_dir(newcomer, topic, 0).exists()
+        cluster.wait_until(lambda: all(partition_views(cluster, topic, n)[0][2] == tuple(sorted(target))
+                                       for n in (1, 2, 3)), WAIT_S, "every broker naming the new replicas")
+        nothing = admin.alter_partition_reassignments({KafkaTopicPartition(topic, 0): None})
+        assert [error.errno for error in nothing.values()] == [NoReassignmentInProgressError.errno]
+    finally:
+        admin.close()
+    # the newcomer has every record: read them from it as the leader
+    cluster.broker(original[0]).stop()
+    cluster.wait_until(lambda: cluster.leader_of(topic, 0, via=newcomer) == newcomer, WAIT_S, "the newcomer leading")
+    assert read_partition_0(cluster, topic, [newcomer], 50) == [f"r{i}".encode() for i in range(50)]

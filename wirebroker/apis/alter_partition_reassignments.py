@@ -9,6 +9,11 @@ ReplicationControlManager.alterPartitionReassignments), per named partition, in 
   an empty list, a broker that is not registered (only this node is), or a broker named twice. The one valid
   target, this node alone, is every partition's current assignment, so the reassignment is complete at once:
   NONE, nothing moves.
+- ZooKeeper mode (Kafka's KafkaController.onPartitionReassignment, cluster/zk/reassignment.py): the controller
+  starts the reassignment (new replicas join, catch up, enter the ISR; then the leaving ones are stopped and
+  deleted) and answers once it has begun; NOT_CONTROLLER at the top on another broker. A target must name distinct
+  live brokers (INVALID_REPLICA_ASSIGNMENT); null cancels a reassignment in progress (back to the original
+  replicas), else NO_REASSIGNMENT_IN_PROGRESS.
 - The caller needs ALTER on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
 Version notes:
 - v0, flexible. (Kafka 4.3.1 also serves v1, whose allow_replication_factor_change, KIP-860, the schemas of this
@@ -22,10 +27,12 @@ import logging
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import check_manual_assignment
+from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import (
     ErrorCode,
     KafkaError,
     NoReassignmentInProgressError,
+    NotControllerError,
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.messages.alter_partition_reassignments import (
@@ -42,7 +49,10 @@ _PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionRe
 _Partition = AlterPartitionReassignmentsRequest.ReassignablePartition
 
 
-def handle(ctx: RequestContext, request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse:
+def handle(ctx: RequestContext,
+           request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse | None:
+    if ctx.broker.kafka_controller is not None:
+        return _reassign_in_cluster(ctx, request)
     return AlterPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, responses=[
         _TopicResponse(name=topic.name, partitions=[_reassign(ctx, topic.name, p) for p in topic.partitions])
         for topic in request.topics])
@@ -54,9 +64,49 @@ def _reassign(ctx: RequestContext, topic_name: str, target: _Partition) -> _Part
     except KafkaError as exc:
         log.info("Unable to alter partition reassignment for %s:%d asked by %s: %s", topic_name,
                  target.partition_index, ctx.client_address, exc)
-        return _PartitionResponse(partition_index=target.partition_index, error_code=exc.code,
-                                  error_message=_message(exc))
-    return _PartitionResponse(partition_index=target.partition_index, error_code=ErrorCode.NONE, error_message=None)
+        return _partition_response(target.partition_index, exc)
+    return _partition_response(target.partition_index, None)
+
+
+def _reassign_in_cluster(ctx: RequestContext,
+                         request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse | None:
+    """Hand the checked targets to the controller; answer when it has started them (None: answered later)."""
+    controller = ctx.broker.kafka_controller
+    if not controller.is_active:
+        error = NotControllerError()
+        return AlterPartitionReassignmentsResponse(error_code=error.code, error_message=str(error), responses=[])
+    live = ctx.broker.metadata_cache.alive_broker_ids()
+    answers: dict[TopicPartition, KafkaError | None] = {}
+    targets = {}
+    for topic in request.topics:
+        for target in topic.partitions:
+            tp = TopicPartition(topic.name, target.partition_index)
+            try:
+                if target.replicas is not None:
+                    check_manual_assignment(target.replicas, live, None)
+                targets[tp] = target.replicas
+            except KafkaError as exc:
+                answers[tp] = exc
+
+    def respond(started: dict[TopicPartition, KafkaError | None] | KafkaError) -> None:
+        if isinstance(started, KafkaError):
+            ctx.respond(AlterPartitionReassignmentsResponse(error_code=started.code, error_message=str(started),
+                                                            responses=[]))
+            return
+        answers.update(started)
+        ctx.respond(AlterPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, responses=[
+            _TopicResponse(name=topic.name, partitions=[_partition_response(
+                p.partition_index, answers[TopicPartition(topic.name, p.partition_index)]) for p in topic.partitions])
+            for topic in request.topics]))
+
+    controller.alter_partition_reassignments(targets, respond)
+    return None
+
+
+def _partition_response(partition: int, error: KafkaError | None) -> _PartitionResponse:
+    if error is None:
+        return _PartitionResponse(partition_index=partition, error_code=ErrorCode.NONE, error_message=None)
+    return _PartitionResponse(partition_index=partition, error_code=error.code, error_message=_message(error))
 
 
 def _check_reassignment(ctx: RequestContext, topic_name: str, target: _Partition) -> None:

@@ -5,6 +5,8 @@ ReplicationControlManager.listPartitionReassignments):
 - The ongoing reassignments of the named partitions (a null topic list: of every partition). With one broker no
   reassignment is ever in progress (AlterPartitionReassignments completes at once), so the answer lists none;
   unknown topics and partitions are left out silently, as in Kafka.
+- ZooKeeper mode: the controller lists the partitions whose assignment names adding or removing replicas, with
+  all their replicas; NOT_CONTROLLER at the top on another broker.
 - The caller needs DESCRIBE on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
 Version notes:
 - v0 only, flexible.
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.protocol.errors import ErrorCode
+from wirebroker.cluster.zk.data import ReplicaAssignment
+from wirebroker.log.files import TopicPartition
+from wirebroker.protocol.errors import ErrorCode, KafkaError, NotControllerError
 from wirebroker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
@@ -22,9 +26,36 @@ from wirebroker.protocol.messages.list_partition_reassignments import (
 
 API_KEY = 46
 
+_Ongoing = ListPartitionReassignmentsResponse.OngoingPartitionReassignment
 
-def handle(ctx: RequestContext, request: ListPartitionReassignmentsRequest) -> ListPartitionReassignmentsResponse:
-    return ListPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, topics=[])
+
+def handle(ctx: RequestContext,
+           request: ListPartitionReassignmentsRequest) -> ListPartitionReassignmentsResponse | None:
+    controller = ctx.broker.kafka_controller
+    if controller is None:
+        return ListPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, topics=[])
+    if not controller.is_active:
+        error = NotControllerError()
+        return ListPartitionReassignmentsResponse(error_code=error.code, error_message=str(error), topics=[])
+    wanted = (None if request.topics is None
+              else [TopicPartition(t.name, p) for t in request.topics for p in t.partition_indexes])
+
+    def respond(ongoing: dict[TopicPartition, ReplicaAssignment] | KafkaError) -> None:
+        if isinstance(ongoing, KafkaError):
+            ctx.respond(ListPartitionReassignmentsResponse(error_code=ongoing.code, error_message=str(ongoing),
+                                                           topics=[]))
+            return
+        topics: dict[str, list[_Ongoing]] = {}
+        for tp, assignment in sorted(ongoing.items()):
+            topics.setdefault(tp.topic, []).append(_Ongoing(
+                partition_index=tp.partition, replicas=list(assignment.replicas),
+                adding_replicas=list(assignment.adding_replicas), removing_replicas=list(assignment.removing_replicas)))
+        ctx.respond(ListPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, topics=[
+            ListPartitionReassignmentsResponse.OngoingTopicReassignment(name=name, partitions=partitions)
+            for name, partitions in topics.items()]))
+
+    controller.list_partition_reassignments(wanted, respond)
+    return None
 
 
 serve(API_KEY, handle)

@@ -58,6 +58,7 @@ from wirebroker.cluster.zk.data import (
 from wirebroker.cluster.zk.errors import ControllerMovedError
 from wirebroker.cluster.zk.isr_change import IsrChange, IsrChangeResult, write_isr_changes
 from wirebroker.cluster.zk.partition_state import get_partition_states
+from wirebroker.cluster.zk.reassignment import PartitionReassignments, Target
 from wirebroker.cluster.zk.topics import delete_topic_znodes, get_topic_config
 from wirebroker.log.files import TopicPartition
 from wirebroker.log.metadata_files import uuid_to_kafka_string
@@ -162,6 +163,17 @@ class KafkaController:
         self._put("ReplicaLeaderElection", lambda: callback(self._answer(
             lambda: self._on_elect_leaders(partitions, unclean))))
 
+    def alter_partition_reassignments(self, targets: dict[TopicPartition, Target],
+                                      callback: Callable[[ElectionAnswers | KafkaError], None]) -> None:
+        self._put("ApiPartitionReassignment", lambda: callback(self._answer(
+            lambda: self._reassignments().alter(targets))))
+
+    def list_partition_reassignments(self, partitions: list[TopicPartition] | None,
+                                     callback: Callable[[dict[TopicPartition, ReplicaAssignment] | KafkaError], None]
+                                     ) -> None:
+        self._put("ListPartitionReassignments", lambda: callback(self._answer(
+            lambda: self._reassignments().ongoing(partitions))))
+
     def topic_name(self, topic_id: bytes) -> str | None:
         # A copy: the event thread may add a topic meanwhile (dict() of a dict is one step under the GIL).
         return next((name for name, known in dict(self.topic_ids).items() if known == topic_id), None)
@@ -247,11 +259,12 @@ class KafkaController:
             state.on_broker_failure(self.zk, dead)
         state.on_broker_startup(self.zk, [])
         self._send_update_metadata(live, state.partition_states)
-        self._send_leader_and_isr(state.partition_states, is_new=created.written, full_for=live)
+        self.send_leader_and_isr(state.partition_states, is_new=created.written, full_for=live)
         log.info("Controller %d is ready with epoch %d: %d live brokers %s, %d partitions, %d offline",
                  self.broker_id, epoch, len(live), sorted(live), len(state.partition_states),
                  len(state.offline_partitions()))
         self._on_topic_deletion()
+        self._reassignments().complete_caught_up()
         if self.settings.auto_leader_rebalance_enable:
             self._schedule_rebalance(FIRST_REBALANCE_DELAY_S)
 
@@ -294,7 +307,7 @@ class KafkaController:
         existing = {b: info for b, info in state.live_brokers.items() if b not in joined}
         self._send_update_metadata(existing, changed)
         self._send_update_metadata({b: state.live_brokers[b] for b in joined}, state.partition_states)
-        self._send_leader_and_isr(changed)
+        self.send_leader_and_isr(changed)
         builder = self._builder()
         for broker_id in sorted(joined):
             hosted = {tp: state.partition_states[tp] for tp in partitions_on_broker(state.assignments, broker_id)
@@ -345,7 +358,7 @@ class KafkaController:
         for tp, error in result.failed.items():
             log.warning("Controller %d could not start new partition %s: %s", self.broker_id, tp, error)
         self._send_update_metadata(state.live_brokers, result.written)
-        self._send_leader_and_isr(result.written, is_new=result.written)
+        self.send_leader_and_isr(result.written, is_new=result.written)
 
     def _read_assignments(self, topics: Iterable[str]) -> dict[TopicPartition, ReplicaAssignment]:
         """The topics' assignments (each with a watch for added partitions), their ids recorded; a topic created
@@ -447,6 +460,7 @@ class KafkaController:
         results, written = write_isr_changes(self.zk, state, changes)
         if written:
             self._send_update_metadata(state.live_brokers, written)
+            self._reassignments().complete_caught_up(written)
         return results
 
     # ---- auto leader rebalance (auto.leader.rebalance.enable) ---------------------------------------------
@@ -481,7 +495,7 @@ class KafkaController:
                          len(partitions), imbalance, self.settings.leader_imbalance_per_broker_percentage,
                          _sample(candidates))
                 result = state.elect_preferred_leaders(self.zk, candidates)
-                self._send_leader_and_isr(result.written)
+                self.send_leader_and_isr(result.written)
                 self._send_update_metadata(state.live_brokers, result.written)
         finally:
             if self.state is not None:
@@ -506,7 +520,7 @@ class KafkaController:
         result = (state.elect_unclean_leaders if unclean else state.elect_preferred_leaders)(self.zk, wanted)
         answers.update(result.failed)
         answers.update({tp: None for tp in result.written})
-        self._send_leader_and_isr(result.written)
+        self.send_leader_and_isr(result.written)
         self._send_update_metadata(state.live_brokers, result.written)
         return answers
 
@@ -521,14 +535,13 @@ class KafkaController:
             raise StaleBrokerEpochError(f"Broker {broker_id} epoch {broker_epoch} is older than {known_epoch}")
         log.info("Controller %d: broker %d asks to shut down", self.broker_id, broker_id)
         result = state.on_controlled_shutdown(self.zk, broker_id)
-        self._send_leader_and_isr(result.written)
+        self.send_leader_and_isr(result.written)
         self._send_update_metadata(state.live_brokers, result.written)
         followed = {tp: s.leader_and_isr.leader_epoch for tp, s in state.partition_states.items()
                     if s.leader_and_isr.leader != broker_id and len(state.assignments[tp].replicas) > 1
                     and broker_id in state.assignments[tp].replicas}
         if followed:
-            self.channel.send(broker_id, self._builder().stop_replica(broker_id, followed, delete_partitions=False),
-                              STOP_REPLICA_VERSION)
+            self.send_stop_replica(broker_id, followed, delete=False)
         remaining = [tp for tp in state.partitions_led_by(broker_id) if len(state.assignments[tp].replicas) > 1]
         log.info("Controller %d: broker %d still leads %d partitions %s", self.broker_id, broker_id, len(remaining),
                  remaining[:10])
@@ -541,10 +554,20 @@ class KafkaController:
             raise NotControllerError(f"Broker {self.broker_id} is not the controller")
         return self.state
 
+    def _reassignments(self) -> PartitionReassignments:
+        return PartitionReassignments(self.zk, self._active(), self)
+
     def _builder(self) -> RequestBuilder:
         state = self._active()
         return RequestBuilder(self.broker_id, state.epoch, self.listener_name, self.topic_ids, state.assignments,
                               state.live_brokers, self.broker_epochs)
+
+    def send_update_metadata_to_all(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]) -> None:
+        self._send_update_metadata(self._active().live_brokers, states)
+
+    def send_stop_replica(self, broker_id: int, partitions: Mapping[TopicPartition, int], delete: bool) -> None:
+        self.channel.send(broker_id, self._builder().stop_replica(broker_id, partitions, delete_partitions=delete),
+                          STOP_REPLICA_VERSION)
 
     def _send_update_metadata(self, brokers: Mapping[int, BrokerInfo],
                               states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
@@ -554,7 +577,7 @@ class KafkaController:
             self.channel.send(broker_id, builder.update_metadata(broker_id, states, deleting),
                               UPDATE_METADATA_VERSION)
 
-    def _send_leader_and_isr(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
+    def send_leader_and_isr(self, states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
                              is_new: Collection[TopicPartition] = (), full_for: Collection[int] = ()) -> None:
         for broker_id, request in self._builder().leader_and_isr_by_broker(states, is_new, full_for).items():
             self.channel.send(broker_id, request, LEADER_AND_ISR_VERSION)

@@ -34,6 +34,7 @@ from wirebroker.cluster.zk.leader_election import (
     leader_for_controlled_shutdown,
     leader_for_offline,
     leader_for_preferred_replica,
+    reassign_partition_leader_election,
     remove_replicas_from_isr,
 )
 from wirebroker.cluster.zk.partition_state import (
@@ -203,6 +204,24 @@ class ControllerState:
         elected = leader_for_offline(self.assignments[tp].replicas, current, self.live_brokers, True)
         return elected or EligibleLeadersNotAvailableError(
             f"No replica of {tp} is live (replicas {list(self.assignments[tp].replicas)})")
+
+    def on_reassignment_started(self, zk: KazooClient, partitions: Iterable[TopicPartition]) -> ElectionResult:
+        """A reassignment starts (or changes): the leader epoch moves, so that every replica, the new ones too,
+        takes the new replica set (Kafka's updateLeaderEpochAndSendRequest)."""
+        return self._apply(zk, partitions, lambda tp, current: current.new_leader_and_isr(current.leader, current.isr))
+
+    def on_reassignment_completed(self, zk: KazooClient, partitions: Iterable[TopicPartition]) -> ElectionResult:
+        """The target replicas are all in sync: a target replica leads and the leaving ones drop out of the ISR."""
+        return self._apply(zk, partitions, self.decide_reassignment_completion)
+
+    def decide_reassignment_completion(self, tp: TopicPartition, current: LeaderAndIsr) -> Decision:
+        target = self.assignments[tp].target_replicas
+        leader = (current.leader if current.leader in target and current.leader in self.live_brokers
+                  else reassign_partition_leader_election(target, current.isr, self.live_brokers))
+        if leader is None:
+            return EligibleLeadersNotAvailableError(f"No live in-sync target replica of {tp} can lead (target "
+                                                    f"{list(target)}, ISR {list(current.isr)})")
+        return current.new_leader_and_isr(leader, [r for r in current.isr if r in target])
 
     def _apply(self, zk: KazooClient, partitions: Iterable[TopicPartition],
                decide: Callable[[TopicPartition, LeaderAndIsr], Decision]) -> ElectionResult:
