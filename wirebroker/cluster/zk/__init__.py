@@ -11,6 +11,7 @@
     leader_election.py     leader election rules (pure)
     controller_state.py    the controller's view and the leader/ISR changes it decides and writes per event
     isr_change.py          a leader's ISR changes (AlterPartition), checked and written
+    reassignment.py        partition reassignments (KIP-455): adding replicas, catching up, removing
     controller_requests.py LeaderAndIsr, UpdateMetadata and StopReplica built from the controller's view
     controller_channel.py  the controller's queue and sender thread per broker
     controller.py          the controller's event loop (KafkaController): watches, elections, requests

@@ -14,8 +14,11 @@ thread that takes events from a queue in order, so the controller's view (Contro
   their first leader and ISR (LeaderAndIsr with is_new to their replicas, UpdateMetadata to all).
 - TopicDeletion (/admin/delete_topics children): UpdateMetadata with leader -2, StopReplica with delete_partition to
   every live replica; when they have answered, the topic's znodes go.
-- AlterPartition (a leader's ISR change) and ControlledShutdown (a broker leaving): requests answered through a
-  callback once the change is written.
+- AlterPartition (a leader's ISR change, isr_change.py; a reassignment whose targets are all in sync completes),
+  ControlledShutdown (a broker leaving), ElectLeaders (preferred or unclean) and AlterPartitionReassignments /
+  ListPartitionReassignments (reassignment.py): requests answered through a callback once the change is written.
+- AutoPreferredReplicaLeaderElection (auto.leader.rebalance.enable): 5 s after taking office, then every
+  leader.imbalance.check.interval.seconds, brokers leading too few of their preferred partitions take them back.
 - Resign: the channels close and the view is dropped; a newer controller's epoch fences anything still in flight.
 
 Leader and ISR changes are logged by ControllerState, one line per partition naming the topic, partition, old and
