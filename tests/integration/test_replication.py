@@ -24,6 +24,7 @@ from confluent_kafka import Producer
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
+from wirebroker.config import new_cluster_id
 from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.headers import (
@@ -47,6 +48,7 @@ from wirebroker.protocol.messages.update_metadata import UpdateMetadataRequest
 
 CONTROLLER_ID = 100
 CONTROLLER_EPOCH = 1
+CLUSTER_ID = new_cluster_id()  # one cluster: clients refuse brokers that report different ids
 INTERNAL = "INTERNAL"
 TOPIC = "replicated"
 LAG_MS = 2000
@@ -125,6 +127,7 @@ class Cluster:
         self.brokers = {
             node: BrokerProcess(tmp_path / f"broker{node}", {
                 "node.id": str(node),
+                "cluster.id": CLUSTER_ID,
                 "wirebroker.external.controller": "true",
                 "inter.broker.listener.name": INTERNAL,
                 "auto.create.topics.enable": "false",
@@ -297,6 +300,19 @@ def test_acks_all_is_replicated_byte_for_byte_and_the_high_watermark_waits_for_f
         answer = client.request(23, 4, replica_id=-1, topics=[OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
             topic=TOPIC, partitions=[OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=0, leader_epoch=0)])])
     assert answer.topics[0].partitions[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    # KIP-951: produce v10+ and fetch v16+ say where the leader is.
+    with RawClient(follower) as client:
+        produced = client.request(0, 11, acks=-1, timeout_ms=1000, topic_data=[ProduceRequest.TopicProduceData(
+            name=TOPIC, partition_data=[ProduceRequest.PartitionProduceData(
+                index=0, records=records.build_batch([(0, None, b"x", [])]))])])
+        topic_id = client.request(3, 12, topics=None).topics[0].topic_id
+        fetched = client.request(1, 16, max_wait_ms=0, session_id=0, session_epoch=-1, topics=[FetchRequest.FetchTopic(
+            topic_id=topic_id, partitions=[FetchRequest.FetchPartition(partition=0, partition_max_bytes=100)])])
+    for answer in (produced.responses[0].partition_responses[0], fetched.responses[0].partitions[0]):
+        assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (1, 0)
+    for endpoints in (produced.node_endpoints, fetched.node_endpoints):
+        assert [(e.node_id, e.port) for e in endpoints] == [(1, cluster.brokers[1].port)]
     # Fetch v15 names the follower in ReplicaState (KIP-903): a broker that is no replica is refused.
     assert replica_fetch(leader, replica_id=2, offset=200) == (ErrorCode.NONE, b"")
     assert replica_fetch(leader, replica_id=7, offset=200)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER

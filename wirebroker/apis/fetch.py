@@ -5,7 +5,8 @@ Behaviour:
 - Follower fetches (replica id >= 0; v15+ in ReplicaState) read up to the log end offset, and their fetch offsets
   tell the leader how far each follower got (ISR and high watermark, replica/partition.py). They are the same
   zero-copy file ranges as consumer fetches.
-- A partition this broker does not lead: NOT_LEADER_OR_FOLLOWER, for consumers too (no fetch from followers).
+- A partition this broker does not lead: NOT_LEADER_OR_FOLLOWER, for consumers too (no fetch from followers);
+  v16+ names the current leader and its endpoint there and on FENCED_LEADER_EPOCH (KIP-951, current_leader.py).
 - Records are ranges of log segment files, sent by the network layer with os.sendfile: never copied, never decoded.
 - Limits: partition_max_bytes per partition and max_bytes per response, except that the first partition with data
   returns at least one whole batch even if it is larger (KIP-74), so a large record never blocks a consumer.
@@ -26,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.current_leader import point_to_leaders
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.fetch import FetchRequest, FetchResponse
@@ -37,6 +39,8 @@ API_KEY = 1
 FIRST_V2_FORMAT_VERSION = 4
 FIRST_TOPIC_ID_VERSION = 13
 FIRST_REPLICA_STATE_VERSION = 15
+FIRST_NODE_ENDPOINTS_VERSION = 16  # KIP-951
+_SENT_ELSEWHERE = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 UNKNOWN_OFFSET = -1
 
 _Topic = FetchResponse.FetchableTopicResponse
@@ -119,7 +123,13 @@ def _response(ctx: RequestContext, context: FetchContext, names: dict, by_id: bo
         topics[-1].partitions.append(partition)
     if context.session is not None and with_records:
         ctx.broker.fetch_sessions.round_robin(context.session, with_records)
-    return FetchResponse(error_code=ErrorCode.NONE, session_id=context.session_id, responses=topics)
+    response = FetchResponse(error_code=ErrorCode.NONE, session_id=context.session_id, responses=topics)
+    if ctx.api_version >= FIRST_NODE_ENDPOINTS_VERSION:
+        response.node_endpoints = point_to_leaders(
+            ctx, ((t.topic or names.get(t.topic_id), p.partition_index, p)  # by id (v13+) the name is empty
+                  for t in response.responses for p in t.partitions if p.error_code in _SENT_ELSEWHERE),
+            FetchResponse.LeaderIdAndEpoch, FetchResponse.NodeEndpoint)
+    return response
 
 
 def _partition(index: int, read: FetchRead | None, isolation_level: int) -> FetchResponse.PartitionData:

@@ -10,7 +10,8 @@ Behaviour:
   it is refused before the append (NOT_ENOUGH_REPLICAS), or answered NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
   shrank below it while waiting.
 - A partition this broker does not lead (a follower, or a leader that lost its leadership while the request
-  waited): NOT_LEADER_OR_FOLLOWER, and the client refreshes its metadata.
+  waited): NOT_LEADER_OR_FOLLOWER; v10+ names the current leader and its endpoint (KIP-951, current_leader.py),
+  older clients refresh their metadata.
 - Unknown topics are UNKNOWN_TOPIC_OR_PARTITION: Produce never auto-creates (Metadata does).
 - A duplicate batch of an idempotent producer is answered with the offset it got the first time.
 Version notes:
@@ -22,6 +23,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
+from wirebroker.apis.current_leader import point_to_leaders
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
@@ -30,6 +32,7 @@ from wirebroker.replica.manager import AppendResult
 API_KEY = 0
 FIRST_V2_FORMAT_VERSION = 3
 VALID_ACKS = (-1, 0, 1)
+FIRST_CURRENT_LEADER_VERSION = 10  # KIP-951
 
 _PartitionResponse = ProduceResponse.PartitionProduceResponse
 _TopicResponse = ProduceResponse.TopicProduceResponse
@@ -38,16 +41,16 @@ _TopicResponse = ProduceResponse.TopicProduceResponse
 def handle(ctx: RequestContext, request: ProduceRequest) -> None:
     entries = [(topic.name, p.index, p.records) for topic in request.topic_data for p in topic.partition_data]
     if ctx.api_version < FIRST_V2_FORMAT_VERSION:
-        ctx.respond(_answer(request, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
+        ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
     elif request.acks not in VALID_ACKS:
-        ctx.respond(_answer(request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
+        ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
     else:
         ctx.broker.replica_manager.append_records(
-            entries, request.acks, request.timeout_ms, lambda results: ctx.respond(_answer(request, results))
+            entries, request.acks, request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, results))
         )
 
 
-def _answer(request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:
+def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:
     if request.acks == 0:
         failed = [r for r in results if r.error_code]
         if failed:
@@ -63,7 +66,13 @@ def _answer(request: ProduceRequest, results: list[AppendResult]) -> ProduceResp
             partitions.append(_partition_response(p.index, results[position]))
             position += 1
         responses.append(_TopicResponse(name=topic.name, partition_responses=partitions))
-    return ProduceResponse(responses=responses)
+    response = ProduceResponse(responses=responses)
+    if ctx.api_version >= FIRST_CURRENT_LEADER_VERSION:
+        response.node_endpoints = point_to_leaders(
+            ctx, ((t.name, p.index, p) for t in response.responses for p in t.partition_responses
+                  if p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER),
+            ProduceResponse.LeaderIdAndEpoch, ProduceResponse.NodeEndpoint)
+    return response
 
 
 def _partition_response(index: int, result: AppendResult) -> ProduceResponse.PartitionProduceResponse:
