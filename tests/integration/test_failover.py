@@ -38,8 +38,6 @@ from tests.integration.raw_client import RawClient
 from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
 
-pytestmark = pytest.mark.reliability
-
 
 @dataclass(frozen=True)
 class Size:
@@ -52,6 +50,7 @@ SIZES = {"reduced": Size("reduced", leader_kills=3, rate=40), "full": Size("full
 SIZE = SIZES[os.environ.get("WIREBROKER_RELIABILITY", "reduced")]
 # An ISR member that stops fetching leaves the ISR after this (Kafka: 30 s), so the pauses below stay shorter.
 SETTINGS = {"replica.lag.time.max.ms": "10000"}
+REPLICA_FETCH_WAIT_MAX_MS = 500  # Kafka's default, the brokers' too
 LEADER_CHANGE_TIMEOUT_S = 60
 PRODUCE, LEADER_AND_ISR, FIND_COORDINATOR = 0, 4, 10
 
@@ -195,9 +194,12 @@ def test_a_divergent_tail_is_truncated_and_replicas_end_byte_identical(tmp_path)
         epoch = cluster.partition_state(topic, 0)["leader_epoch"]
         followers = [n for n in cluster.node_ids if n != leader]
         # Followers paused for a moment (shorter than their sessions and the ISR lag time): the leader alone takes
-        # acks=1 writes, then dies with them.
+        # acks=1 writes, then dies with them. A follower's fetch already waiting at the leader would still carry the
+        # writes into the paused follower's socket: the pause outlasts replica.fetch.wait.max.ms first, so those
+        # fetches are answered empty.
         for follower in followers:
             cluster.pause(follower)
+        time.sleep(3 * REPLICA_FETCH_WAIT_MAX_MS / 1000)
         tail = acked(produce_all(cluster.broker(leader).bootstrap, topic, [f"tail:{i}" for i in range(10)], acks=1))
         cluster.kill(leader)
         for follower in followers:
@@ -285,6 +287,9 @@ def find_coordinator(cluster: ClusterProcess, group: str) -> int:
     return -1
 
 
+# Not green yet: in ZooKeeper mode a broker that does not lead the group's __consumer_offsets partition still acts
+# as its coordinator (its writes fail with "not the leader", the group rebalances without end).
+@pytest.mark.reliability
 def test_a_consumer_group_survives_the_loss_of_its_coordinator(tmp_path):
     topic, partitions, group, count = "grouped", 3, "survivors", 90
     with ClusterProcess(tmp_path, overrides=SETTINGS) as cluster:
