@@ -343,7 +343,11 @@ class ReplicaFetcherThread:
                             "there", key[0], key[1], partition.log_end_offset, leader_start, self.source_id)
                 if not self._truncate_log(key, state, lambda: partition.truncate_fully_and_start_at(leader_start)):
                     return
-        self._update(key, state, fetch_offset=partition.log_end_offset)
+        if partition.log_end_offset == state.fetch_offset:
+            self._delay(key, state, f"fetch offset {state.fetch_offset} was out of range, yet within the leader's "
+                                    f"offsets now")
+        else:
+            self._update(key, state, fetch_offset=partition.log_end_offset)
 
     def _leader_offset(self, key: PartitionKey, state: PartitionFetchState, timestamp: int) -> int | None:
         request = ListOffsetsRequest(replica_id=self.config.node_id, isolation_level=READ_UNCOMMITTED, topics=[
