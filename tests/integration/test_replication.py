@@ -331,6 +331,12 @@ def test_acks_all_is_replicated_byte_for_byte_and_the_high_watermark_waits_for_f
     assert b"waits" in consumer_fetch(leader, 200)[2]
     cluster.wait_identical([1, 2, 3])
 
+    # A follower's high watermark is the leader's, and it is checkpointed like a leader's.
+    time.sleep(1.5)  # the follower's next fetch (held at most replica.fetch.wait.max.ms) brings it
+    cluster.brokers[2].stop()
+    checkpoint = (cluster.brokers[2].data_dir / "replication-offset-checkpoint").read_text().splitlines()
+    assert f"{TOPIC} 0 201" in checkpoint
+
 
 def test_the_controller_epoch_and_leader_epoch_fence_stale_requests(cluster_factory):
     cluster = cluster_factory()
