@@ -29,6 +29,7 @@ from wirebroker.protocol.errors import (
     ErrorCode,
     InvalidRecordError,
     KafkaError,
+    NotLeaderOrFollowerError,
     StaleControllerEpochError,
     UnknownTopicOrPartitionError,
 )
@@ -89,6 +90,7 @@ class Replication:
     fetcher_manager: ReplicaFetcherManager
     alter_partition: AlterPartitionManager
     leader_endpoint: Callable[[int], tuple[str, int] | None]  # broker id -> its inter-broker endpoint, if alive
+    in_cluster: Callable[[str, int], bool] = lambda topic, index: False  # the partition exists (metadata cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,9 @@ class ReplicaManager:
     def online_partition(self, topic: str, index: int) -> Partition:
         partition = self._partitions.get((topic, index))
         if partition is None:
+            if self.replication is not None and self.replication.in_cluster(topic, index):
+                # Kafka's getPartitionOrError: the partition exists, on other brokers.
+                raise NotLeaderOrFollowerError(f"Broker {self.node_id} is not a replica of {topic}-{index}")
             raise UnknownTopicOrPartitionError(f"This server does not host this topic-partition: {topic}-{index}")
         return partition
 

@@ -132,7 +132,7 @@ class Broker:
             ReplicaFetcherManager(fetcher_config, config["num.replica.fetchers"], self.replica_manager.partition),
             AlterPartitionManager(self.node_id, controller_endpoint,
                                   request_timeout_ms=config["replica.socket.timeout.ms"]),
-            leader_endpoint))
+            leader_endpoint, lambda topic, index: cache.partition_state(topic, index) is not None))
         self.metadata_cache = cache
         self.cluster_view = cache
         log.info("broker %d is a cluster member: waiting for the controller's UpdateMetadata and LeaderAndIsr "
