@@ -350,3 +350,24 @@ def test_a_partition_reassignment_moves_a_replica_with_its_records(cluster):
     cluster.broker(original[0]).stop()
     cluster.wait_until(lambda: cluster.leader_of(topic, 0, via=newcomer) == newcomer, WAIT_S, "the newcomer leading")
     assert read_partition_0(cluster, topic, [newcomer], 50) == [f"r{i}".encode() for i in range(50)]
+
+
+def test_a_topic_deleted_while_a_replica_is_down_is_deleted_there_when_it_returns(cluster):
+    topic = created_everywhere(cluster, "gone", 1)
+    absent = next(n for n in (1, 2, 3) if n != cluster.controller_id())
+    cluster.kill(absent)
+    cluster.wait_until(lambda: absent not in cluster.registered_brokers(), WAIT_S, "the broker's session expired")
+    admin = admin_client(cluster)
+    try:
+        admin.delete_topics([topic])
+    finally:
+        admin.close()
+    cluster.wait_until(lambda: all(not partition_views(cluster, topic, n) for n in cluster.alive()), WAIT_S,
+                       "the topic gone from the live brokers' metadata")
+    assert cluster.zk().exists(f"/admin/delete_topics/{topic}")  # waiting for the absent replica
+    assert cluster.partition_dir(absent, topic, 0).exists()
+    cluster.restart(absent)
+    cluster.wait_until(lambda: not cluster.zk().exists(f"/brokers/topics/{topic}"), WAIT_S, "the deletion completed")
+    cluster.wait_until(lambda: not cluster.partition_dir(absent, topic, 0).exists(), WAIT_S,
+                       "the returning broker's replica deleted")
+    assert not partition_views(cluster, topic, absent)

@@ -300,24 +300,25 @@ class KafkaController:
             self.channel.remove_broker(broker_id)
         if dead | bounced:
             changed.update(state.on_broker_failure(self.zk, dead | bounced).written)
-            for topic in list(self._deleting):
-                self._stop_replica_answered(topic, dead | bounced)
         for broker_id in new | bounced:
             self.channel.add_broker(current[broker_id])
         if new | bounced:
             changed.update(state.on_broker_startup(self.zk, [current[b] for b in sorted(new | bounced)]).written)
         joined = new | bounced
         existing = {b: info for b, info in state.live_brokers.items() if b not in joined}
-        self._send_update_metadata(existing, changed)
-        self._send_update_metadata({b: state.live_brokers[b] for b in joined}, state.partition_states)
-        self.send_leader_and_isr(changed)
+        deleting = self._deleting_partitions()
+        self._send_update_metadata(existing, changed, deleting)
+        self._send_update_metadata({b: state.live_brokers[b] for b in joined}, state.partition_states, deleting)
+        self.send_leader_and_isr({tp: s for tp, s in changed.items() if tp.topic not in self._deleting})
         builder = self._builder()
         for broker_id in sorted(joined):
             hosted = {tp: state.partition_states[tp] for tp in partitions_on_broker(state.assignments, broker_id)
-                      if tp in state.partition_states}
+                      if tp in state.partition_states and tp.topic not in self._deleting}
             if hosted:
                 self.channel.send(broker_id, builder.leader_and_isr(broker_id, hosted, full=True),
                                   LEADER_AND_ISR_VERSION)
+            for topic in sorted(t for t, waiting in self._deleting.items() if broker_id in waiting):
+                self._send_deletion(topic, broker_id)
 
     def _read_brokers(self, ids: Iterable[str]) -> dict[int, BrokerInfo]:
         """The registrations of `ids`, keeping each broker's epoch (the czxid of its znode)."""
@@ -414,25 +415,30 @@ class KafkaController:
         states = {tp: state.partition_states[tp] for tp in partitions if tp in state.partition_states}
         log.info("Controller %d: deleting topic %s (%d partitions)", self.broker_id, topic, len(partitions))
         self._send_update_metadata(state.live_brokers, states, deleting=partitions)
-        replicas = {b for tp in partitions for b in state.assignments[tp].replicas}
-        waiting = {b for b in replicas if b in state.live_brokers}
-        offline = replicas - waiting
+        # Every replica must delete its copy; one on a broker that is down waits for its return (Kafka marks the
+        # topic ineligible for deletion until then), so that no stray log of the topic survives.
+        self._deleting[topic] = {b for tp in partitions for b in state.assignments[tp].replicas}
+        offline = sorted(self._deleting[topic] - set(state.live_brokers))
         if offline:
-            log.warning("Controller %d: replicas of topic %s on offline brokers %s are not deleted; remove their "
-                        "directories by hand or they come back as stray logs", self.broker_id, topic, sorted(offline))
-        self._deleting[topic] = waiting
-        builder = self._builder()
-        for broker_id in sorted(waiting):
-            hosted = {tp: states[tp].leader_and_isr.leader_epoch if tp in states else -1
-                      for tp in partitions_on_broker(state.assignments, broker_id, partitions)}
-            self.channel.send(broker_id, builder.stop_replica(broker_id, hosted, delete_partitions=True),
-                              STOP_REPLICA_VERSION, callback=self._deletion_callback(topic, broker_id))
-        self._stop_replica_answered(topic, set())
+            log.warning("Controller %d: the deletion of topic %s completes when brokers %s, which hold replicas of "
+                        "it, are back", self.broker_id, topic, offline)
+        for broker_id in sorted(self._deleting[topic] & set(state.live_brokers)):
+            self._send_deletion(topic, broker_id)
+        self._stop_replica_answered(topic, ())  # a topic without replicas is done at once
 
-    def _deletion_callback(self, topic: str, broker_id: int) -> Callable[[object], None]:
+    def _send_deletion(self, topic: str, broker_id: int) -> None:
+        """StopReplica with deletion of the topic's replicas on `broker_id`; its answer counts it done."""
+        state = self._active()
+        epochs = {tp: state.partition_states[tp].leader_and_isr.leader_epoch if tp in state.partition_states else -1
+                  for tp in partitions_on_broker(state.assignments, broker_id) if tp.topic == topic}
         generation = self._generation
-        return lambda _: self._put("TopicDeletionStopReplicaResponseReceived",
-                                   lambda: self._stop_replica_answered(topic, {broker_id}), generation)
+        self.channel.send(broker_id, self._builder().stop_replica(broker_id, epochs, delete_partitions=True),
+                          STOP_REPLICA_VERSION, callback=lambda _: self._put(
+                              "TopicDeletionStopReplicaResponseReceived",
+                              lambda: self._stop_replica_answered(topic, {broker_id}), generation))
+
+    def _deleting_partitions(self) -> list[TopicPartition]:
+        return [tp for tp in self._active().assignments if tp.topic in self._deleting]
 
     def _stop_replica_answered(self, topic: str, brokers: Collection[int]) -> None:
         waiting = self._deleting.get(topic)
