@@ -117,6 +117,10 @@ class JavaProducer:
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
 
+    def acknowledged_any(self) -> bool:
+        """Whether the JVM is up and a first record acknowledged (its events are printed line by line)."""
+        return '"producer_send_success"' in self.stdout_path.read_text()
+
     def __enter__(self) -> Self:
         return self
 

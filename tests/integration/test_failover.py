@@ -102,6 +102,7 @@ def test_leader_kill_rounds_lose_no_acknowledged_record(tmp_path, size, capsys):
         create_topic(cluster, topic, partitions)
         producer = SteadyProducer("c", cluster.bootstrap, topic, partitions, size.rate).start()
         with JavaProducer(jars, tmp_path, cluster.bootstrap, topic, size.rate) as java:
+            cluster.wait_until(java.acknowledged_any, 60, "the Java producer's first acknowledgement")
             samples: list[float] = []
             for round_number in range(1, size.leader_kills + 1):
                 wait_for_full_isr(cluster, topic, partitions)
