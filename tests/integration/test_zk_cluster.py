@@ -15,7 +15,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, ElectionType, KafkaError
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
-from kafka.errors import NoReassignmentInProgressError
+from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProgressError
 
 from tests.integration.broker_process import free_port
 from tests.integration.cluster_process import ClusterProcess
@@ -371,3 +371,17 @@ def test_a_topic_deleted_while_a_replica_is_down_is_deleted_there_when_it_return
     cluster.wait_until(lambda: not cluster.partition_dir(absent, topic, 0).exists(), WAIT_S,
                        "the returning broker's replica deleted")
     assert not partition_views(cluster, topic, absent)
+
+
+def test_a_topic_created_with_a_manual_assignment_keeps_it(cluster):
+    topic = f"manual-{uuid.uuid4().hex[:6]}"
+    admin = admin_client(cluster)
+    try:
+        admin.create_topics({topic: {"assignments": {0: [3, 1], 1: [2, 3]}}})
+        cluster.wait_until(lambda: same_view_everywhere(cluster, topic, 2, [1, 2, 3]), WAIT_S, "the topic everywhere")
+        assert json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["partitions"] == {"0": [3, 1], "1": [2, 3]}
+        assert [cluster.partition_state(topic, p)["leader"] for p in (0, 1)] == [3, 2]
+        refused = admin.create_topics({f"{topic}-x": {"assignments": {0: [1, 9]}}}, raise_errors=False)
+        assert [t["error_code"] for t in refused["topics"]] == [InvalidReplicationAssignmentError.errno]
+    finally:
+        admin.close()

@@ -11,7 +11,8 @@ Behaviour (Kafka's ControllerApis.createTopics and ReplicationControlManager.cre
   INVALID_REPLICATION_FACTOR with Kafka's "Unable to replicate the partition N time(s)" message; a partition
   count of 0 or below -1 INVALID_PARTITIONS.
 - Manual assignments need num_partitions and replication_factor -1 (else INVALID_REQUEST), cover partitions
-  0..n-1 once each, and name only this broker (INVALID_REPLICA_ASSIGNMENT, Kafka's messages).
+  0..n-1 once each, and name only registered brokers, the same number for each partition (INVALID_REPLICA_ASSIGNMENT,
+  Kafka's messages): this broker alone on a single node, the brokers in /brokers/ids in ZooKeeper mode.
 - validate_only answers as if created and creates nothing. timeout_ms is not needed: creation completes before
   the answer.
 Version notes:
@@ -94,7 +95,9 @@ def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic, vali
         _check_new_name(ctx, topic.name)
         configs = _requested_configs(topic)
         partitions, replication_factor = _partitions_and_replication(ctx, topic)
-        created = broker.controller.create_topic(topic.name, partitions, replication_factor, configs, validate_only)
+        assignment = {a.partition_index: list(a.broker_ids) for a in topic.assignments} or None
+        created = broker.controller.create_topic(topic.name, partitions, replication_factor, configs, validate_only,
+                                                 assignment)
     except KafkaError as exc:
         log.info("CreateTopics of %s from %s failed: %s: %s", topic.name, ctx.client_address, exc.code.name, exc)
         return _error(topic.name, exc)
@@ -147,11 +150,12 @@ def _manual_assignment(ctx: RequestContext, topic: CreateTopicsRequest.Creatable
         raise InvalidRequestError("A manual partition assignment was specified, but numPartitions was not set to -1.")
     assigned: set[int] = set()
     replication_factor = None
+    registered = ctx.broker.controller.registered_brokers()
     for assignment in topic.assignments:
         if assignment.partition_index in assigned:
             raise InvalidReplicaAssignmentError(
                 f"Found multiple manual partition assignments for partition {assignment.partition_index}")
-        check_manual_assignment(assignment.broker_ids, (ctx.broker.node_id,), replication_factor)
+        check_manual_assignment(assignment.broker_ids, registered, replication_factor)
         replication_factor = len(assignment.broker_ids)
         assigned.add(assignment.partition_index)
     if assigned != set(range(len(assigned))):

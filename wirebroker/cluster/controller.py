@@ -15,7 +15,7 @@ at start-up when the replica manager hosts every partition the store names.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata, validate_topic_name
@@ -50,7 +50,8 @@ class TopicAdmin:
         self.default_replication_factor = default_replication_factor
         self._listeners: list[Listener] = []
 
-    def live_broker_count(self) -> int:
+    def registered_brokers(self) -> list[int]:
+        """The ids of the brokers replicas can be assigned to."""
         raise NotImplementedError
 
     def internal_topic_replication_factor(self, wanted: int) -> int:
@@ -60,7 +61,10 @@ class TopicAdmin:
         return wanted
 
     def create_topic(self, name: str, partitions: int = USE_DEFAULT, replication_factor: int = USE_DEFAULT,
-                     configs: Mapping[str, str] | None = None, validate_only: bool = False) -> TopicMetadata:
+                     configs: Mapping[str, str] | None = None, validate_only: bool = False,
+                     assignment: Mapping[int, Sequence[int]] | None = None) -> TopicMetadata:
+        """`assignment`: the replicas of each partition when the request names them (already checked against the
+        registered brokers), else they are assigned here."""
         raise NotImplementedError
 
     def delete_topic(self, name: str) -> TopicMetadata:
@@ -96,14 +100,15 @@ class TopicAdmin:
         partitions = self.default_partitions if partitions == USE_DEFAULT else partitions
         if partitions < 1:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
-        replication_factor = self.default_replication_factor if replication_factor == USE_DEFAULT else replication_factor
+        if replication_factor == USE_DEFAULT:
+            replication_factor = self.default_replication_factor
         self.check_replication_factor(replication_factor)
         configs = dict(configs or {})
         self.validate_configs(configs)
         return partitions, replication_factor, configs
 
     def check_replication_factor(self, replication_factor: int) -> None:
-        live = self.live_broker_count()
+        live = len(self.registered_brokers())
         if replication_factor < 1:
             raise InvalidReplicationFactorError("Replication factor must be larger than 0, or -1 to use the default.")
         if replication_factor > live:
@@ -129,8 +134,8 @@ class Controller(TopicAdmin):
         super().__init__(default_partitions, default_replication_factor)
         self.store = store
 
-    def live_broker_count(self) -> int:
-        return 1
+    def registered_brokers(self) -> list[int]:
+        return [self.store.node_id]
 
     def internal_topic_replication_factor(self, wanted: int) -> int:
         """Capped at the one broker there is, with a warning: Kafka's refusal would leave a single node without
@@ -141,7 +146,8 @@ class Controller(TopicAdmin):
         return 1
 
     def create_topic(self, name: str, partitions: int = USE_DEFAULT, replication_factor: int = USE_DEFAULT,
-                     configs: Mapping[str, str] | None = None, validate_only: bool = False) -> TopicMetadata:
+                     configs: Mapping[str, str] | None = None, validate_only: bool = False,
+                     assignment: Mapping[int, Sequence[int]] | None = None) -> TopicMetadata:
         partitions, replication_factor, configs = self.check_new_topic(
             name, self.store.topic(name) is not None, partitions, replication_factor, configs)
         if validate_only:

@@ -21,7 +21,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NoNodeError
@@ -65,14 +65,15 @@ class ZkAdmin(TopicAdmin):
         self.zk = zk
         self.known_partitions = known_partitions
 
-    def live_broker_count(self) -> int:
-        return len(self.zk.get_children(paths.BROKER_IDS))
+    def registered_brokers(self) -> list[int]:
+        return sorted(int(child) for child in self.zk.get_children(paths.BROKER_IDS))
 
     def create_topic(self, name: str, partitions: int = USE_DEFAULT, replication_factor: int = USE_DEFAULT,
-                     configs: Mapping[str, str] | None = None, validate_only: bool = False) -> TopicMetadata:
+                     configs: Mapping[str, str] | None = None, validate_only: bool = False,
+                     assignment: Mapping[int, Sequence[int]] | None = None) -> TopicMetadata:
         partitions, replication_factor, configs = self.check_new_topic(
             name, self.zk.exists(paths.topic(name)) is not None, partitions, replication_factor, configs)
-        replicas = assign_replicas_to_brokers(self._brokers(), partitions, replication_factor)
+        replicas = assignment or assign_replicas_to_brokers(self._brokers(), partitions, replication_factor)
         if validate_only:
             return TopicMetadata(name, bytes(16), partitions, configs)
         topic_id = uuid.uuid4()
