@@ -1,5 +1,6 @@
-"""Reassignment's replica sets and its completion decision (Kafka's ReplicaAssignment.fromOldAndNewReplicas and
-the reassign leader election), without ZooKeeper."""
+"""Reassignment's replica sets, its completion decision and the automatic leader rebalance's choice (Kafka's
+ReplicaAssignment.fromOldAndNewReplicas, the reassign leader election, checkAndTriggerAutoLeaderRebalance), without
+ZooKeeper."""
 
 from __future__ import annotations
 
@@ -44,3 +45,14 @@ def test_completion_moves_the_lead_to_the_first_in_sync_target():
 
 def test_completion_without_a_live_in_sync_target_fails():
     assert isinstance(completion(LeaderAndIsr(1, 7, (1, 2)), live=(1, 2)), EligibleLeadersNotAvailableError)
+
+
+def test_the_auto_rebalance_picks_brokers_leading_too_few_of_their_preferred_partitions():
+    partitions = {TopicPartition("t", p): ReplicaAssignment((1, 2)) for p in range(10)}
+    led_by_2 = {TopicPartition("t", p) for p in range(2)}
+    states = {tp: LeaderIsrAndControllerEpoch(LeaderAndIsr(2 if tp in led_by_2 else 1, 3, (1, 2)), 5)
+              for tp in partitions}
+    state = ControllerState(1, 5, 5, {1: BrokerInfo(1, ()), 2: BrokerInfo(2, ())}, partitions, states)
+    assert state.preferred_leader_imbalance(10) == {1: sorted(led_by_2)}  # 20 % not led by broker 1
+    assert state.preferred_leader_imbalance(20) == {}
+    assert state.preferred_leader_imbalance(10, excluded_topics={"t"}) == {}

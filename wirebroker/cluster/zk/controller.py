@@ -245,6 +245,8 @@ class KafkaController:
     def _on_elected(self, epoch: int, epoch_zk_version: int) -> None:
         self._generation += 1
         log.info("Controller %d starting its duties (controller epoch %d)", self.broker_id, epoch)
+        if self.channel is not None:  # a retry after a ZooKeeper error part way
+            self.channel.shutdown()
         self.channel = ControllerChannelManager(self.broker_id, self.listener_name)
         live = self._read_brokers(self._watch_children(paths.BROKER_IDS, "BrokerChange", self._on_broker_change))
         topics = self._watch_children(paths.TOPICS, "TopicChange", self._on_topic_change)
@@ -487,22 +489,12 @@ class KafkaController:
         it is in."""
         try:
             state = self._active()
-            preferred_of: dict[int, list[TopicPartition]] = {}
-            for tp, assignment in sorted(state.assignments.items()):
-                if tp in state.partition_states and tp.topic not in self._deleting:
-                    preferred_of.setdefault(assignment.replicas[0], []).append(tp)
-            for broker_id, partitions in sorted(preferred_of.items()):
-                if broker_id not in state.live_brokers or broker_id in state.shutting_down_brokers:
-                    continue
-                not_led = [tp for tp in partitions if state.partition_states[tp].leader_and_isr.leader != broker_id]
-                imbalance = 100 * len(not_led) / len(partitions)
-                if imbalance <= self.settings.leader_imbalance_per_broker_percentage:
-                    continue
-                candidates = [tp for tp in not_led if broker_id in state.partition_states[tp].leader_and_isr.isr]
-                log.info("Controller %d: broker %d leads %d of the %d partitions it prefers (imbalance %.0f%% > "
-                         "%d%%); electing it for %s", self.broker_id, broker_id, len(partitions) - len(not_led),
-                         len(partitions), imbalance, self.settings.leader_imbalance_per_broker_percentage,
-                         _sample(candidates))
+            imbalanced = state.preferred_leader_imbalance(self.settings.leader_imbalance_per_broker_percentage,
+                                                          set(self._deleting))
+            for broker_id, candidates in imbalanced.items():
+                log.info("Controller %d: broker %d leads too few of the partitions it prefers (over %d%% not); "
+                         "electing it for %s", self.broker_id, broker_id,
+                         self.settings.leader_imbalance_per_broker_percentage, _sample(candidates))
                 result = state.elect_preferred_leaders(self.zk, candidates)
                 self.send_leader_and_isr(result.written)
                 self._send_update_metadata(state.live_brokers, result.written)

@@ -14,7 +14,7 @@ Owned by one thread, the controller's (Kafka's controller event thread): nothing
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
@@ -204,6 +204,24 @@ class ControllerState:
         elected = leader_for_offline(self.assignments[tp].replicas, current, self.live_brokers, True)
         return elected or EligibleLeadersNotAvailableError(
             f"No replica of {tp} is live (replicas {list(self.assignments[tp].replicas)})")
+
+    def preferred_leader_imbalance(self, percentage: int, excluded_topics: Collection[str] = ()
+                                   ) -> dict[int, list[TopicPartition]]:
+        """Kafka's auto leader rebalance check: per live broker that does not lead more than `percentage` % of the
+        partitions it is the preferred leader of, those of them whose ISR it is in (to elect it for)."""
+        preferred_of: dict[int, list[TopicPartition]] = {}
+        for tp, assignment in sorted(self.assignments.items()):
+            if tp in self.partition_states and tp.topic not in excluded_topics:
+                preferred_of.setdefault(assignment.replicas[0], []).append(tp)
+        imbalanced = {}
+        for broker_id, partitions in sorted(preferred_of.items()):
+            if broker_id not in self.live_brokers or broker_id in self.shutting_down_brokers:
+                continue
+            not_led = [tp for tp in partitions if self.partition_states[tp].leader_and_isr.leader != broker_id]
+            if 100 * len(not_led) / len(partitions) > percentage:
+                imbalanced[broker_id] = [tp for tp in not_led
+                                         if broker_id in self.partition_states[tp].leader_and_isr.isr]
+        return imbalanced
 
     def on_reassignment_started(self, zk: KazooClient, partitions: Iterable[TopicPartition]) -> ElectionResult:
         """A reassignment starts (or changes): the leader epoch moves, so that every replica, the new ones too,
