@@ -154,6 +154,8 @@ def test_produce_and_consume_survive_the_loss_of_a_leader(cluster):
     cluster.wait_until(lambda: cluster.leader_of(topic, 0, via=survivors[0]) in survivors, WAIT_S, "a new leader")
     send([f"after-{i}".encode() for i in range(20)])
     assert all(isinstance(d, bytes) for d in delivered), delivered
+    # the idempotent producer's id came from a block claimed in ZooKeeper, unique across the brokers
+    assert json.loads(cluster.zk().get("/latest_producer_id_block")[0])["block_start"] == "0"
 
     expected = [f"before-{i}".encode() for i in range(20)] + [f"after-{i}".encode() for i in range(20)]
     assert read_partition_0(cluster, topic, survivors, 40) == expected
@@ -383,5 +385,8 @@ def test_a_topic_created_with_a_manual_assignment_keeps_it(cluster):
         assert [cluster.partition_state(topic, p)["leader"] for p in (0, 1)] == [3, 2]
         refused = admin.create_topics({f"{topic}-x": {"assignments": {0: [1, 9]}}}, raise_errors=False)
         assert [t["error_code"] for t in refused["topics"]] == [InvalidReplicationAssignmentError.errno]
+        admin.create_partitions({topic: NewPartitions(total_count=3, new_assignments=[[1, 2]])})
+        cluster.wait_until(lambda: same_view_everywhere(cluster, topic, 3, [1, 2, 3]), WAIT_S, "the new partition")
+        assert json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["partitions"]["2"] == [1, 2]
     finally:
         admin.close()

@@ -5,8 +5,9 @@ Behaviour (Kafka's ControllerApis.createPartitions and ReplicationControlManager
 - A topic named twice: INVALID_REQUEST "Duplicate topic name." for it. Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
   A count equal to or below the current one: INVALID_PARTITIONS with Kafka's messages. More than 10,000 new
   partitions for one topic: POLICY_VIOLATION (Kafka bounds a request's records the same way).
-- Assignments, when given, must be one per new partition, each naming only this broker
-  (INVALID_REPLICA_ASSIGNMENT, Kafka's messages).
+- Assignments, when given, must be one per new partition, each naming distinct registered brokers, as many as the
+  topic's replication factor (INVALID_REPLICA_ASSIGNMENT, Kafka's messages): this broker alone on a single node,
+  the brokers in /brokers/ids in ZooKeeper mode.
 - validate_only checks and changes nothing. timeout_ms is not needed: the change completes before the answer.
 Version notes:
 - v1 same as v0; v2+ flexible; v3 quota errors (THROTTLING_QUOTA_EXCEEDED, KIP-599; none here).
@@ -35,8 +36,6 @@ log = logging.getLogger(__name__)
 
 API_KEY = 37
 
-REPLICATION_FACTOR = 1  # every partition of a single-node broker has one replica
-
 _Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
@@ -52,7 +51,8 @@ def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreateParti
 def _create(ctx: RequestContext, topic: CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool) -> _Result:
     try:
         _check(ctx, topic)
-        ctx.broker.controller.create_partitions(topic.name, topic.count, validate_only)
+        assignment = [a.broker_ids for a in topic.assignments] if topic.assignments is not None else None
+        ctx.broker.controller.create_partitions(topic.name, topic.count, validate_only, assignment)
     except KafkaError as exc:
         log.info("CreatePartitions of %s to %d from %s failed: %s", topic.name, topic.count, ctx.client_address, exc)
         return _result(topic.name, exc)
@@ -76,8 +76,10 @@ def _check(ctx: RequestContext, wanted: CreatePartitionsRequest.CreatePartitions
     if len(wanted.assignments) != additional:
         raise InvalidReplicaAssignmentError(f"Attempted to add {additional} additional partition(s), but only "
                                             f"{len(wanted.assignments)} assignment(s) were specified.")
+    controller = ctx.broker.controller
+    registered, replication_factor = controller.registered_brokers(), controller.replication_factor(wanted.name)
     for assignment in wanted.assignments:
-        check_manual_assignment(assignment.broker_ids, (ctx.broker.node_id,), REPLICATION_FACTOR)
+        check_manual_assignment(assignment.broker_ids, registered, replication_factor)
 
 
 def _result(name: str, error: KafkaError | None) -> _Result:

@@ -70,7 +70,13 @@ class TopicAdmin:
     def delete_topic(self, name: str) -> TopicMetadata:
         raise NotImplementedError
 
-    def create_partitions(self, name: str, count: int, validate_only: bool = False) -> TopicMetadata:
+    def create_partitions(self, name: str, count: int, validate_only: bool = False,
+                          assignment: Sequence[Sequence[int]] | None = None) -> TopicMetadata:
+        """`assignment`: the new partitions' replicas when the request names them (already checked)."""
+        raise NotImplementedError
+
+    def replication_factor(self, name: str) -> int:
+        """The replica count of the topic's partitions (what added partitions must have)."""
         raise NotImplementedError
 
     def set_topic_configs(self, name: str, configs: Mapping[str, str], validate_only: bool = False) -> TopicMetadata:
@@ -161,7 +167,11 @@ class Controller(TopicAdmin):
         self._publish(Change.DELETED, topic)
         return topic
 
-    def create_partitions(self, name: str, count: int, validate_only: bool = False) -> TopicMetadata:
+    def replication_factor(self, name: str) -> int:
+        return 1
+
+    def create_partitions(self, name: str, count: int, validate_only: bool = False,
+                          assignment: Sequence[Sequence[int]] | None = None) -> TopicMetadata:
         topic = self.store.topic(name)
         if topic is not None and count <= topic.partitions:
             raise InvalidPartitionsError(

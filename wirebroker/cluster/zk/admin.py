@@ -95,7 +95,14 @@ class ZkAdmin(TopicAdmin):
         return TopicMetadata(name, topic_id_bytes(assignment.topic_id), len(assignment.partitions),
                              get_topic_config(self.zk, name))
 
-    def create_partitions(self, name: str, count: int, validate_only: bool = False) -> TopicMetadata:
+    def replication_factor(self, name: str) -> int:
+        assignment = get_topic_assignment(self.zk, name)
+        if assignment is None:
+            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+        return len(assignment.partitions[0].replicas)
+
+    def create_partitions(self, name: str, count: int, validate_only: bool = False,
+                          assignment: Sequence[Sequence[int]] | None = None) -> TopicMetadata:
         try:
             data, stat = self.zk.get(paths.topic(name))
         except NoNodeError:
@@ -109,8 +116,9 @@ class ZkAdmin(TopicAdmin):
         brokers = self._brokers()
         # Kafka continues the round robin from the broker of partition 0's first replica.
         start_index = next((i for i, b in enumerate(brokers) if b.broker_id >= first[0]), 0)
-        added = assign_replicas_to_brokers(brokers, count - current, len(first), fixed_start_index=start_index,
-                                           start_partition_id=current)
+        added = ({current + i: list(replicas) for i, replicas in enumerate(assignment)} if assignment
+                 else assign_replicas_to_brokers(brokers, count - current, len(first), fixed_start_index=start_index,
+                                                 start_partition_id=current))
         topic = TopicMetadata(name, topic_id_bytes(existing.topic_id), count, get_topic_config(self.zk, name))
         if validate_only:
             return topic
