@@ -1,8 +1,11 @@
 """FindCoordinator: API key 10, versions 0-6.
 
 Behaviour:
-- Group keys (key type 0): this broker coordinates every group; `__consumer_offsets` is created on the first ask,
-  as Kafka does (an error creating it is COORDINATOR_NOT_AVAILABLE, and the client retries).
+- Group keys (key type 0): the leader of the group's `__consumer_offsets` partition (this broker on a single
+  node), COORDINATOR_NOT_AVAILABLE while the partition has no live leader or its leader no endpoint on this
+  listener. `__consumer_offsets` is created on the first ask, as Kafka does, with `offsets.topic.replication.factor`
+  replicas in a cluster (an error creating it, such as fewer live brokers, is COORDINATOR_NOT_AVAILABLE, and the
+  client retries).
 - Transaction keys (key type 1): this broker when it runs a transaction coordinator, else COORDINATOR_NOT_AVAILABLE.
 - Any other key type: INVALID_REQUEST.
 Version notes:
@@ -38,19 +41,30 @@ def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordina
 
 def _find(ctx: RequestContext, key: str, key_type: int) -> FindCoordinatorResponse.Coordinator:
     broker = ctx.broker
+    if key_type == GROUP_KEY_TYPE:
+        return _group_coordinator(ctx, key)
+    if key_type == TRANSACTION_KEY_TYPE:
+        if getattr(broker, "transaction_coordinator", None) is None:
+            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "no transaction coordinator runs here")
+        host, port = broker.advertised_endpoint(ctx.listener)
+        return _Coordinator(key=key, node_id=broker.node_id, host=host, port=port, error_code=ErrorCode.NONE,
+                            error_message=None)
+    return _error(key, ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
+
+
+def _group_coordinator(ctx: RequestContext, group_id: str) -> FindCoordinatorResponse.Coordinator:
+    offsets_topic = ctx.broker.offsets_topic
     try:
-        if key_type == GROUP_KEY_TYPE:
-            broker.offsets_topic.ensure_created()
-        elif key_type == TRANSACTION_KEY_TYPE:
-            if getattr(broker, "transaction_coordinator", None) is None:
-                return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "no transaction coordinator runs here")
-        else:
-            return _error(key, ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
+        offsets_topic.ensure_created()
     except KafkaError as exc:
-        return _error(key, exc.code, str(exc))
-    host, port = broker.advertised_endpoint(ctx.listener)
-    return _Coordinator(key=key, node_id=broker.node_id, host=host, port=port, error_code=ErrorCode.NONE,
-                        error_message=None)
+        return _error(group_id, exc.code, str(exc))
+    leader = offsets_topic.leader(group_id)
+    node = next((n for n in ctx.broker.cluster_view.alive_brokers(ctx.listener) if n.node_id == leader), None)
+    if node is None:
+        return _error(group_id, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                      f"the __consumer_offsets partition of group {group_id} has no available leader")
+    return _Coordinator(key=group_id, node_id=node.node_id, host=node.host, port=node.port,
+                        error_code=ErrorCode.NONE, error_message=None)
 
 
 def _error(key: str, code: int, message: str) -> FindCoordinatorResponse.Coordinator:

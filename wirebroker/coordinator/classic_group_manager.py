@@ -102,6 +102,13 @@ class ClassicGroupManager:
         for member in group.members.values():
             self._schedule_heartbeat(group, member)
 
+    def unload(self, group: ClassicGroup) -> None:
+        """The group's partition is no longer led here (Kafka's onGroupUnloaded): parked JoinGroup and SyncGroup
+        requests learn NOT_COORDINATOR, and their clients find the new coordinator."""
+        for member in group.members.values():
+            self._fail_waiting_join(member, ErrorCode.NOT_COORDINATOR)
+        self._fail_waiting_syncs(group, ErrorCode.NOT_COORDINATOR)
+
     # ---- JoinGroup -----------------------------------------------------------------------------------------------
 
     def join(self, request: JoinGroupRequest, version: int, client_id: str, client_host: str,

@@ -56,6 +56,7 @@ class GroupConfig:
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     offsets_retention_ms: int = 7 * 24 * 60 * 60 * 1000
     offsets_retention_check_interval_ms: int = 600_000
+    offsets_commit_timeout_ms: int = 5000
     offset_metadata_max_bytes: int = 4096
     consumer_session_timeout_ms: int = 45_000
     consumer_heartbeat_interval_ms: int = 5000
@@ -74,6 +75,7 @@ class GroupConfig:
             offsets_topic_segment_bytes=config["offsets.topic.segment.bytes"],
             offsets_retention_ms=config["offsets.retention.minutes"] * 60 * 1000,
             offsets_retention_check_interval_ms=config["offsets.retention.check.interval.ms"],
+            offsets_commit_timeout_ms=config["offsets.commit.timeout.ms"],
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
             consumer_session_timeout_ms=config["group.consumer.session.timeout.ms"],
             consumer_heartbeat_interval_ms=config["group.consumer.heartbeat.interval.ms"],

@@ -1,10 +1,13 @@
 """The group coordinator (Kafka's GroupCoordinatorService and GroupCoordinatorShard, for one broker).
 
-It owns every group and committed offset, whichever `__consumer_offsets` partition they hash to (a single broker
-leads them all). Its public methods are Kafka's GroupCoordinator operations; each takes the one lock, which
-serialises every request and timer as Kafka's coordinator runtime serialises the events of a partition, and answers
-COORDINATOR_LOAD_IN_PROGRESS until the state is loaded. Callers never lock anything. Under the lock the managers run
-and never block (a parked JoinGroup or SyncGroup is a `respond` callback, answered later from another request or
+It owns the groups and committed offsets of the `__consumer_offsets` partitions this broker leads (a group lives in
+the partition its id hashes to): all of them on a single broker; in a cluster those it is elected for, as Kafka's
+onElection and onResignation (the server calls `on_election` and `on_resignation` on each leadership change of the
+topic). A group of a partition not owned is NOT_COORDINATOR; one of a partition still loading is
+COORDINATOR_LOAD_IN_PROGRESS; clients retry, after finding the coordinator again. Its public methods are Kafka's
+GroupCoordinator operations; each takes the one lock, which serialises every request and timer as Kafka's
+coordinator runtime serialises the events of a partition. Callers never lock anything. Under the lock the managers
+run and never block (a parked JoinGroup or SyncGroup is a `respond` callback, answered later from another request or
 from the timer thread):
 - classic_group_manager.py: classic groups (JoinGroup, SyncGroup, Heartbeat, LeaveGroup);
 - classic_in_consumer_group.py: the same requests from classic members of a KIP-848 consumer group;
@@ -13,10 +16,12 @@ from the timer thread):
 They share a GroupRuntime (group_runtime.py), never this class. A classic request goes to the classic manager or,
 when its group id names a consumer group, to classic_in_consumer_group.py, as Kafka's GroupMetadataManager does.
 
-Writes go to `__consumer_offsets` before the answer (offsets_topic.py); offsets and consumer groups are changed by
-replaying what was written, classic groups are kept in memory and written as GroupMetadata records. At start-up a
-loader thread replays the whole topic; until it is done every group request gets COORDINATOR_LOAD_IN_PROGRESS and
-clients retry. Then every member gets a fresh session, so consumers that outlived a broker restart carry on.
+Writes go to `__consumer_offsets` before the answer (offsets_topic.py: acks=all, so a new leader has them);
+offsets and consumer groups are changed by replaying what was written, classic groups are kept in memory and
+written as GroupMetadata records. A loader thread replays each partition once this broker owns it (Kafka's
+scheduleLoadGroupAndOffsets); then every member of its groups gets a fresh session, so consumers that outlived a
+broker restart or a coordinator move carry on. Giving a partition up drops its groups from memory and answers their
+parked JoinGroup and SyncGroup requests NOT_COORDINATOR (Kafka's removeGroupsForPartition).
 Every `offsets.retention.check.interval.ms` expired offsets are deleted, and empty groups left with no offsets go.
 """
 
@@ -24,7 +29,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -49,7 +56,12 @@ from wirebroker.coordinator.offset_metadata_manager import (
     OffsetMetadataManager,
     PartitionCommit,
 )
-from wirebroker.protocol.errors import CoordinatorLoadInProgressError, ErrorCode, KafkaError
+from wirebroker.protocol.errors import (
+    CoordinatorLoadInProgressError,
+    ErrorCode,
+    KafkaError,
+    NotCoordinatorError,
+)
 from wirebroker.protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse
 from wirebroker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -68,6 +80,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+@dataclass(slots=True)
+class _OwnedPartition:
+    """A `__consumer_offsets` partition this broker leads: its groups are served once loaded."""
+
+    leader_epoch: int
+    loaded: bool = False
+
+
 class GroupCoordinator:
     def __init__(self, config: GroupConfig, record_log: RecordLog, timer: Timer, topics: TopicImage) -> None:
         self.config = config
@@ -75,7 +95,10 @@ class GroupCoordinator:
         self.timer = timer
         self.topics = topics
         self._lock = threading.RLock()
-        self._loaded = threading.Event()
+        self._owned: dict[int, _OwnedPartition] = {}
+        # One loader, as Kafka's group-metadata-manager scheduler: partitions load in the order they are won.
+        self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-coordinator-loader")
+        self._load_in_background = True
         self._runtime = GroupRuntime(config, record_log, timer, topics, self._lock)
         self._offsets = OffsetMetadataManager(self._runtime)
         self._classic = ClassicGroupManager(self._runtime)
@@ -87,51 +110,100 @@ class GroupCoordinator:
         """Every group by id, read-only (for tests and operators; requests go through the methods below)."""
         return MappingProxyType(self._runtime.groups)
 
-    # ---- lifecycle -----------------------------------------------------------------------------------------------
+    # ---- lifecycle: the partitions this coordinator owns -----------------------------------------------------------
 
-    def start(self, load_in_background: bool = True) -> None:
+    def start(self, load_in_background: bool = True, own_every_partition: bool = True) -> None:
+        """Start the timers. A single broker leads every partition: it owns them all and loads them now (in the
+        background unless told otherwise). In a cluster nothing is owned until `on_election`."""
+        self._load_in_background = load_in_background
         self.timer.start()
-        if load_in_background:
-            threading.Thread(target=self._load_and_schedule, name="group-coordinator-loader", daemon=True).start()
-        else:
-            self._load_and_schedule()
+        self._runtime.schedule("expire-offsets", self.config.offsets_retention_check_interval_ms,
+                               self._expire_periodically)
+        if own_every_partition:
+            for partition in range(self.record_log.num_partitions):
+                self.on_election(partition, 0)
 
     def shutdown(self) -> None:
         self.timer.shutdown()
+        self._loader.shutdown(wait=False, cancel_futures=True)
 
-    def _load_and_schedule(self) -> None:
+    def on_election(self, partition: int, leader_epoch: int) -> None:
+        """This broker now leads `partition` of `__consumer_offsets` (Kafka's onElection): its groups answer
+        COORDINATOR_LOAD_IN_PROGRESS until they are loaded from the log. A partition owned already keeps its
+        state (a new leader epoch on the same leader)."""
         with self._lock:
-            try:
-                self._load()
-            except Exception:
-                log.exception("loading the group coordinator's state failed; groups start empty")
-            self._loaded.set()
-        self._runtime.schedule("expire-offsets", self.config.offsets_retention_check_interval_ms,
-                               self._expire_periodically)
+            owned = self._owned.get(partition)
+            if owned is not None:
+                owned.leader_epoch = max(owned.leader_epoch, leader_epoch)
+                return
+            load = self._owned[partition] = _OwnedPartition(leader_epoch)
+        if self._load_in_background:
+            self._loader.submit(self._load, partition, load)
+        else:
+            self._load(partition, load)
 
-    def _load(self) -> None:
-        if not self.record_log.exists():
-            return
-        count = 0
-        for partition in range(self.record_log.num_partitions):
-            for key, value in self.record_log.read_all(partition):
-                try:
-                    record = records.decode(key, value)
-                except records.UnknownRecordTypeError as exc:
-                    log.info("skipping a record of __consumer_offsets-%d: %s", partition, exc)
-                    continue
-                except DecodeError as exc:
-                    log.error("skipping an unreadable record of __consumer_offsets-%d: %s", partition, exc)
-                    continue
+    def on_resignation(self, partition: int, leader_epoch: int | None = None) -> None:
+        """This broker no longer leads `partition` (Kafka's onResignation): its groups and offsets are dropped from
+        memory (they stay in the log for the new leader) and answer NOT_COORDINATOR from now on."""
+        with self._lock:
+            owned = self._owned.get(partition)
+            if owned is None or (leader_epoch is not None and leader_epoch < owned.leader_epoch):
+                return
+            del self._owned[partition]
+            group_ids = {g for g in [*self._runtime.groups, *self._offsets.group_ids()]
+                         if self._runtime.partition_of(g) == partition}
+            for group_id in group_ids:
+                group = self._runtime.groups.pop(group_id, None)
+                if isinstance(group, ClassicGroup):
+                    self._classic.unload(group)
+                self._runtime.cancel_group_timers(group_id)
+                self._offsets.unload(group_id)
+        log.info("Unloaded %d groups of __consumer_offsets-%d: this broker no longer leads it", len(group_ids),
+                 partition)
+
+    def _load(self, partition: int, load: _OwnedPartition) -> None:
+        """Kafka's doLoadGroupsAndOffsets: read the partition (outside the lock: nothing writes to it while it
+        loads), then replay it, unless the partition was given up meanwhile."""
+        started = self._runtime.now_ms()
+        try:
+            loaded = list(self._read(partition))
+        except Exception:
+            log.exception("loading __consumer_offsets-%d failed; its groups start empty", partition)
+            loaded = []
+        with self._lock:
+            if self._owned.get(partition) is not load:
+                log.info("Not loading __consumer_offsets-%d: this broker no longer leads it", partition)
+                return
+            for record in loaded:
                 self._replay_loaded(record)
-                count += 1
-        groups = self._runtime.groups
-        for group in groups.values():
-            if isinstance(group, ClassicGroup):
-                self._classic.schedule_heartbeats_after_load(group)
-            else:
-                self._consumer.schedule_sessions_after_load(group)
-        log.info("group coordinator loaded %d records: %d groups", count, len(groups))
+            groups = [g for g_id, g in self._runtime.groups.items() if self._runtime.partition_of(g_id) == partition]
+            for group in groups:
+                if isinstance(group, ClassicGroup):
+                    self._classic.schedule_heartbeats_after_load(group)
+                else:
+                    self._consumer.schedule_sessions_after_load(group)
+            load.loaded = True
+        if loaded:
+            log.info("Finished loading offsets and group metadata from __consumer_offsets-%d in %d ms: %d records, "
+                     "%d groups", partition, self._runtime.now_ms() - started, len(loaded), len(groups))
+
+    def _read(self, partition: int) -> Iterator[records.CoordinatorRecord]:
+        for key, value in self.record_log.read_all(partition):
+            try:
+                yield records.decode(key, value)
+            except records.UnknownRecordTypeError as exc:
+                log.info("skipping a record of __consumer_offsets-%d: %s", partition, exc)
+            except DecodeError as exc:
+                log.error("skipping an unreadable record of __consumer_offsets-%d: %s", partition, exc)
+
+    def _check_coordinator(self, group_id: str) -> None:
+        """NOT_COORDINATOR unless this broker leads the group's partition, COORDINATOR_LOAD_IN_PROGRESS until it
+        is loaded (Kafka's validateGroupStatus)."""
+        owned = self._owned.get(self._runtime.partition_of(group_id))
+        if owned is None:
+            raise NotCoordinatorError(f"this broker does not lead the __consumer_offsets partition of group {group_id}")
+        if not owned.loaded:
+            raise CoordinatorLoadInProgressError(f"the group coordinator is loading the partition of group {group_id}")
 
     def _replay_loaded(self, record: records.CoordinatorRecord) -> None:
         """Kafka's GroupCoordinatorShard.replay: each record to the state it belongs to."""
@@ -175,12 +247,14 @@ class GroupCoordinator:
 
     # ---- the requests (Kafka's GroupCoordinator interface) -------------------------------------------------------
 
-    def _serve(self, operation: Callable[[], T], answer_error: Callable[[KafkaError], T]) -> T:
-        """Run a request's operation under the lock once the state is loaded (COORDINATOR_LOAD_IN_PROGRESS until
-        then); a Kafka error it raises becomes its answer."""
+    def _serve(self, group_id: str | None, operation: Callable[[], T], answer_error: Callable[[KafkaError], T]) -> T:
+        """Run a request's operation under the lock once this broker coordinates `group_id` (every owned
+        partition loaded when None); a Kafka error it raises becomes its answer."""
         with self._lock:
             try:
-                if not self._loaded.is_set():
+                if group_id is not None:
+                    self._check_coordinator(group_id)
+                elif not all(owned.loaded for owned in self._owned.values()):
                     raise CoordinatorLoadInProgressError("the group coordinator is loading __consumer_offsets")
                 return operation()
             except KafkaError as exc:
@@ -201,7 +275,7 @@ class GroupCoordinator:
             else:  # an empty consumer group gives way to a classic group
                 self._classic.join(request, version, client_id, client_host, respond)
 
-        self._serve(join, lambda exc: respond(join_error(exc.code, request.member_id)))
+        self._serve(request.group_id, join, lambda exc: respond(join_error(exc.code, request.member_id)))
 
     def sync_group(self, request: SyncGroupRequest, respond: SyncRespond) -> None:
         """Answered through `respond`, now or once the leader's assignment is stored."""
@@ -212,7 +286,7 @@ class GroupCoordinator:
             else:
                 self._classic.sync(request, respond)
 
-        self._serve(sync, lambda exc: respond(sync_error(exc.code)))
+        self._serve(request.group_id, sync, lambda exc: respond(sync_error(exc.code)))
 
     def heartbeat(self, request: HeartbeatRequest) -> int:
         """The heartbeat's error code."""
@@ -224,7 +298,7 @@ class GroupCoordinator:
                 self._classic.heartbeat(request)
             return ErrorCode.NONE
 
-        return self._serve(heartbeat, lambda exc: exc.code)
+        return self._serve(request.group_id, heartbeat, lambda exc: exc.code)
 
     def leave_group(self, group_id: str, leaving: list[tuple[str, str | None, str | None]]
                     ) -> tuple[int, list[LeaveGroupResponse.MemberResponse]]:
@@ -235,50 +309,53 @@ class GroupCoordinator:
                 return self._classic_in_consumer.leave(group, leaving)
             return self._classic.leave(group_id, leaving)
 
-        return self._serve(leave, lambda exc: (exc.code, []))
+        return self._serve(group_id, leave, lambda exc: (exc.code, []))
 
     def consumer_group_heartbeat(self, request: ConsumerGroupHeartbeatRequest, client_id: str,
                                  client_host: str) -> ConsumerGroupHeartbeatResponse:
-        return self._serve(lambda: self._consumer.heartbeat(request, client_id, client_host),
+        return self._serve(request.group_id, lambda: self._consumer.heartbeat(request, client_id, client_host),
                            lambda exc: ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc)))
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_or_epoch: int,
                        retention_ms: int, commits: list[PartitionCommit], api_version: int
                        ) -> dict[tuple[str, int], int]:
         """Error code per (topic, partition); a group-level failure gives every partition that code."""
-        return self._serve(lambda: self._offsets.commit(group_id, member_id, group_instance_id, generation_or_epoch,
-                                                        retention_ms, commits, api_version),
+        return self._serve(group_id, lambda: self._offsets.commit(group_id, member_id, group_instance_id,
+                                                                  generation_or_epoch, retention_ms, commits,
+                                                                  api_version),
                            lambda exc: {(p.topic, p.partition): exc.code for p in commits})
 
     def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, member_id: str | None = None,
                       member_epoch: int = -1) -> tuple[int, list[tuple[str, list[FetchedOffset]]]]:
         """(group error, [(topic, offsets)]); topics None means every partition the group committed."""
-        return self._serve(lambda: (ErrorCode.NONE, self._offsets.fetch(group_id, topics, member_id, member_epoch)),
+        return self._serve(group_id,
+                           lambda: (ErrorCode.NONE, self._offsets.fetch(group_id, topics, member_id, member_epoch)),
                            lambda exc: (exc.code, []))
 
     def delete_offsets(self, group_id: str, partitions: Iterable[tuple[str, int]]
                        ) -> tuple[int, dict[tuple[str, int], int]]:
         """(group error, error per partition) of an OffsetDelete."""
-        return self._serve(lambda: (ErrorCode.NONE, self._offsets.delete(group_id, partitions)),
+        return self._serve(group_id, lambda: (ErrorCode.NONE, self._offsets.delete(group_id, partitions)),
                            lambda exc: (exc.code, {}))
 
     def describe_groups(self, group_ids: list[str]) -> list[DescribeGroupsResponse.DescribedGroup]:
-        return self._serve(lambda: [group_admin.describe(self._runtime, group_id) for group_id in group_ids],
-                           lambda exc: [group_admin.describe_error(group_id, exc.code) for group_id in group_ids])
+        return [self._serve(group_id, lambda group_id=group_id: group_admin.describe(self._runtime, group_id),
+                            lambda exc, group_id=group_id: group_admin.describe_error(group_id, exc.code))
+                for group_id in group_ids]
 
     def consumer_group_describe(self, group_ids: list[str]) -> list[ConsumerGroupDescribeResponse.DescribedGroup]:
-        return self._serve(
-            lambda: [group_admin.describe_consumer_group(self._runtime, group_id) for group_id in group_ids],
-            lambda exc: [group_admin.describe_consumer_group_error(group_id, exc) for group_id in group_ids])
+        return [self._serve(group_id,
+                            lambda group_id=group_id: group_admin.describe_consumer_group(self._runtime, group_id),
+                            lambda exc, group_id=group_id: group_admin.describe_consumer_group_error(group_id, exc))
+                for group_id in group_ids]
 
     def list_groups(self, states: list[str], types: list[str]) -> tuple[int, list[ListGroupsResponse.ListedGroup]]:
-        """(error, groups) filtered by state and type."""
-        return self._serve(lambda: (ErrorCode.NONE, group_admin.list_groups(self._runtime, states, types)),
+        """(error, groups) filtered by state and type: the groups of the partitions this broker leads."""
+        return self._serve(None, lambda: (ErrorCode.NONE, group_admin.list_groups(self._runtime, states, types)),
                            lambda exc: (exc.code, []))
 
     def delete_groups(self, group_ids: list[str]) -> list[tuple[str, int]]:
         """(group id, error code) for each group asked for, in order."""
-        return self._serve(
-            lambda: [(group_id, group_admin.delete_group(self._runtime, self._offsets, group_id))
-                     for group_id in group_ids],
-            lambda exc: [(group_id, exc.code) for group_id in group_ids])
+        return [(group_id, self._serve(
+            group_id, lambda group_id=group_id: group_admin.delete_group(self._runtime, self._offsets, group_id),
+            lambda exc: exc.code)) for group_id in group_ids]

@@ -3,7 +3,8 @@ OffsetMetadataManager the same few things: the config, the metadata image, a tim
 
 - `config` (GroupConfig) and `topics`, the topics that exist (the metadata store);
 - the clock and timers: a timer's callback runs under the coordinator's lock, as every request does, so the
-  managers never lock anything themselves;
+  managers never lock anything themselves; a group's timers are keyed `(kind, group_id, ...)`, so a group's
+  timers can all be cancelled when its partition is unloaded;
 - record writes to `__consumer_offsets`: appended to the group's partition before anything is answered; a consumer
   group's records are then replayed into it (its state only ever changes that way);
 - `groups`, every group by id: the managers look groups up, add and remove them here.
@@ -30,11 +31,13 @@ class RecordLog(Protocol):
     @property
     def num_partitions(self) -> int: ...
 
-    def append(self, partition: int, records: list[records.CoordinatorRecord]) -> None: ...
+    def append(self, partition: int, records: list[records.CoordinatorRecord]) -> None:
+        """Write the records, replicated (acks=all), or raise the Kafka error the client should see."""
+        ...
 
-    def read_all(self, partition: int) -> Iterator[tuple[bytes, bytes | None]]: ...
-
-    def exists(self) -> bool: ...
+    def read_all(self, partition: int) -> Iterator[tuple[bytes, bytes | None]]:
+        """Every (key, value) of a partition this broker leads (nothing for a partition not hosted here)."""
+        ...
 
 
 class Timer(Protocol):
@@ -43,6 +46,8 @@ class Timer(Protocol):
     def schedule(self, key: Hashable, delay_ms: int, fn: Callable[[], None]) -> None: ...
 
     def cancel(self, key: Hashable) -> None: ...
+
+    def cancel_where(self, matches: Callable[[Hashable], bool]) -> None: ...
 
     def is_scheduled(self, key: Hashable) -> bool: ...
 
@@ -87,6 +92,14 @@ class GroupRuntime:
     def cancel(self, key: Hashable) -> None:
         self._timer.cancel(key)
 
+    def cancel_group_timers(self, group_id: str) -> None:
+        """Cancel every timer of a group (its keys are `(kind, group_id, ...)`)."""
+        self._timer.cancel_where(lambda key: isinstance(key, tuple) and len(key) > 1 and key[1] == group_id)
+
+    def partition_of(self, group_id: str) -> int:
+        """The `__consumer_offsets` partition holding the group."""
+        return partition_for(group_id, self._record_log.num_partitions)
+
     def is_scheduled(self, key: Hashable) -> bool:
         return self._timer.is_scheduled(key)
 
@@ -95,7 +108,7 @@ class GroupRuntime:
     def write(self, group_id: str, out: list[records.CoordinatorRecord]) -> None:
         """Append records to `group_id`'s partition of `__consumer_offsets`."""
         if out:
-            self._record_log.append(partition_for(group_id, self._record_log.num_partitions), out)
+            self._record_log.append(self.partition_of(group_id), out)
 
     def write_consumer_group(self, group: ConsumerGroup, out: list[records.CoordinatorRecord]) -> None:
         """Append a consumer group's records, then replay them into it; a deleted group goes from `groups`."""

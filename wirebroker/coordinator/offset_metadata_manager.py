@@ -117,6 +117,10 @@ class OffsetMetadataManager:
             if record.record_type in OFFSET_RECORD_TYPES:
                 self.replay(record)
 
+    def unload(self, group_id: str) -> None:
+        """Forget the group's offsets (its partition is no longer led here; they stay in the log)."""
+        self._offsets.pop(group_id, None)
+
     def has_offsets(self, group_id: str) -> bool:
         return bool(self._offsets.get(group_id))
 

@@ -40,6 +40,10 @@ class _Timers:
     def cancel(self, key: Hashable) -> None:
         self._live.pop(key, None)
 
+    def cancel_where(self, matches: Callable[[Hashable], bool]) -> None:
+        for key in [key for key in self._live if matches(key)]:
+            del self._live[key]
+
     def is_scheduled(self, key: Hashable) -> bool:
         return key in self._live
 
@@ -83,6 +87,10 @@ class SystemTimer:
     def cancel(self, key: Hashable) -> None:
         with self._cond:
             self._timers.cancel(key)
+
+    def cancel_where(self, matches: Callable[[Hashable], bool]) -> None:
+        with self._cond:
+            self._timers.cancel_where(matches)
 
     def is_scheduled(self, key: Hashable) -> bool:
         with self._cond:
@@ -133,6 +141,9 @@ class ManualTimer:
 
     def cancel(self, key: Hashable) -> None:
         self._timers.cancel(key)
+
+    def cancel_where(self, matches: Callable[[Hashable], bool]) -> None:
+        self._timers.cancel_where(matches)
 
     def is_scheduled(self, key: Hashable) -> bool:
         return self._timers.is_scheduled(key)

@@ -93,6 +93,9 @@ class Replication:
     in_cluster: Callable[[str, int], bool] = lambda topic, index: False  # the partition exists (metadata cache)
 
 
+LeadershipListener = Callable[[list[Partition], list[Partition]], None]
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionDecision:
     """One partition of a LeaderAndIsr request."""
@@ -131,6 +134,9 @@ class ReplicaManager:
         self._isr_expiration_stop = threading.Event()
         self._state_change_lock = threading.Lock()  # Kafka's replicaStateChangeLock
         self.controller_epoch = INITIAL_CONTROLLER_EPOCH
+        # Told (leaders, no longer leaders) after each LeaderAndIsr and StopReplica, as Kafka's onLeadershipChange
+        # callback: the server wires the group coordinator here, so it follows __consumer_offsets leadership.
+        self.leadership_listeners: list[LeadershipListener] = []
 
     def start_replication(self, replication: Replication) -> None:
         """Become a cluster member: follow leaders with fetcher threads, and as a leader check every
@@ -378,7 +384,17 @@ class ReplicaManager:
             self._make_followers(following, live_leaders or {})
             if self.replication is not None:
                 self.replication.fetcher_manager.shutdown_idle_fetcher_threads()
+            self._tell_leadership_listeners([self._partitions[(d.topic, d.index)] for d in leading],
+                                            [self._partitions[(d.topic, d.index)] for d in following])
             return errors
+
+    def _tell_leadership_listeners(self, leaders: list[Partition], not_leaders: list[Partition]) -> None:
+        for listener in self.leadership_listeners:
+            try:
+                listener(leaders, not_leaders)
+            except Exception:
+                log.exception("a leadership change listener failed for leaders %s and followers %s",
+                              [str(p) for p in leaders], [str(p) for p in not_leaders])
 
     def _admit(self, controller_id: int, decision: PartitionDecision) -> int:
         """Whether a partition's new state applies here (Kafka's checks, in Kafka's order), hosting it if new."""
@@ -465,6 +481,8 @@ class ReplicaManager:
             stopping.append(stop)
         if self.replication is not None:
             self.replication.fetcher_manager.remove_fetcher_for_partitions([(s.topic, s.index) for s in stopping])
+        self._tell_leadership_listeners([], [p for p in (self._partitions.get((s.topic, s.index)) for s in stopping)
+                                             if p is not None])
         for stop in stopping:
             if stop.delete:
                 partition = self.remove_partition(stop.topic, stop.index)

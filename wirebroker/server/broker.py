@@ -21,7 +21,7 @@ from wirebroker.cluster.metadata_cache import MetadataCache
 from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
-from wirebroker.coordinator.offsets_topic import OffsetsTopic
+from wirebroker.coordinator.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
 from wirebroker.coordinator.timer import SystemTimer
 from wirebroker.log.manager import LogManager
 from wirebroker.network.handler_pool import HandlerPool
@@ -32,6 +32,7 @@ from wirebroker.replica.fetch_session import FetchSessionCache
 from wirebroker.replica.fetcher import FetcherConfig
 from wirebroker.replica.fetcher_manager import ReplicaFetcherManager
 from wirebroker.replica.manager import ReplicaManager, Replication
+from wirebroker.replica.partition import Partition
 from wirebroker.server.dispatch import Dispatcher
 
 if TYPE_CHECKING:  # kazoo is imported only in ZooKeeper mode
@@ -79,7 +80,9 @@ class Broker:
         group_config = GroupConfig.from_broker(config)
         self.offsets_topic = OffsetsTopic(self, group_config)
         self.group_coordinator = GroupCoordinator(group_config, self.offsets_topic, SystemTimer(), self.metadata)
-        self.group_coordinator.start()
+        if self.metadata_cache is not None:  # in a cluster the coordinator follows __consumer_offsets leadership
+            self.replica_manager.leadership_listeners.append(self._move_group_coordinator)
+        self.group_coordinator.start(own_every_partition=self.metadata_cache is None)
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.channel = RequestChannel(max_queued=config["queued.max.requests"])
         self.dispatcher = Dispatcher(self, self.channel)
@@ -184,6 +187,16 @@ class Broker:
             if existing is not None:
                 return existing
             raise
+
+    def _move_group_coordinator(self, leaders: list[Partition], not_leaders: list[Partition]) -> None:
+        """Kafka's onLeadershipChange: the group coordinator loads the __consumer_offsets partitions led here
+        and unloads those given up."""
+        for partition in leaders:
+            if partition.topic == OFFSETS_TOPIC:
+                self.group_coordinator.on_election(partition.index, partition.leader_epoch)
+        for partition in not_leaders:
+            if partition.topic == OFFSETS_TOPIC:
+                self.group_coordinator.on_resignation(partition.index, partition.leader_epoch)
 
     def _apply_topic_change(self, change: Change, topic: TopicMetadata) -> None:
         if change in (Change.CREATED, Change.PARTITIONS_ADDED):

@@ -22,9 +22,6 @@ class MemoryRecordLog:
     def num_partitions(self) -> int:
         return len(self.partitions)
 
-    def exists(self) -> bool:
-        return True
-
     def append(self, partition: int, records: list[internal_records.CoordinatorRecord]) -> None:
         if self.fail_with is not None:
             raise self.fail_with

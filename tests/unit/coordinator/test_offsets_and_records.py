@@ -71,12 +71,3 @@ def test_offsets_of_an_empty_group_expire_after_retention(coordinator, timer):
     assert "g" not in coordinator.groups
     assert any(r.value is None and r.record_type == internal_records.OFFSET_COMMIT
                for r in coordinator.record_log.decoded())
-
-
-def test_load_in_progress_until_loaded(make_coordinator, record_log, timer, metadata):
-    from tests.unit.coordinator.conftest import TEST_CONFIG
-    from wirebroker.coordinator.group_coordinator import GroupCoordinator
-    c = GroupCoordinator(TEST_CONFIG, record_log, timer, metadata)
-    assert commit(c, "g", {("t", 0): 1})[("t", 0)] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-    c.start(load_in_background=False)
-    assert commit(c, "g", {("t", 0): 1})[("t", 0)] == ErrorCode.NONE
