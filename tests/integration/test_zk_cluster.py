@@ -20,6 +20,8 @@ from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProg
 from tests.integration.broker_process import free_port
 from tests.integration.cluster_process import ClusterProcess
 from tests.integration.raw_client import RawClient
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.alter_partition import AlterPartitionRequest
 from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest
 
 WAIT_S = 60
@@ -390,3 +392,61 @@ def test_a_topic_created_with_a_manual_assignment_keeps_it(cluster):
         assert json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["partitions"]["2"] == [1, 2]
     finally:
         admin.close()
+
+
+def test_unclean_leader_election_follows_the_topic_config(cluster):
+    a, b = [n for n in (1, 2, 3) if n != cluster.controller_id()]
+    unclean, clean = f"unclean-{uuid.uuid4().hex[:6]}", f"clean-{uuid.uuid4().hex[:6]}"
+    admin = admin_client(cluster)
+    try:
+        admin.create_topics({unclean: {"assignments": {0: [a, b]},
+                                       "configs": {"unclean.leader.election.enable": "true"}},
+                             clean: {"assignments": {0: [a, b]}}})
+    finally:
+        admin.close()
+    for topic in (unclean, clean):
+        cluster.wait_until(lambda t=topic: same_view_everywhere(cluster, t, 1, [1, 2, 3]), WAIT_S, f"{topic} ready")
+    cluster.kill(b)
+    cluster.wait_until(lambda: all(cluster.partition_state(t, 0)["isr"] == [a] for t in (unclean, clean)), WAIT_S,
+                       "the follower out of both ISRs")
+    cluster.kill(a)  # the last in-sync replica: both partitions go offline
+    cluster.wait_until(lambda: all(cluster.partition_state(t, 0)["leader"] == -1 for t in (unclean, clean)), WAIT_S,
+                       "both partitions offline")
+    cluster.restart(b)  # live, but not in sync
+    cluster.wait_until(lambda: cluster.partition_state(unclean, 0)["leader"] == b, WAIT_S,
+                       "the out-of-sync replica elected where the topic allows it")
+    state = cluster.partition_state(unclean, 0)
+    assert state["isr"] == [b]
+    assert cluster.partition_state(clean, 0)["leader"] == -1  # unclean.leader.election.enable=false: stays offline
+    assert cluster.partition_state(clean, 0)["isr"] == [a]
+
+
+def test_controller_apis_on_the_wire(cluster):
+    topic = created_everywhere(cluster, "wire", 1)
+    controller = cluster.controller_id()
+    other = next(n for n in (1, 2, 3) if n != controller)
+    state = cluster.partition_state(topic, 0)
+    topic_id = next(t.topic_id for t in cluster.metadata([topic], via=controller).topics)
+
+    def alter_partition(via: int, leader_epoch: int, partition_epoch: int, isr: list[int]):
+        with RawClient(cluster.broker(via).bootstrap) as client:
+            return client.request(56, 2, broker_id=state["leader"], broker_epoch=-1, topics=[
+                AlterPartitionRequest.TopicData(topic_id=topic_id, partitions=[AlterPartitionRequest.PartitionData(
+                    partition_index=0, leader_epoch=leader_epoch, new_isr=isr, partition_epoch=partition_epoch)])])
+
+    with RawClient(cluster.broker(other).bootstrap) as client:
+        advertised = {key.api_key for key in client.request(18, 3).api_keys}
+        assert not advertised & {4, 5, 6, 7, 56}  # inter-broker APIs are served, not advertised
+        assert client.request(7, 3, broker_id=other, broker_epoch=-1).error_code == ErrorCode.NOT_CONTROLLER
+    assert alter_partition(other, state["leader_epoch"], state["partition_epoch"], state["isr"]).error_code == \
+        ErrorCode.NOT_CONTROLLER
+
+    def partition_error(response) -> int:
+        assert response.error_code == ErrorCode.NONE
+        return response.topics[0].partitions[0].error_code
+
+    stale_leader_epoch = alter_partition(controller, state["leader_epoch"] - 1, state["partition_epoch"], [1, 2])
+    assert partition_error(stale_leader_epoch) == ErrorCode.FENCED_LEADER_EPOCH
+    same = alter_partition(controller, state["leader_epoch"], state["partition_epoch"], state["isr"])
+    assert partition_error(same) == ErrorCode.NONE  # already the state: answered as it is
+    assert same.topics[0].partitions[0].partition_epoch == state["partition_epoch"]
