@@ -10,7 +10,7 @@ import re
 import kafka
 
 from compat_tests.reference_kafka import install_jars, run_tool
-from tests.integration.group_clients import create_topic, produce
+from tests.integration.group_clients import create_topic, know_the_topic_before_joining, produce
 
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
@@ -19,6 +19,7 @@ DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 def consume_and_commit(bootstrap: str, group: str, topic: str, count: int) -> None:
     consumer = kafka.KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
                                    enable_auto_commit=False, max_poll_records=count)
+    know_the_topic_before_joining(consumer, topic)
     got = 0
     while got < count:
         got += sum(len(records) for records in consumer.poll(1000).values())
