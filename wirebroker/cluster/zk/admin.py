@@ -11,8 +11,9 @@ znodes, the active controller does the rest.
   CONFIGS_CHANGED for its listeners, so logs everywhere take the new settings.
 
 Kafka answers CreateTopics and DeleteTopics once the metadata has reached the broker that took the request; so do
-these, waiting (bounded) until this broker's metadata shows the change. No CREATED/DELETED/PARTITIONS_ADDED is
-published: in this mode replicas come and go by the controller's LeaderAndIsr and StopReplica.
+these, waiting (bounded, and not at all while no controller is active) until this broker's metadata shows it.
+No CREATED/DELETED/PARTITIONS_ADDED is published: in this mode replicas come and go by the controller's LeaderAndIsr
+and StopReplica.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from wirebroker.protocol.errors import (
 
 log = logging.getLogger(__name__)
 
-PROPAGATION_WAIT_S = 10.0  # how long an answer waits for this broker's metadata to show the change
+PROPAGATION_WAIT_S = 5.0  # how long an answer waits for this broker's metadata to show the change
 CONFIG_CHANGE_VERSION = 2
 TOPICS_ENTITY = "topics"
 
@@ -155,6 +156,9 @@ class ZkAdmin(TopicAdmin):
         return [BrokerMetadata(b.broker_id, b.rack) for b in get_live_brokers(self.zk).values()]
 
     def _await(self, name: str, reached: Callable[[int | None], bool], what: str) -> None:
+        if self.zk.exists(paths.CONTROLLER) is None:
+            log.warning("Topic %s is written to ZooKeeper; no controller is active to act on it yet", name)
+            return
         deadline = time.monotonic() + PROPAGATION_WAIT_S
         while not reached(self.known_partitions(name)):
             if time.monotonic() > deadline:
