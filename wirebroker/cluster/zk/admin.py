@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
@@ -178,26 +179,30 @@ class ConfigChangeListener:
         self.zk = zk
         self.admin = admin
         self._last_seen = ""
+        self._lock = threading.Lock()  # one pass over the notifications at a time
 
     def start(self) -> None:
         self.zk.ensure_path(paths.CONFIG_CHANGES)
         self._last_seen = max(self._children(watch=False), default="")
         self._children(watch=True)
+        # A new session (after an expiry) has lost the watch: look again, and leave a new one.
+        self.zk.add_listener(lambda state: self._on_change(None) if state == KazooState.CONNECTED else None)
 
     def _children(self, watch: bool) -> list[str]:
         return self.zk.get_children(paths.CONFIG_CHANGES, watch=self._on_change if watch else None)
 
-    def _on_change(self, _: WatchedEvent) -> None:
-        # Kazoo's watch thread may not block on ZooKeeper calls of its own: do the reads on a worker.
+    def _on_change(self, _: WatchedEvent | None) -> None:
+        # Kazoo's watch and state callbacks may not block on ZooKeeper calls: do the reads on a worker.
         self.zk.handler.spawn(self._process)
 
     def _process(self) -> None:
-        try:
-            for child in sorted(c for c in self._children(watch=True) if c > self._last_seen):
-                self._apply(child)
-                self._last_seen = child
-        except Exception:
-            log.exception("Processing config change notifications in %s failed", paths.CONFIG_CHANGES)
+        with self._lock:
+            try:
+                for child in sorted(c for c in self._children(watch=True) if c > self._last_seen):
+                    self._apply(child)
+                    self._last_seen = child
+            except Exception:
+                log.exception("Processing config change notifications in %s failed", paths.CONFIG_CHANGES)
 
     def _apply(self, child: str) -> None:
         try:
