@@ -39,6 +39,7 @@ from wirebroker.protocol.messages.alter_partition import (
 from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest
 from wirebroker.protocol.messages.fetch import FetchRequest
 from wirebroker.protocol.messages.leader_and_isr import LeaderAndIsrRequest
+from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest
 from wirebroker.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
 )
@@ -293,13 +294,22 @@ def test_acks_all_is_replicated_byte_for_byte_and_the_high_watermark_waits_for_f
     assert b"value-199" in log_bytes
     assert consumer_fetch(leader)[1] == 200
 
-    # A follower is no leader: producers, consumers and OffsetForLeaderEpoch are sent away.
+    # A follower is no leader: producers, consumers, OffsetForLeaderEpoch, ListOffsets and DeleteRecords are sent away
+    # (ListOffsets from Kafka's debugging replica id -2 may read a follower).
     assert produce(follower, [b"nope"]) == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert consumer_fetch(follower)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
     with RawClient(follower) as client:
         answer = client.request(23, 4, replica_id=-1, topics=[OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
             topic=TOPIC, partitions=[OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=0, leader_epoch=0)])])
     assert answer.topics[0].partitions[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    with RawClient(follower) as client:
+        for replica_id, expected in ((-1, ErrorCode.NOT_LEADER_OR_FOLLOWER), (-2, ErrorCode.NONE)):
+            listed = client.request(2, 7, replica_id=replica_id, topics=[ListOffsetsRequest.ListOffsetsTopic(
+                name=TOPIC, partitions=[ListOffsetsRequest.ListOffsetsPartition(partition_index=0, timestamp=-1)])])
+            assert listed.topics[0].partitions[0].error_code == expected, replica_id
+        deleted = client.request(21, 2, timeout_ms=1000, topics=[DeleteRecordsRequest.DeleteRecordsTopic(
+            name=TOPIC, partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=1)])])
+        assert deleted.topics[0].partitions[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
     # KIP-951: produce v10+ and fetch v16+ say where the leader is.
     with RawClient(follower) as client:
         produced = client.request(0, 11, acks=-1, timeout_ms=1000, topic_data=[ProduceRequest.TopicProduceData(

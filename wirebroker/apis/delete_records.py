@@ -3,9 +3,11 @@
 Behaviour (Kafka's ReplicaManager.deleteRecords and Partition.deleteRecordsOnLeader):
 - Moves each partition's log start offset up to the given offset (-1: the high watermark), hiding the records
   before it at once; the segments wholly below it are deleted later by the log's retention pass. The answer's
-  low_watermark is the new log start offset (on one broker no follower has to catch up, so no waiting).
+  low_watermark is the new leader's log start offset; followers take it from their next fetch (Kafka also waits
+  for them, DelayedDeleteRecords; wirebroker answers at once).
 - An offset below the current log start offset changes nothing and answers the current one.
-- Errors per partition, low_watermark -1: unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION; an internal topic
+- Errors per partition, low_watermark -1: unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION; a broker that does
+  not lead the partition NOT_LEADER_OR_FOLLOWER; an internal topic
   INVALID_TOPIC_EXCEPTION; a topic without cleanup.policy=delete POLICY_VIOLATION; a negative offset other than
   -1, or one past the high watermark, OFFSET_OUT_OF_RANGE; Kafka's messages are logged.
 - A partition named twice: its last offset counts, and it is answered once.
@@ -66,7 +68,7 @@ def _delete_before(ctx: RequestContext, topic: str, index: int, offset: int) -> 
     """Move the log start offset to `offset` and return the new low watermark (Partition.deleteRecordsOnLeader)."""
     if topic in INTERNAL_TOPICS:
         raise InvalidTopicError(f"Cannot delete records of internal topic {topic}")
-    partition = ctx.broker.replica_manager.online_partition(topic, index)
+    partition = ctx.broker.replica_manager.leader_partition(topic, index)
     log_ = partition.log
     if not log_.config.delete:
         raise PolicyViolationError(

@@ -8,7 +8,8 @@ Behaviour:
 - A partition named twice in one request: one INVALID_REQUEST entry for it (Kafka's duplicatePartitions).
 - A special timestamp newer than the request's version, or unknown: UNSUPPORTED_VERSION for that partition.
 - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION; a stale or future current_leader_epoch:
-  FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (KIP-320).
+  FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (KIP-320); a replica that does not lead the partition:
+  NOT_LEADER_OR_FOLLOWER, unless the request comes from the debugging replica id (-2).
 - Answers come at once: there is no tiered storage to wait for (Kafka's DelayedRemoteListOffsets).
 Version notes:
 - v0: the old-style `offsets` array of segment base offsets before the timestamp, at most max_num_offsets, newest
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 API_KEY = 2
 
 CONSUMER_REPLICA_ID = -1
+DEBUGGING_REPLICA_ID = -2  # Kafka's FetchRequest.DEBUGGING_REPLICA_ID: may read any replica
 UNKNOWN_TIMESTAMP = -1
 FIRST_LEADER_EPOCH_VERSION = 4  # KIP-320
 # The first version that may ask for each special timestamp (Kafka's ReplicaManager.timestampMinSupportedVersion).
@@ -89,7 +91,10 @@ def _list_offset(ctx: RequestContext, request: ListOffsetsRequest, topic: str,
     timestamp = wanted.timestamp
     if timestamp < 0 and ctx.api_version < MIN_VERSION_FOR_TIMESTAMP.get(timestamp, NEVER_SUPPORTED):
         raise UnsupportedVersionError(f"timestamp {timestamp} needs a newer ListOffsets version")
-    partition = ctx.broker.replica_manager.online_partition(topic, wanted.partition_index)
+    replicas = ctx.broker.replica_manager
+    # Only Kafka's debugging replica id may read a follower's offsets (ReplicaManager.fetchOffsetForTimestamp).
+    partition = (replicas.online_partition(topic, wanted.partition_index) if request.replica_id == DEBUGGING_REPLICA_ID
+                 else replicas.leader_partition(topic, wanted.partition_index))
     partition.check_leader_epoch(wanted.current_leader_epoch)
     last_fetchable = _last_fetchable_offset(partition, request)
     answer = _Partition(partition_index=wanted.partition_index, error_code=ErrorCode.NONE)
@@ -124,7 +129,7 @@ def _legacy_topic(ctx: RequestContext, replica_id: int, topic: ListOffsetsReques
     partitions = []
     for wanted in topic.partitions:
         try:
-            partition = ctx.broker.replica_manager.online_partition(topic.name, wanted.partition_index)
+            partition = ctx.broker.replica_manager.leader_partition(topic.name, wanted.partition_index)
             offsets = _legacy_offsets_before(partition, wanted.timestamp, wanted.max_num_offsets,
                                              from_consumer=replica_id == CONSUMER_REPLICA_ID)
         except KafkaError as exc:
