@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import group_authorized_operations
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.consumer_group_describe import (
@@ -30,4 +31,4 @@ def handle(ctx: RequestContext, request: ConsumerGroupDescribeRequest) -> Consum
     return ConsumerGroupDescribeResponse(groups=groups)
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

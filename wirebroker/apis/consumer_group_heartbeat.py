@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from wirebroker.apis.client_host import client_host
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -28,4 +29,4 @@ def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> Consu
     return ctx.broker.group_coordinator.consumer_group_heartbeat(request, ctx.client_id or "", client_host(ctx))
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

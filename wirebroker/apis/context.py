@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +41,7 @@ class BrokerServices(Protocol):
     cluster_view: ClusterView  # what Metadata & co. tell clients: the single node, or the metadata cache
     metadata_cache: MetadataCache | None  # in a cluster: what the controller last sent (UpdateMetadata)
     kafka_controller: KafkaController | None  # in ZooKeeper mode: this broker's candidacy for controller
+    group_requests: Executor | None  # in a cluster: the thread group requests run on (apis/group_requests.py)
 
     def bound_listeners(self) -> list[Listener]: ...
 

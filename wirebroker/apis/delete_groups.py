@@ -10,6 +10,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.delete_groups import (
     DeleteGroupsRequest,
@@ -25,4 +26,4 @@ def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsRes
         for group_id, code in ctx.broker.group_coordinator.delete_groups(request.groups_names)])
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

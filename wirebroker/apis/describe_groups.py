@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import group_authorized_operations
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
@@ -29,4 +30,4 @@ def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroup
     return DescribeGroupsResponse(groups=groups)
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

@@ -10,6 +10,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 
@@ -20,4 +21,4 @@ def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
     return HeartbeatResponse(error_code=ctx.broker.group_coordinator.heartbeat(request))
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from wirebroker.apis.client_host import client_host
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.join_group import JoinGroupRequest
 
@@ -31,4 +32,4 @@ def handle(ctx: RequestContext, request: JoinGroupRequest) -> None:
                                             ctx.respond)
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

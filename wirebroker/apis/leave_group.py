@@ -12,6 +12,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.leave_group import (
@@ -33,4 +34,4 @@ def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupRespons
     return LeaveGroupResponse(error_code=code if code != ErrorCode.NONE else members[0].error_code)
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

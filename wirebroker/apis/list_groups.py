@@ -10,6 +10,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.list_groups import (
     ListGroupsRequest,
@@ -24,4 +25,4 @@ def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
     return ListGroupsResponse(error_code=code, groups=groups)
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

@@ -16,6 +16,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.offset_metadata_manager import DEFAULT_RETENTION, PartitionCommit
 from wirebroker.protocol.messages.offset_commit import (
@@ -53,4 +54,4 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitRes
     ])
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

@@ -11,6 +11,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_delete import (
@@ -34,4 +35,4 @@ def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteRes
         for t in request.topics])
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

@@ -15,6 +15,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.offset_metadata_manager import FetchedOffset
 from wirebroker.protocol.errors import ErrorCode
@@ -58,4 +59,4 @@ def _partition(struct: type, offset: FetchedOffset):
                   committed_leader_epoch=offset.leader_epoch, metadata=offset.metadata, error_code=offset.error_code)
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

@@ -12,6 +12,7 @@ Version notes:
 from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest
 
@@ -22,4 +23,4 @@ def handle(ctx: RequestContext, request: SyncGroupRequest) -> None:
     ctx.broker.group_coordinator.sync_group(request, ctx.respond)
 
 
-serve(API_KEY, handle)
+serve(API_KEY, off_network_thread(handle))

@@ -158,8 +158,9 @@ class GroupCoordinator:
                     self._classic.unload(group)
                 self._runtime.cancel_group_timers(group_id)
                 self._offsets.unload(group_id)
-        log.info("Unloaded %d groups of __consumer_offsets-%d: this broker no longer leads it", len(group_ids),
-                 partition)
+        log.log(logging.INFO if group_ids else logging.DEBUG,
+                "Unloaded %d groups of __consumer_offsets-%d: this broker no longer leads it", len(group_ids),
+                partition)
 
     def _load(self, partition: int, load: _OwnedPartition) -> None:
         """Kafka's doLoadGroupsAndOffsets: read the partition (outside the lock: nothing writes to it while it

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from wirebroker.cluster.acls import AclStore
@@ -80,7 +81,10 @@ class Broker:
         group_config = GroupConfig.from_broker(config)
         self.offsets_topic = OffsetsTopic(self, group_config)
         self.group_coordinator = GroupCoordinator(group_config, self.offsets_topic, SystemTimer(), self.metadata)
+        self.group_requests: ThreadPoolExecutor | None = None
         if self.metadata_cache is not None:  # in a cluster the coordinator follows __consumer_offsets leadership
+            # Its requests (and leadership changes) run on a thread of their own: apis/group_requests.py says why.
+            self.group_requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-coordinator-requests")
             self.replica_manager.leadership_listeners.append(self._move_group_coordinator)
         self.group_coordinator.start(own_every_partition=self.metadata_cache is None)
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
@@ -152,6 +156,8 @@ class Broker:
             self.socket_server.shutdown()
         if self.handler_pool is not None:
             self.handler_pool.shutdown()
+        if getattr(self, "group_requests", None) is not None:
+            self.group_requests.shutdown(wait=False, cancel_futures=True)
         if hasattr(self, "group_coordinator"):
             self.group_coordinator.shutdown()
         if hasattr(self, "replica_manager"):
@@ -190,13 +196,15 @@ class Broker:
 
     def _move_group_coordinator(self, leaders: list[Partition], not_leaders: list[Partition]) -> None:
         """Kafka's onLeadershipChange: the group coordinator loads the __consumer_offsets partitions led here
-        and unloads those given up."""
+        and unloads those given up, in order, on the group request thread (LeaderAndIsr never waits for the
+        coordinator's lock)."""
+        coordinator = self.group_coordinator
         for partition in leaders:
             if partition.topic == OFFSETS_TOPIC:
-                self.group_coordinator.on_election(partition.index, partition.leader_epoch)
+                self.group_requests.submit(coordinator.on_election, partition.index, partition.leader_epoch)
         for partition in not_leaders:
             if partition.topic == OFFSETS_TOPIC:
-                self.group_coordinator.on_resignation(partition.index, partition.leader_epoch)
+                self.group_requests.submit(coordinator.on_resignation, partition.index, partition.leader_epoch)
 
     def _apply_topic_change(self, change: Change, topic: TopicMetadata) -> None:
         if change in (Change.CREATED, Change.PARTITIONS_ADDED):

@@ -1,0 +1,44 @@
+"""Group coordinator requests answered off the network threads in a cluster (Kafka runs its group coordinator on
+threads of its own, never on the network or request handler threads).
+
+In a cluster a coordinator write waits, under the coordinator's lock, until the followers of its `__consumer_offsets`
+partition have it (acks=all). The followers' fetches are answered by this broker's network threads (with the
+default num.io.threads=0 requests are handled inline there), so a group request holding or waiting for that lock on
+a network thread could stall the very fetch it waits for. `off_network_thread` wraps a group API's handler: in a
+cluster the handler runs on the broker's group request thread (`broker.group_requests`) and answers through
+`ctx.respond`; on a single broker (no followers, writes complete at once) it runs inline, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from wirebroker.apis.context import CloseConnection, RequestContext
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[RequestContext, Any], Any]
+
+
+def off_network_thread(handle: Handler) -> Handler:
+    def run(ctx: RequestContext, request: Any) -> Any:
+        executor = ctx.broker.group_requests
+        if executor is None:
+            return handle(ctx, request)
+
+        def answer() -> None:
+            try:
+                response = handle(ctx, request)
+            except Exception as exc:  # the dispatcher's answer for a failed handler is out of reach here
+                log.exception("a group request from %s failed on the group request thread; closing its connection",
+                              ctx.client_address)
+                response = CloseConnection(f"group request failed: {exc}")
+            if response is not None:
+                ctx.respond(response)
+
+        executor.submit(answer)
+        return None
+
+    return run
