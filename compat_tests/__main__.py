@@ -19,7 +19,8 @@ from compat_tests.scenarios import SCENARIOS
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m compat_tests", description=__doc__)
     parser.add_argument("--broker", choices=[*BROKER_KEYS, "both"], default="both",
-                        help="which broker(s) to run the matrix against (default: both)")
+                        help="which broker(s) to run the matrix against; both (the default): wirebroker and Apache "
+                             "Kafka, each as one broker and as a three-broker cluster (the failover column)")
     parser.add_argument("--clients", type=_names, default=None,
                         help=f"comma-separated subset of: {', '.join([*CLIENTS, SUITE_NAME])}")
     parser.add_argument("--scenarios", type=_names, default=None,

@@ -96,20 +96,25 @@ class BrokerProcess:
 
     def start(self, timeout: float = DEFAULT_START_TIMEOUT_S, poll_s: float = READY_POLL_S) -> "BrokerProcess":
         """Prepare, launch and wait for the first ApiVersions answer, probing every poll_s seconds."""
+        launched = self.launch()
+        self.wait_ready(timeout, poll_s)
+        self.ready_after_s = time.monotonic() - launched
+        return self
+
+    def launch(self) -> float:
+        """Prepare and launch the process without waiting (cluster members must all run before any is ready)."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.prepare()
         log.info("starting %s on %s (log %s)", self.name, self.bootstrap, self.log_path)
-        launched = time.monotonic()
         with open(self.log_path, "ab") as log_file:
             # A new session so that stop() can signal the broker and any children it forks, and nothing else.
             self.process = subprocess.Popen(list(self.command()), cwd=self.cwd(), stdout=log_file,
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             env={**os.environ, **self.environment()}, start_new_session=True)
-        self._wait_ready(timeout, poll_s)
-        self.ready_after_s = time.monotonic() - launched
-        return self
+        return time.monotonic()
 
-    def _wait_ready(self, timeout: float, poll_s: float) -> None:
+    def wait_ready(self, timeout: float = DEFAULT_START_TIMEOUT_S, poll_s: float = READY_POLL_S) -> None:
+        """Wait for the first ApiVersions answer; BrokerStartError (with the log's tail) if it never comes."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -128,6 +133,14 @@ class BrokerProcess:
             return self.log_path.read_text(errors="replace")[-chars:]
         except OSError:
             return "(no log)"
+
+    def kill(self) -> None:
+        """kill -9 of the broker's whole process group: a crash, no controlled shutdown."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        log.info("killing %s on %s (kill -9)", self.name, self.bootstrap)
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

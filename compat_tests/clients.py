@@ -17,6 +17,8 @@ from compat_tests.scenarios import COMPRESSION_CODECS
 
 CORE = ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS), "large_records", "seek",
         "idempotent", "consumer_group", "admin")
+# Rows whose drivers also express the three-broker failover scenario.
+CORE_AND_FAILOVER = (*CORE, "failover")
 PYTHON_DRIVERS = installers.DRIVERS_DIR / "python"
 
 
@@ -85,18 +87,18 @@ def spark(cache_dir: Path) -> Invocation:
 
 
 CLIENTS: dict[str, Client] = {c.name: c for c in [
-    Client("kafka-python", "Python", CORE, python_driver("kafka_python_driver.py"), 15),
-    Client("confluent-kafka", "Python", CORE, python_driver("confluent_driver.py"), 15),
+    Client("kafka-python", "Python", CORE_AND_FAILOVER, python_driver("kafka_python_driver.py"), 15),
+    Client("confluent-kafka", "Python", CORE_AND_FAILOVER, python_driver("confluent_driver.py"), 15),
     Client("aiokafka", "Python", CORE, python_driver("aiokafka_driver.py"), 10),
-    Client("java-clients-3.9", "Java", CORE, java_clients("3.9"), 20),
-    Client("java-clients-4", "Java", CORE, java_clients("4"), 20),
+    Client("java-clients-3.9", "Java", CORE_AND_FAILOVER, java_clients("3.9"), 20),
+    Client("java-clients-4", "Java", CORE_AND_FAILOVER, java_clients("4"), 20),
     Client("kafka-cli", "Java", ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS),
                                  "large_records", "seek", "consumer_group", "admin"),
            kafka_tools("kafka_cli_driver.py"), 90),
     Client("kafka-verifiable", "Java", ("metadata", *(f"compression_{c}" for c in COMPRESSION_CODECS),
                                         "idempotent", "consumer_group"),
            kafka_tools("kafka_verifiable_driver.py"), 45),
-    Client("franz-go", "Go", CORE, go_driver("franz"), 10),
+    Client("franz-go", "Go", CORE_AND_FAILOVER, go_driver("franz"), 10),
     Client("sarama", "Go", CORE, go_driver("sarama"), 10),
     Client("kafkajs", "Node", CORE, kafkajs, 15),
     Client("kcat", "C (librdkafka)", ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS),

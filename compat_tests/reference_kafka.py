@@ -95,8 +95,14 @@ def run_tool(jars_dir: Path, tool_class: str, args: Sequence[str], *, input: str
 
 
 def broker_properties(port: int, controller_port: int, log_dirs: Path, node_id: int = 0,
-                      settings: Mapping[str, object] | None = None) -> str:
-    """server.properties for a single-node KRaft broker+controller on 127.0.0.1, single-replica internal topics."""
+                      settings: Mapping[str, object] | None = None, voters: str | None = None) -> str:
+    """server.properties for a KRaft broker+controller on 127.0.0.1, single-replica internal topics by default.
+
+    voters: `controller.quorum.voters` of a static multi-node quorum ("1@127.0.0.1:P,2@..."); without it the node
+    is a quorum of one (the bootstrap form that `format --standalone` needs).
+    """
+    quorum = ({"controller.quorum.voters": voters} if voters
+              else {"controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}"})
     props: dict[str, object] = {
         "process.roles": "broker,controller",
         "node.id": node_id,
@@ -105,8 +111,7 @@ def broker_properties(port: int, controller_port: int, log_dirs: Path, node_id: 
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
-        # Kafka 4.x `format --standalone` needs the bootstrap form, not controller.quorum.voters.
-        "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
+        **quorum,
         "log.dirs": log_dirs,
         "offsets.topic.replication.factor": 1,
         "transaction.state.log.replication.factor": 1,
@@ -128,12 +133,18 @@ class ReferenceKafka(BrokerProcess):
     name = f"Apache Kafka {KAFKA_VERSION}"
 
     def __init__(self, work_dir: Path, jars_dir: Path | None = None, *, port: int | None = None,
-                 node_id: int = 0, settings: Mapping[str, object] | None = None) -> None:
+                 node_id: int = 0, settings: Mapping[str, object] | None = None,
+                 controller_port: int | None = None, voters: str | None = None, cluster_id: str | None = None,
+                 jvm_opts: Sequence[str] = BROKER_JVM_OPTS) -> None:
         super().__init__(work_dir, port)
         self.jars_dir = jars_dir or install_jars()
-        self.controller_port = free_port()
+        self.controller_port = controller_port or free_port()
         self.node_id = node_id
         self.settings = dict(settings or {})
+        # A member of a multi-node quorum: every member is formatted with the same cluster id and voters.
+        self.voters = voters
+        self.cluster_id = cluster_id or random_cluster_id()
+        self.jvm_opts = tuple(jvm_opts)
 
     @property
     def properties_path(self) -> Path:
@@ -142,25 +153,26 @@ class ReferenceKafka(BrokerProcess):
     def prepare(self) -> None:
         data_dir = self.work_dir / "data"
         self.properties_path.write_text(broker_properties(self.port, self.controller_port, data_dir,
-                                                          self.node_id, self.settings))
+                                                          self.node_id, self.settings, self.voters))
         (self.work_dir / "log4j2.properties").write_text(BROKER_LOG4J2.format(log_file=self.log_path))
         if not (data_dir / "meta.properties").exists():
             self._format_storage()
 
     def _format_storage(self) -> None:
-        cluster_id = _random_cluster_id()
+        # With static voters every member formats alike; a quorum of one is bootstrapped as `--standalone`.
+        standalone = [] if self.voters else ["--standalone"]
         proc = run_tool(self.jars_dir, TOOLS["storage"],
-                        ["format", "-t", cluster_id, "-c", self.properties_path, "--standalone"])
+                        ["format", "-t", self.cluster_id, "-c", self.properties_path, *standalone])
         if proc.returncode != 0:
             raise BrokerStartError(f"StorageTool format failed:\n{proc.stdout}{proc.stderr}")
 
     def command(self) -> list[str]:
-        return ["java", *BROKER_JVM_OPTS, f"-Dlog4j2.configurationFile={self.work_dir / 'log4j2.properties'}",
+        return ["java", *self.jvm_opts, f"-Dlog4j2.configurationFile={self.work_dir / 'log4j2.properties'}",
                 f"-Dkafka.logs.dir={self.work_dir}", "-cp", classpath(self.jars_dir), "kafka.Kafka",
                 str(self.properties_path)]
 
 
-def _random_cluster_id() -> str:
+def random_cluster_id() -> str:
     """What `StorageTool random-uuid` prints (a URL-safe base64 UUID), without a JVM start.
 
     Like Kafka's Uuid.randomUuid(), never one that starts with "-": `format -t -xyz` reads it as an option.

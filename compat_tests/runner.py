@@ -20,17 +20,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from compat_tests import installers, reference_kafka, suite_kafka_python
+from compat_tests import cluster, installers, reference_kafka, suite_kafka_python
 from compat_tests.brokers import BrokerProcess
 from compat_tests.cache import DEFAULT_CACHE_DIR, InstallError
 from compat_tests.clients import CLIENTS, Client, Invocation
 from compat_tests.results import Cell, MatrixResult, SuiteResult
-from compat_tests.scenarios import SCENARIOS
+from compat_tests.scenarios import CLUSTER_SCENARIOS, SCENARIOS
 from compat_tests.wirebroker_broker import Wirebroker
 
 log = logging.getLogger(__name__)
 
-BROKER_KEYS = ("wirebroker", "kafka")
+SINGLE_BROKER_KEYS = ("wirebroker", "kafka")
+# The three-broker column: the same two sides as clusters, for the scenarios that kill a broker.
+CLUSTER_KEYS = ("wirebroker-3", "kafka-3")
+BROKER_KEYS = (*SINGLE_BROKER_KEYS, *CLUSTER_KEYS)
 # Settings both brokers get: what kafka-python's own test fixture configures and its tests assume (node.id=0 is
 # on the command line already), and no initial rebalance delay so group scenarios do not wait 3 s per join.
 COMMON_BROKER_SETTINGS = {
@@ -42,6 +45,10 @@ COMMON_BROKER_SETTINGS = {
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
 }
+# A multi-node KRaft quorum needs super.users for its own requests under an authorizer; no cluster scenario
+# touches ACLs, so the clusters run without one.
+CLUSTER_BROKER_SETTINGS = {k: v for k, v in COMMON_BROKER_SETTINGS.items()
+                           if k not in ("authorizer.class.name", "allow.everyone.if.no.acl.found")}
 DEFAULT_WORKERS = 3
 SUITE_NAME = "kafka-python-suite"
 # Against a broker without transactions two of its tests wait out 60 s timeouts: start it among the first.
@@ -68,12 +75,13 @@ def run_matrix(brokers: Sequence[str] = BROKER_KEYS, clients: Iterable[str] | No
 
     started_brokers: dict[str, BrokerProcess] = {}
     try:
-        for key in brokers:
+        for key in (k for k in brokers if k in SINGLE_BROKER_KEYS):
             broker_started = time.monotonic()
             started_brokers[key] = _start_broker(key, runs_dir / key, cache_dir)
             result.timings[f"start_{key}_s"] = round(time.monotonic() - broker_started, 1)
             result.brokers[key] = {"name": started_brokers[key].name, "bootstrap": started_brokers[key].bootstrap}
-        tasks = _tasks(started_brokers, chosen, result.scenarios, invocations, install_errors, run_id, runs_dir)
+        single = [s for s in result.scenarios if s not in CLUSTER_SCENARIOS]
+        tasks = _tasks(started_brokers, chosen, single, invocations, install_errors, run_id, runs_dir)
         if run_suite:
             tasks += [_suite_task(key, broker, invocations.get(SUITE_NAME), install_errors.get(SUITE_NAME), runs_dir)
                       for key, broker in started_brokers.items()]
@@ -87,6 +95,12 @@ def run_matrix(brokers: Sequence[str] = BROKER_KEYS, clients: Iterable[str] | No
     finally:
         for broker in started_brokers.values():
             broker.stop()
+    cluster_scenarios = [s for s in result.scenarios if s in CLUSTER_SCENARIOS]
+    for key in (k for k in brokers if k in CLUSTER_KEYS and cluster_scenarios):
+        cluster_started = time.monotonic()
+        result.cells.extend(_run_on_cluster(key, chosen, cluster_scenarios, invocations, install_errors,
+                                            f"c{run_id}", runs_dir / key, cache_dir, result))
+        result.timings[f"{key}_s"] = round(time.monotonic() - cluster_started, 1)
     result.cells.sort(key=lambda c: (c.broker, result.clients.index(c.client), result.scenarios.index(c.scenario)))
     result.timings["total_s"] = round(time.monotonic() - started, 1)
     return result
@@ -147,6 +161,52 @@ def _start_broker(key: str, work_dir: Path, cache_dir: Path) -> BrokerProcess:
 
 
 Task = tuple[float, Callable[[], object]]
+
+
+def _run_on_cluster(key: str, chosen: list[Client], scenarios: list[str], invocations: dict[str, object],
+                    install_errors: dict[str, str], prefix: str, work_dir: Path, cache_dir: Path,
+                    result: MatrixResult) -> list[Cell]:
+    """Start the cluster once and run its clients one after another: each kills a broker, brought back after."""
+    cells: list[Cell] = []
+    if key == "kafka-3":
+        brokers = cluster.kafka_cluster(work_dir, reference_kafka.install_jars(cache_dir), CLUSTER_BROKER_SETTINGS)
+    else:
+        brokers = cluster.WirebrokerCluster(work_dir, CLUSTER_BROKER_SETTINGS)
+    try:
+        brokers.start()
+    except (cluster.ClusterError, OSError, RuntimeError) as exc:
+        brokers.stop()
+        return [Cell(key, c.name, s, False, f"cluster did not start: {exc}")
+                for c in chosen for s in scenarios if s in c.scenarios]
+    result.brokers[key] = {"name": brokers.name, "bootstrap": brokers.bootstrap}
+    try:
+        for client in chosen:
+            names = [s for s in scenarios if s in client.scenarios]
+            if not names:
+                continue
+            if client.name in install_errors:
+                cells += [Cell(key, client.name, s, False, install_errors[client.name]) for s in names]
+                continue
+            killer = cluster.FailoverKiller(brokers, work_dir / f"{client.name}.handshake")
+            killer.start()
+            invocation = invocations[client.name]
+            invocation = Invocation(invocation.command, {**invocation.env, "COMPAT_FAILOVER_DIR": str(killer.dir)})
+            ran = run_driver(invocation, client, names, key, brokers.bootstrap, f"{prefix}.{client.name}",
+                             work_dir / f"{client.name}.stderr")
+            try:
+                killer.finish()
+            except (cluster.ClusterError, OSError, RuntimeError) as exc:
+                ran = [Cell(c.broker, c.client, c.scenario, False, f"{c.detail}; the killed broker did not come "
+                            f"back: {exc}", c.seconds) for c in ran]
+                cells += ran
+                break
+            if killer.error:
+                ran = [Cell(c.broker, c.client, c.scenario, False, f"no leader to kill: {killer.error}", c.seconds)
+                       for c in ran]
+            cells += ran
+    finally:
+        brokers.stop()
+    return cells
 
 
 def _tasks(brokers: dict[str, BrokerProcess], chosen: list[Client], scenarios: list[str],

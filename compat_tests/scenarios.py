@@ -28,7 +28,15 @@ SCENARIOS: dict[str, str] = {
     "spark_stream": "Spark Structured Streaming reads 100,000 records from a topic, writes upper(value) to another "
                     "topic (idempotent sink); the output holds each of them exactly once",
     "spark_batch": "a Spark batch read with startingOffsets/endingOffsets per partition returns exactly that range",
+    "failover": "three brokers, a 3-partition topic with replication factor 3 and min.insync.replicas=2; an "
+                "idempotent acks=all producer sends 150 of 300 records (partition = i mod 3), the leader of "
+                "partition 0 is killed (kill -9), it sends the other 150; read back with assign() from the beginning, "
+                "every record is there exactly once, in order on each partition",
 }
+# Scenarios that run on the three-broker clusters only (and no others run there).
+CLUSTER_SCENARIOS = ("failover",)
+FAILOVER_COUNT = 300
+FAILOVER_PARTITIONS = 3
 
 COMPRESSION_CODECS = ("gzip", "snappy", "lz4", "zstd")
 

@@ -149,6 +149,42 @@ def idempotent(bootstrap: str, prefix: str) -> str:
     return dc.check_values([m.value() for m in messages], expected, "idempotent")
 
 
+def failover(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "failover")
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, dc.FAILOVER_PARTITIONS, dc.FAILOVER_REPLICAS,
+                                  config={"min.insync.replicas": dc.FAILOVER_MIN_ISR})])[topic].result(30)
+    records = dc.failover_records()
+    half = len(records) // 2
+    errors: list = []
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
+
+    def send(part: list[tuple[int, bytes]]) -> None:
+        for partition, value in part:
+            producer.produce(topic, value=value, partition=partition,
+                             on_delivery=lambda err, _msg: err and errors.append(err))
+            producer.poll(0)
+        remaining = producer.flush(dc.FAILOVER_FLUSH_S)
+        expect(remaining == 0 and not errors, f"{remaining} unacknowledged, errors: {errors[:3]}")
+
+    send(records[:half])
+    killed = dc.kill_leader_and_wait(topic)
+    send(records[half:])
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}.reader", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(dc.FAILOVER_PARTITIONS)])
+    consumed, until = [], dc.deadline()
+    while len(consumed) < len(records) and not dc.past(until):
+        msg = consumer.poll(0.5)
+        if msg is None:
+            continue
+        expect(msg.error() is None, f"consume error: {msg.error()}")
+        consumed.append((msg.partition(), msg.value()))
+    ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+            for p in range(dc.FAILOVER_PARTITIONS)}
+    consumer.close()
+    return dc.check_failover(consumed, ends, killed)
+
+
 class GroupMember(dc.GroupMember):
     def __init__(self, bootstrap: str, topic: str, group: str) -> None:
         super().__init__()
@@ -209,4 +245,5 @@ def admin_scenario(bootstrap: str, prefix: str) -> str:
 
 
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
-                         seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario))
+                         seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
+                         failover=failover))

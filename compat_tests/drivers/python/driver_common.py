@@ -25,6 +25,12 @@ GROUP_RECORDS_PER_PARTITION = 10
 SEEK_STEP_MS = 1000
 SEEK_TARGET_INDEX = 5
 RETENTION_MS = "3600000"
+FAILOVER_COUNT = 300
+FAILOVER_PARTITIONS = 3
+FAILOVER_REPLICAS = 3
+FAILOVER_MIN_ISR = "2"
+# The producer's whole budget for the records sent across the kill (its delivery.timeout.ms is 120 s).
+FAILOVER_FLUSH_S = 120.0
 # Long enough for a group rebalance with default session timeouts on a loaded 2-core machine.
 SCENARIO_DEADLINE_S = 60.0
 
@@ -86,6 +92,46 @@ def wait_until(condition: Callable[[], object], what: str) -> None:
         if past(until):
             raise ScenarioFailed(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def failover_records() -> list[tuple[int, bytes]]:
+    """(partition, value) for the failover scenario, in send order: record i goes to partition i mod 3."""
+    return [(i % FAILOVER_PARTITIONS, f"failover-{i}".encode()) for i in range(FAILOVER_COUNT)]
+
+
+def kill_leader_and_wait(topic: str) -> str:
+    """The driver's half of the failover handshake: ask the runner to kill -9 partition 0's leader, wait for it.
+
+    Writes `ready` (the topic) in $COMPAT_FAILOVER_DIR and waits for `killed` (the node id the runner killed).
+    """
+    handshake = os.environ.get("COMPAT_FAILOVER_DIR")
+    expect(handshake is not None, "COMPAT_FAILOVER_DIR is not set: failover runs on a three-broker cluster only")
+    tmp = os.path.join(handshake, "ready.tmp")
+    with open(tmp, "w") as out:
+        out.write(topic)
+    os.replace(tmp, os.path.join(handshake, "ready"))
+    killed = os.path.join(handshake, "killed")
+    wait_until(lambda: os.path.exists(killed), "the runner to kill the leader")
+    with open(killed) as handle:
+        node = handle.read().strip()
+    expect(node != "-1", "the runner found no leader to kill")
+    return node
+
+
+def check_failover(consumed: list[tuple[int, bytes]], end_offsets: dict[int, int], killed: str) -> str:
+    """Every record exactly once and in order on each partition, and no log longer than that (no duplicates)."""
+    expected: dict[int, list[bytes]] = {p: [] for p in range(FAILOVER_PARTITIONS)}
+    for partition, value in failover_records():
+        expected[partition].append(value)
+    got: dict[int, list[bytes]] = {p: [] for p in range(FAILOVER_PARTITIONS)}
+    for partition, value in consumed:
+        got[partition].append(value)
+    for partition in range(FAILOVER_PARTITIONS):
+        check_values(got[partition], expected[partition], f"partition {partition}")
+    want_ends = {p: len(v) for p, v in expected.items()}
+    expect(end_offsets == want_ends, f"log end offsets {end_offsets}, expected {want_ends} (duplicates?)")
+    return (f"broker {killed} (leader of partition 0) killed after {FAILOVER_COUNT // 2} records; all "
+            f"{FAILOVER_COUNT} read back once, in order on each of {FAILOVER_PARTITIONS} partitions")
 
 
 def group_records() -> list[tuple[int, bytes]]:

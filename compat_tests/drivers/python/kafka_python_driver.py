@@ -158,6 +158,41 @@ def idempotent(bootstrap: str, prefix: str) -> str:
     return dc.check_values([r.value for r in records], expected, "idempotent")
 
 
+def failover(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "failover")
+    client = admin(bootstrap)
+    try:
+        client.create_topics([NewTopic(topic, dc.FAILOVER_PARTITIONS, dc.FAILOVER_REPLICAS,
+                                       topic_configs={"min.insync.replicas": dc.FAILOVER_MIN_ISR})])
+    finally:
+        client.close()
+    records = dc.failover_records()
+    half = len(records) // 2
+    producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, acks="all")
+
+    def send(part: list[tuple[int, bytes]]) -> None:
+        futures = [producer.send(topic, value=value, partition=partition) for partition, value in part]
+        producer.flush(timeout=dc.FAILOVER_FLUSH_S)
+        failed = [f.exception for f in futures if not f.succeeded()]
+        expect(not failed, f"{len(failed)} unacknowledged: {failed[:3]}")
+
+    send(records[:half])
+    killed = dc.kill_leader_and_wait(topic)
+    send(records[half:])
+    producer.close()
+    partitions = [TopicPartition(topic, p) for p in range(dc.FAILOVER_PARTITIONS)]
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    consumer.assign(partitions)
+    consumer.seek_to_beginning(*partitions)
+    consumed, until = [], dc.deadline()
+    while len(consumed) < len(records) and not dc.past(until):
+        for tp, batch in consumer.poll(timeout_ms=500).items():
+            consumed.extend((tp.partition, r.value) for r in batch)
+    ends = {tp.partition: offset for tp, offset in consumer.end_offsets(partitions).items()}
+    consumer.close()
+    return dc.check_failover(consumed, ends, killed)
+
+
 class GroupMember(dc.GroupMember):
     def __init__(self, bootstrap: str, topic: str, group: str) -> None:
         super().__init__()
@@ -225,4 +260,5 @@ def _config_values(response: dict, topic: str) -> dict[str, str]:
 
 
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
-                         seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario))
+                         seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
+                         failover=failover))
