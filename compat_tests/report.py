@@ -15,7 +15,10 @@ from compat_tests.results import Cell, MatrixResult
 from compat_tests.scenarios import SCENARIOS
 
 REPORT_DIR = PACKAGE_DIR / "report"
-BROKER_LABELS = {"wirebroker": "wirebroker", "kafka": "Apache Kafka"}
+BROKER_LABELS = {"wirebroker": "wirebroker", "kafka": "Apache Kafka",
+                 "wirebroker-3": "wirebroker ×3", "kafka-3": "Apache Kafka ×3"}
+# Short marks of the HTML cells: the three-broker clusters are W3/K3.
+HTML_LABELS = {"wirebroker": "W", "kafka": "K", "wirebroker-3": "W3", "kafka-3": "K3"}
 MARK = {True: "✅", False: "❌", None: "·"}
 
 
@@ -30,6 +33,12 @@ def write_all(result: MatrixResult, out_dir: Path = REPORT_DIR) -> list[Path]:
 
 def _brokers(result: MatrixResult) -> list[str]:
     return [b for b in BROKER_LABELS if b in result.brokers]
+
+
+def _scenario_brokers(result: MatrixResult, scenario: str) -> list[str]:
+    """The brokers a scenario's column shows: those that ran it (one broker, or the three-broker clusters)."""
+    ran = {c.broker for c in result.cells if c.scenario == scenario}
+    return [b for b in _brokers(result) if b in ran] or _brokers(result)
 
 
 def _state(result: MatrixResult, broker: str, client: str, scenario: str) -> bool | None:
@@ -54,15 +63,21 @@ def summary_lines(result: MatrixResult) -> list[str]:
 
 
 def markdown(result: MatrixResult) -> str:
-    brokers = _brokers(result)
-    order = " / ".join(BROKER_LABELS[b] for b in brokers)
+    columns: dict[str, list[str]] = {}  # "wirebroker / Apache Kafka" -> the scenarios whose cells show those
+    for scenario in result.scenarios:
+        order = " / ".join(BROKER_LABELS[b] for b in _scenario_brokers(result, scenario))
+        columns.setdefault(order, []).append(scenario)
+    main, *others = sorted(columns, key=lambda order: -len(columns[order])) or [""]
+    exceptions = "".join(f"; in {', '.join(columns[o])}: {o}" for o in others)
     out = ["# Compatibility matrix", "",
-           f"Run {result.started_at}. Each cell: {order} (✅ pass, ❌ fail, · not expressible by the client).", ""]
+           f"Run {result.started_at}. Each cell: {main}{exceptions} (✅ pass, ❌ fail, · not expressible by the "
+           f"client).", ""]
     out += [f"- {line}" for line in summary_lines(result)] + [""]
     out.append("| client | " + " | ".join(result.scenarios) + " |")
     out.append("|---" * (len(result.scenarios) + 1) + "|")
     for client in result.clients:
-        row = [" ".join(MARK[_state(result, b, client, s)] for b in brokers) for s in result.scenarios]
+        row = [" ".join(MARK[_state(result, b, client, s)] for b in _scenario_brokers(result, s))
+               for s in result.scenarios]
         out.append(f"| {client} | " + " | ".join(row) + " |")
     out += ["", "## Scenarios", ""] + [f"- **{s}**: {SCENARIOS[s]}" for s in result.scenarios]
     failures = [c for c in result.cells if not c.ok]
@@ -92,7 +107,7 @@ span.pass { background: #2e8b3a; } span.fail { background: #c62828; cursor: help
 
 
 def _html_cell(cell: Cell | None, broker: str) -> str:
-    label = "W" if broker == "wirebroker" else "K"
+    label = HTML_LABELS[broker]
     if cell is None:
         return f'<span class="cell none" title="{BROKER_LABELS[broker]}: not run">{label}</span>'
     css = "pass" if cell.ok else "fail"
@@ -102,13 +117,13 @@ def _html_cell(cell: Cell | None, broker: str) -> str:
 
 
 def html_page(result: MatrixResult) -> str:
-    brokers = _brokers(result)
     head = "".join(f'<th title="{html.escape(SCENARIOS[s], quote=True)}">{html.escape(s)}</th>'
                    for s in result.scenarios)
     rows = []
     for client in result.clients:
         cells = []
         for scenario in result.scenarios:
+            brokers = _scenario_brokers(result, scenario)
             parts = [result.cell(b, client, scenario) for b in brokers]
             if all(p is None for p in parts):
                 cells.append("<td></td>")
@@ -117,7 +132,7 @@ def html_page(result: MatrixResult) -> str:
         rows.append(f'<tr><th class="client">{html.escape(client)}</th>{"".join(cells)}</tr>')
     summary = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result))
     suites = "".join(_suite_html(s) for s in result.suites)
-    legend = " beside ".join(f"{'W' if b == 'wirebroker' else 'K'} = {BROKER_LABELS[b]}" for b in brokers)
+    legend = " beside ".join(f"{HTML_LABELS[b]} = {BROKER_LABELS[b]}" for b in _brokers(result))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>wirebroker compatibility matrix</title>"
             f"<style>{STYLE}</style></head><body><h1>Compatibility matrix</h1>"
             f"<p>Run {html.escape(result.started_at)}. {legend}; hover a red cell for the failure.</p>"

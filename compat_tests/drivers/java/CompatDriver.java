@@ -64,6 +64,10 @@ public final class CompatDriver {
     static final int SEEK_TARGET_INDEX = 5;
     static final String RETENTION_MS = "3600000";
     static final long DEADLINE_MS = 60_000;
+    static final int FAILOVER_COUNT = 300;
+    static final int FAILOVER_PARTITIONS = 3;
+    static final short FAILOVER_REPLICAS = 3;
+    static final String FAILOVER_MIN_ISR = "2";
 
     final String bootstrap;
     final String prefix;
@@ -119,6 +123,7 @@ public final class CompatDriver {
             case "idempotent": return idempotent();
             case "consumer_group": return consumerGroup();
             case "admin": return admin();
+            case "failover": return failover();
             default: throw new UnsupportedOperationException("not implemented");
         }
     }
@@ -193,9 +198,7 @@ public final class CompatDriver {
     /** Send every record and wait for each acknowledgement. */
     void produce(List<ProducerRecord<byte[], byte[]>> records, Map<String, Object> extra) throws Exception {
         try (KafkaProducer<byte[], byte[]> producer = producer(extra)) {
-            List<Future<RecordMetadata>> acks = new ArrayList<>();
-            for (ProducerRecord<byte[], byte[]> record : records) acks.add(producer.send(record));
-            for (Future<RecordMetadata> ack : acks) ack.get();
+            sendAll(producer, records);
         }
     }
 
@@ -369,6 +372,82 @@ public final class CompatDriver {
             expect(end == IDEMPOTENT_COUNT, "log end offset " + end + ", expected " + IDEMPOTENT_COUNT + " (duplicates?)");
         }
         return checkValues(got, expected, "idempotent");
+    }
+
+    /**
+     * Three brokers: 150 of 300 records from an idempotent acks=all producer, the runner kills -9 partition 0's
+     * leader (handshake files in $COMPAT_FAILOVER_DIR, as driver_common.kill_leader_and_wait), the other 150 from
+     * the same producer; all read back with assign(), exactly once and in order on each partition.
+     */
+    String failover() throws Exception {
+        String topic = topic("failover");
+        try (Admin admin = adminClient()) {
+            admin.createTopics(List.of(new NewTopic(topic, FAILOVER_PARTITIONS, FAILOVER_REPLICAS)
+                    .configs(Map.of("min.insync.replicas", FAILOVER_MIN_ISR)))).all().get();
+        }
+        Map<Integer, List<byte[]>> expected = new TreeMap<>();
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < FAILOVER_COUNT; i++) {
+            int partition = i % FAILOVER_PARTITIONS;
+            expected.computeIfAbsent(partition, p -> new ArrayList<>()).add(bytes("failover-" + i));
+            records.add(new ProducerRecord<>(topic, partition, null, bytes("failover-" + i)));
+        }
+        int half = FAILOVER_COUNT / 2;
+        String killed;
+        try (KafkaProducer<byte[], byte[]> producer = producer(Map.of(
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all"))) {
+            sendAll(producer, records.subList(0, half));
+            killed = killLeaderAndWait(topic);
+            sendAll(producer, records.subList(half, FAILOVER_COUNT));
+        }
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (int p = 0; p < FAILOVER_PARTITIONS; p++) partitions.add(new TopicPartition(topic, p));
+        Map<Integer, List<ConsumerRecord<byte[], byte[]>>> got = new TreeMap<>();
+        int total = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of())) {
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            long until = System.currentTimeMillis() + DEADLINE_MS;
+            while (total < FAILOVER_COUNT && System.currentTimeMillis() < until) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    got.computeIfAbsent(r.partition(), p -> new ArrayList<>()).add(r);
+                    total++;
+                }
+            }
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            for (TopicPartition tp : partitions) {
+                long want = expected.get(tp.partition()).size();
+                expect(ends.get(tp) == want, "log end offset of partition " + tp.partition() + " is " + ends.get(tp)
+                        + ", expected " + want + " (duplicates?)");
+            }
+        }
+        for (int p = 0; p < FAILOVER_PARTITIONS; p++) {
+            checkValues(got.getOrDefault(p, List.of()), expected.get(p), "partition " + p);
+        }
+        return "broker " + killed + " (leader of partition 0) killed after " + half + " records; all "
+                + FAILOVER_COUNT + " read back once, in order on each of " + FAILOVER_PARTITIONS + " partitions";
+    }
+
+    static void sendAll(KafkaProducer<byte[], byte[]> producer, List<ProducerRecord<byte[], byte[]>> records)
+            throws Exception {
+        List<Future<RecordMetadata>> acks = new ArrayList<>();
+        for (ProducerRecord<byte[], byte[]> record : records) acks.add(producer.send(record));
+        for (Future<RecordMetadata> ack : acks) ack.get();
+    }
+
+    /** Write `ready` (the topic) in $COMPAT_FAILOVER_DIR, wait for the runner's `killed` (the node id). */
+    static String killLeaderAndWait(String topic) throws Exception {
+        String dir = System.getenv("COMPAT_FAILOVER_DIR");
+        expect(dir != null, "COMPAT_FAILOVER_DIR is not set: failover runs on a three-broker cluster only");
+        java.nio.file.Path tmp = java.nio.file.Path.of(dir, "ready.tmp");
+        java.nio.file.Files.writeString(tmp, topic);
+        java.nio.file.Files.move(tmp, java.nio.file.Path.of(dir, "ready"),
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        java.nio.file.Path killed = java.nio.file.Path.of(dir, "killed");
+        waitUntil(() -> java.nio.file.Files.exists(killed), "the runner to kill the leader");
+        String node = java.nio.file.Files.readString(killed).trim();
+        expect(!node.equals("-1"), "the runner found no leader to kill");
+        return node;
     }
 
     /** One member of the group: polled from the scenario's thread, committing synchronously after each poll. */

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -27,6 +28,10 @@ const (
 	SeekStepMs               = 1000
 	SeekTargetIndex          = 5
 	RetentionMs              = "3600000"
+	FailoverCount            = 300
+	FailoverPartitions       = 3
+	FailoverReplicas         = 3
+	FailoverMinISR           = "2"
 	// Long enough for a group rebalance with default session timeouts on a loaded 2-core machine.
 	Deadline = 60 * time.Second
 	// A 1,000,000-byte record needs a little more than the 1,000,000 most clients allow per batch by default, and
@@ -110,6 +115,62 @@ func CheckValues(got, want [][]byte, what string) (string, error) {
 		}
 	}
 	return fmt.Sprintf("%s: %d records intact and in order", what, len(got)), nil
+}
+
+// FailoverRecords are the failover scenario's values in send order: record i goes to partition i mod 3.
+func FailoverRecords() (partitions []int32, values [][]byte) {
+	for i := 0; i < FailoverCount; i++ {
+		partitions = append(partitions, int32(i%FailoverPartitions))
+		values = append(values, []byte(fmt.Sprintf("failover-%d", i)))
+	}
+	return partitions, values
+}
+
+// KillLeaderAndWait is the driver's half of the failover handshake (driver_common.kill_leader_and_wait): write
+// `ready` (the topic) in $COMPAT_FAILOVER_DIR, wait for the runner's `killed` (the node id it killed).
+func KillLeaderAndWait(topic string) (string, error) {
+	dir := os.Getenv("COMPAT_FAILOVER_DIR")
+	if dir == "" {
+		return "", Failf("COMPAT_FAILOVER_DIR is not set: failover runs on a three-broker cluster only")
+	}
+	tmp := filepath.Join(dir, "ready.tmp")
+	if err := os.WriteFile(tmp, []byte(topic), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "ready")); err != nil {
+		return "", err
+	}
+	killed := filepath.Join(dir, "killed")
+	if err := WaitUntil(func() bool { _, err := os.Stat(killed); return err == nil }, "the runner to kill the leader"); err != nil {
+		return "", err
+	}
+	node, err := os.ReadFile(killed)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(string(node)) == "-1" {
+		return "", Failf("the runner found no leader to kill")
+	}
+	return strings.TrimSpace(string(node)), nil
+}
+
+// CheckFailover: every value exactly once and in order on each partition, and no log longer (no duplicates).
+func CheckFailover(got map[int32][][]byte, ends map[int32]int64, killed string) (string, error) {
+	partitions, values := FailoverRecords()
+	want := map[int32][][]byte{}
+	for i, p := range partitions {
+		want[p] = append(want[p], values[i])
+	}
+	for p := int32(0); p < FailoverPartitions; p++ {
+		if _, err := CheckValues(got[p], want[p], fmt.Sprintf("partition %d", p)); err != nil {
+			return "", err
+		}
+		if ends[p] != int64(len(want[p])) {
+			return "", Failf("log end offset of partition %d is %d, expected %d (duplicates?)", p, ends[p], len(want[p]))
+		}
+	}
+	return fmt.Sprintf("broker %s (leader of partition 0) killed after %d records; all %d read back once, in order "+
+		"on each of %d partitions", killed, FailoverCount/2, FailoverCount, FailoverPartitions), nil
 }
 
 // WaitUntil polls cond every 100 ms until it holds or Deadline passes.

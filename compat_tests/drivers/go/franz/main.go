@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,13 +31,14 @@ func main() {
 		"idempotent":         idempotent,
 		"consumer_group":     consumerGroup,
 		"admin":              admin,
+		"failover":           failover,
 	})
 }
 
 func ctx() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), c.Deadline) }
 
 func client(bootstrap string, opts ...kgo.Opt) (*kgo.Client, error) {
-	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, opts...)...)
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(bootstrap, ",")...)}, opts...)...)
 }
 
 func withAdmin(bootstrap string, f func(*kadm.Client) error) error {
@@ -324,6 +326,87 @@ func idempotent(bootstrap, prefix string) (string, error) {
 		return "", c.Failf("log end offset %d, expected %d (duplicates?)", end, c.IdempotentCount)
 	}
 	return c.CheckValues(values(got), want, "idempotent")
+}
+
+// failover: three brokers; 150 of 300 records from the idempotent acks=all client, the runner kills -9
+// partition 0's leader, the other 150 from the same client; all read back with assigned partitions.
+func failover(bootstrap, prefix string) (string, error) {
+	topic := c.TopicName(prefix, "failover")
+	minISR := c.FailoverMinISR
+	err := withAdmin(bootstrap, func(adm *kadm.Client) error {
+		cx, cancel := ctx()
+		defer cancel()
+		resp, err := adm.CreateTopics(cx, c.FailoverPartitions, c.FailoverReplicas,
+			map[string]*string{"min.insync.replicas": &minISR}, topic)
+		if err != nil {
+			return err
+		}
+		return resp[topic].Err
+	})
+	if err != nil {
+		return "", err
+	}
+	partitions, vals := c.FailoverRecords()
+	var records []*kgo.Record
+	for i := range vals {
+		records = append(records, &kgo.Record{Topic: topic, Partition: partitions[i], Value: vals[i]})
+	}
+	half := len(records) / 2
+	cl, err := client(bootstrap, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	send := func(part []*kgo.Record) error {
+		cx, cancel := context.WithTimeout(context.Background(), 2*c.Deadline)
+		defer cancel()
+		return cl.ProduceSync(cx, part...).FirstErr()
+	}
+	if err := send(records[:half]); err != nil {
+		return "", err
+	}
+	killed, err := c.KillLeaderAndWait(topic)
+	if err != nil {
+		return "", err
+	}
+	if err := send(records[half:]); err != nil {
+		return "", fmt.Errorf("after the kill: %w", err)
+	}
+	offsets := map[int32]kgo.Offset{}
+	for p := int32(0); p < c.FailoverPartitions; p++ {
+		offsets[p] = kgo.NewOffset().AtStart()
+	}
+	reader, err := client(bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
+	if err != nil {
+		return "", err
+	}
+	defer reader.Close()
+	cx, cancel := ctx()
+	defer cancel()
+	got := map[int32][][]byte{}
+	for total := 0; total < len(records) && cx.Err() == nil; {
+		fetches := reader.PollFetches(cx)
+		if errs := fetches.Errors(); len(errs) > 0 && cx.Err() == nil {
+			return "", errs[0].Err
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			got[r.Partition] = append(got[r.Partition], r.Value)
+			total++
+		})
+	}
+	ends := map[int32]int64{}
+	err = withAdmin(bootstrap, func(adm *kadm.Client) error {
+		listed, err := adm.ListEndOffsets(cx, topic)
+		if err != nil {
+			return err
+		}
+		listed.Each(func(o kadm.ListedOffset) { ends[o.Partition] = o.Offset })
+		return listed.Error()
+	})
+	if err != nil {
+		return "", err
+	}
+	return c.CheckFailover(got, ends, killed)
 }
 
 // member is one consumer of the group, polling and committing in its own goroutine.
