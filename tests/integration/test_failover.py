@@ -52,7 +52,7 @@ SIZE = SIZES[os.environ.get("WIREBROKER_RELIABILITY", "reduced")]
 SETTINGS = {"replica.lag.time.max.ms": "10000"}
 REPLICA_FETCH_WAIT_MAX_MS = 500  # Kafka's default, the brokers' too
 LEADER_CHANGE_TIMEOUT_S = 60
-PRODUCE, LEADER_AND_ISR, FIND_COORDINATOR = 0, 4, 10
+PRODUCE, LEADER_AND_ISR, OFFSET_FETCH, FIND_COORDINATOR = 0, 4, 9, 10
 
 
 @pytest.fixture(params=[SIZE], ids=lambda size: size.name)
@@ -321,6 +321,8 @@ def test_a_consumer_group_survives_the_loss_of_its_coordinator(tmp_path):
         assert sum(max(o, 0) for o in committed.values()) == len(consumed)
         coordinator = find_coordinator(cluster, group)
         assert coordinator in cluster.node_ids
+        assert all(offset_fetch_error(cluster, node_id, group) == ErrorCode.NOT_COORDINATOR
+                   for node_id in cluster.node_ids if node_id != coordinator)  # only the partition leader serves it
         cluster.kill(coordinator)
         cluster.wait_until(lambda: find_coordinator(cluster, group) not in (-1, coordinator), LEADER_CHANGE_TIMEOUT_S,
                            f"a coordinator for {group} other than the killed broker {coordinator}")
@@ -339,6 +341,11 @@ def test_a_consumer_group_survives_the_loss_of_its_coordinator(tmp_path):
             member.close()
     assert after == committed  # nothing committed since: the new coordinator loaded the offsets from the log
     assert sorted(set(remaining)) == sorted(f"r:{i}" for i in range(count))
+
+
+def offset_fetch_error(cluster: ClusterProcess, node_id: int, group: str) -> int:
+    with RawClient(cluster.broker(node_id).bootstrap) as client:
+        return client.request(OFFSET_FETCH, 5, group_id=group, topics=None).error_code
 
 
 def _poll_values(consumer: Consumer, limit: int = 50) -> list[str]:
