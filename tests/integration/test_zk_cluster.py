@@ -1,7 +1,13 @@
-"""Three wirebroker processes in ZooKeeper mode on a real ZooKeeper: registration, one controller, topics created
-through a client's admin API with replicas on every broker, the same leaders and ISR in every broker's Metadata,
-and the loss of the controller (kill -9): another broker takes over with the next epoch and leadership leaves the
-dead broker. Clients: kafka-python's admin client and confluent-kafka (librdkafka) for produce and consume."""
+"""Three wirebroker processes in ZooKeeper mode on a real ZooKeeper (tests/integration/cluster_process.py): the
+controller side and the broker's ZooKeeper mode.
+
+Registration and one controller; topics created, grown and deleted through clients' admin APIs with the same leaders
+and ISR in every broker's Metadata; the controller killed (kill -9) or paused past its session: another takes over
+with the next epoch and leadership leaves the lost broker; produce and consume across a leader's loss; a restarted
+follower back in the ISR through the leader's AlterPartition; SIGTERM's controlled shutdown; config changes on every
+broker; preferred and unclean leader election, the automatic rebalance, reassignment, manual assignments, deletion
+while a replica is down, a chroot, an unreachable ZooKeeper, and the controller APIs on the wire. Clients:
+kafka-python and confluent-kafka (librdkafka)."""
 
 from __future__ import annotations
 
@@ -11,15 +17,33 @@ import sys
 import uuid
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, ElectionType, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    ElectionType,
+    KafkaError,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ResourceType,
+)
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
-from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProgressError
+from kafka.errors import (
+    InvalidReplicationAssignmentError,
+    NoReassignmentInProgressError,
+)
+from kazoo.client import KazooClient
 
-from tests.integration.broker_process import free_port
+from tests.integration.broker_process import BrokerProcess, free_port
 from tests.integration.cluster_process import ClusterProcess
 from tests.integration.raw_client import RawClient
+from wirebroker.cluster.zookeeper_server import ZooKeeperServer
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.alter_partition import AlterPartitionRequest
 from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest
@@ -450,3 +474,27 @@ def test_controller_apis_on_the_wire(cluster):
     same = alter_partition(controller, state["leader_epoch"], state["partition_epoch"], state["isr"])
     assert partition_error(same) == ErrorCode.NONE  # already the state: answered as it is
     assert same.topics[0].partitions[0].partition_epoch == state["partition_epoch"]
+
+
+def test_a_chroot_in_zookeeper_connect_is_created_and_used(tmp_path):
+    zookeeper = ZooKeeperServer(data_dir=tmp_path / "zookeeper").start()
+    broker = BrokerProcess(tmp_path / "broker", {"zookeeper.connect": f"{zookeeper.connect_string}/wb/one",
+                                                 **SETTINGS})
+    root = KazooClient(hosts=zookeeper.connect_string, timeout=10)
+    try:
+        broker.start()
+        root.start(timeout=10)
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=30000)
+        try:
+            admin.create_topics([NewTopic("rooted", num_partitions=1, replication_factor=1)])
+        finally:
+            admin.close()
+        assert root.exists("/wb/one/brokers/ids/0")
+        assert root.exists("/wb/one/brokers/topics/rooted")
+        assert json.loads(root.get("/wb/one/controller")[0])["brokerid"] == 0
+        assert not root.exists("/brokers")
+    finally:
+        root.stop()
+        root.close()
+        broker.kill()
+        zookeeper.stop()

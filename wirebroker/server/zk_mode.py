@@ -1,9 +1,10 @@
 """A broker's ZooKeeper mode (Kafka's KafkaServer of the ZooKeeper era), used when `zookeeper.connect` is set.
 
 Start-up, in Kafka's order:
-1. `ZkMode(config)`: connect (kazoo, session of zookeeper.session.timeout.ms), create the persistent paths, and get
-   the cluster id from /cluster/id (the first broker writes its own); the log directories are then formatted with
-   it, or refused when meta.properties names another cluster.
+1. `ZkMode(config)`: connect (kazoo, session of zookeeper.session.timeout.ms; a chroot in zookeeper.connect is
+   created if missing), create the persistent paths, and get the cluster id from /cluster/id (the first broker
+   writes its own); the log directories are then formatted with it, or refused when meta.properties names another
+   cluster.
 2. `install(broker)`: topic administration goes through ZooKeeper (ZkAdmin replaces the single-node Controller,
    so the API handlers do not branch); the broker's topics are the metadata cache's with their /config/topics
    overrides, and producer ids come in blocks from ZooKeeper; new logs take their topic's overrides; config
@@ -58,24 +59,37 @@ REGISTRATION_RETRY_S = 0.5
 REGISTRATION_MARGIN_S = 5.0  # past the session timeout: ZooKeeper expires sessions on its own tick
 
 
+def _connect(config: BrokerConfig, connect: str) -> KazooClient:
+    """A started session (zookeeper.session.timeout.ms) that reconnects for as long as it lives; ConnectionError,
+    which the command line reports as a failure to start, when no server answers within the connection timeout."""
+    connection_timeout_ms = config["zookeeper.connection.timeout.ms"] or config["zookeeper.session.timeout.ms"]
+    client = KazooClient(hosts=connect, timeout=config["zookeeper.session.timeout.ms"] / 1000,
+                         connection_retry={"max_tries": -1, "max_delay": 1.0})
+    log.info("Connecting to zookeeper on %s", connect)
+    try:
+        client.start(timeout=connection_timeout_ms / 1000)
+    except KazooTimeoutError:
+        client.close()
+        raise ConnectionError(f"could not connect to ZooKeeper at {connect} within {connection_timeout_ms} ms "
+                              f"(zookeeper.connection.timeout.ms); is it running?") from None
+    return client
+
+
 class ZkMode:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.node_id = config.node_id
         self.listener_name = config["inter.broker.listener.name"] or config.listeners[0].name
-        session_timeout_s = config["zookeeper.session.timeout.ms"] / 1000
-        connection_timeout_ms = config["zookeeper.connection.timeout.ms"] or config["zookeeper.session.timeout.ms"]
-        self.zk = KazooClient(hosts=config["zookeeper.connect"], timeout=session_timeout_s,
-                              connection_retry={"max_tries": -1, "max_delay": 1.0})
-        log.info("Connecting to zookeeper on %s", config["zookeeper.connect"])
-        try:
-            self.zk.start(timeout=connection_timeout_ms / 1000)
-        except KazooTimeoutError:
-            self.zk.close()
-            # An OSError: the command line reports it as a failure to start (exit status 1), naming the servers.
-            raise ConnectionError(
-                f"could not connect to ZooKeeper at {config['zookeeper.connect']} within {connection_timeout_ms} ms "
-                f"(zookeeper.connection.timeout.ms); is it running?") from None
+        connect = config["zookeeper.connect"]
+        hosts, _, chroot = connect.partition("/")
+        if chroot.strip("/"):  # Kafka creates the chroot of `host:2181/kafka` if it is missing
+            root = _connect(config, hosts)
+            try:
+                root.ensure_path(f"/{chroot}")
+            finally:
+                root.stop()
+                root.close()
+        self.zk = _connect(config, connect)
         ensure_persistent_paths(self.zk)
         self.cluster_id = get_or_create_cluster_id(self.zk, config["cluster.id"] or new_cluster_id())
         log.info("Cluster ID = %s", self.cluster_id)
