@@ -498,3 +498,14 @@ def test_a_chroot_in_zookeeper_connect_is_created_and_used(tmp_path):
         root.close()
         broker.kill()
         zookeeper.stop()
+
+
+def test_a_topic_written_and_marked_for_deletion_at_once_is_deleted(cluster):
+    topic = f"blink-{uuid.uuid4().hex[:6]}"
+    zk = cluster.zk()
+    transaction = zk.transaction()  # as an external tool could: the assignment and the deletion request together
+    transaction.create(f"/brokers/topics/{topic}", b'{"version":3,"partitions":{"0":[1,2,3]}}')
+    transaction.create(f"/admin/delete_topics/{topic}", b"")
+    assert not any(isinstance(result, Exception) for result in transaction.commit())
+    cluster.wait_until(lambda: not zk.exists(f"/brokers/topics/{topic}") and not zk.exists(
+        f"/admin/delete_topics/{topic}"), WAIT_S, "the topic and its deletion request gone")

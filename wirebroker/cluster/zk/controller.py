@@ -13,7 +13,7 @@ thread that takes events from a queue in order, so the controller's view (Contro
 - TopicChange (/brokers/topics children) and PartitionModifications (/brokers/topics/<topic>): new partitions get
   their first leader and ISR (LeaderAndIsr with is_new to their replicas, UpdateMetadata to all).
 - TopicDeletion (/admin/delete_topics children): UpdateMetadata with leader -2, StopReplica with delete_partition to
-  every live replica; when they have answered, the topic's znodes go.
+  every replica (one on a broker that is down gets it when it returns); when all have answered, the znodes go.
 - AlterPartition (a leader's ISR change, isr_change.py; a reassignment whose targets are all in sync completes),
   ControlledShutdown (a broker leaving), ElectLeaders (preferred or unclean) and AlterPartitionReassignments /
   ListPartitionReassignments (reassignment.py): requests answered through a callback once the change is written.
@@ -403,6 +403,11 @@ class KafkaController:
         state = self._active()
         requested = self._watch_children(paths.DELETE_TOPICS, "TopicDeletion", self._on_topic_deletion)
         known = {tp.topic for tp in state.assignments}
+        # A topic created just before its deletion (its TopicChange still queued) is started first.
+        created_meanwhile = self._read_assignments(t for t in requested if t not in known)
+        if created_meanwhile:
+            self._on_new_partitions(created_meanwhile)
+            known = {tp.topic for tp in state.assignments}
         for topic in sorted(set(requested) - set(self._deleting)):
             if topic not in known:
                 log.info("Controller %d: deletion of unknown topic %s requested; removing the request",
