@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from wirebroker.cluster.controller import Change
@@ -170,8 +171,12 @@ class ZkMode:
         log.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed")
 
     def _ask_controller(self) -> bool:
-        controller_id = get_controller_id(self.zk)
-        info = get_broker(self.zk, controller_id) if controller_id is not None else None
+        try:
+            controller_id = get_controller_id(self.zk)
+            info = get_broker(self.zk, controller_id) if controller_id is not None else None
+        except KazooException as exc:  # ZooKeeper unreachable: try again, then stop anyway
+            log.warning("Controlled shutdown: cannot look up the controller in ZooKeeper (%r)", exc)
+            return False
         if info is None:
             log.warning("No controller registered in ZooKeeper; controlled shutdown will retry")
             return False
