@@ -48,7 +48,8 @@ class Size:
 
 SIZES = {"reduced": Size("reduced", leader_kills=3, rate=40), "full": Size("full", leader_kills=20, rate=100)}
 SIZE = SIZES[os.environ.get("WIREBROKER_RELIABILITY", "reduced")]
-# An ISR member that stops fetching leaves the ISR after this (Kafka: 30 s), so the pauses below stay shorter.
+# A follower that stops fetching leaves the ISR after this (Kafka: 30 s): shorter than the followers-stopped pause,
+# far longer than the divergent-tail one.
 SETTINGS = {"replica.lag.time.max.ms": "10000"}
 REPLICA_FETCH_WAIT_MAX_MS = 500  # Kafka's default, the brokers' too
 LEADER_CHANGE_TIMEOUT_S = 60
