@@ -1,11 +1,16 @@
 """Run the matrix: install the clients, start each broker once, run every client × scenario cell, collect results.
 
-    result = run_matrix(brokers=("wirebroker", "kafka"))          # what `python -m compat_tests` does
-    result = run_wirebroker_matrix()                               # the same, for pytest (both brokers)
+    result = run_matrix()                           # what `python -m compat_tests` does: all four brokers
+    result = run_wirebroker_matrix()                # for pytest: wirebroker and Apache Kafka, one broker each
+    result = run_failover_column(["franz-go"])      # for pytest: the three-broker column on both clusters
 
 Cells run in parallel (a pool of `workers` driver processes, longest first). Each driver process runs all of one
 client's scenarios against one broker; its stderr goes to <runs>/<broker>/<client>.stderr and each broker's log to
 <runs>/<broker>/broker.log, where <runs> is .cache/compat/runs (emptied at the start of each run).
+
+The three-broker column runs after the single brokers stop: one cluster at a time (wirebroker-3, kafka-3), its
+drivers one after another, because each driver's failover kills a broker (cluster.FailoverKiller), which is
+started again before the next driver.
 """
 from __future__ import annotations
 
@@ -63,7 +68,10 @@ def run_matrix(brokers: Sequence[str] = BROKER_KEYS, clients: Iterable[str] | No
     result = MatrixResult(started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     chosen = _choose_clients(clients, fast)
     wanted = list(scenarios) if scenarios else list(SCENARIOS)
-    result.scenarios = [s for s in SCENARIOS if s in wanted and any(s in c.scenarios for c in chosen)]
+    # A scenario is a column only where a broker that runs it was chosen (failover: the clusters, others: single).
+    runnable = {s for s in SCENARIOS
+                if any(k in (CLUSTER_KEYS if s in CLUSTER_SCENARIOS else SINGLE_BROKER_KEYS) for k in brokers)}
+    result.scenarios = [s for s in SCENARIOS if s in wanted and s in runnable and any(s in c.scenarios for c in chosen)]
     result.clients = [c.name for c in chosen]
     run_suite = suite and not fast and (clients is None or SUITE_NAME in clients)
 
@@ -107,8 +115,13 @@ def run_matrix(brokers: Sequence[str] = BROKER_KEYS, clients: Iterable[str] | No
 
 
 def run_wirebroker_matrix(**options) -> MatrixResult:
-    """For pytest: the matrix against wirebroker and, as the reference, Apache Kafka."""
-    return run_matrix(brokers=BROKER_KEYS, **options)
+    """For pytest: the single-broker matrix against wirebroker and, as the reference, Apache Kafka."""
+    return run_matrix(brokers=SINGLE_BROKER_KEYS, **options)
+
+
+def run_failover_column(clients: Iterable[str] | None = None, **options) -> MatrixResult:
+    """For pytest: the three-broker column (failover) on a wirebroker cluster and an Apache Kafka cluster."""
+    return run_matrix(brokers=CLUSTER_KEYS, clients=clients, scenarios=CLUSTER_SCENARIOS, suite=False, **options)
 
 
 def _choose_clients(names: Iterable[str] | None, fast: bool) -> list[Client]:
@@ -172,13 +185,13 @@ def _run_on_cluster(key: str, chosen: list[Client], scenarios: list[str], invoca
         brokers = cluster.kafka_cluster(work_dir, reference_kafka.install_jars(cache_dir), CLUSTER_BROKER_SETTINGS)
     else:
         brokers = cluster.WirebrokerCluster(work_dir, CLUSTER_BROKER_SETTINGS)
+    result.brokers[key] = {"name": brokers.name, "bootstrap": brokers.bootstrap}
     try:
         brokers.start()
     except (cluster.ClusterError, OSError, RuntimeError) as exc:
         brokers.stop()
         return [Cell(key, c.name, s, False, f"cluster did not start: {exc}")
                 for c in chosen for s in scenarios if s in c.scenarios]
-    result.brokers[key] = {"name": brokers.name, "bootstrap": brokers.bootstrap}
     try:
         for client in chosen:
             names = [s for s in scenarios if s in client.scenarios]

@@ -141,7 +141,8 @@ func KillLeaderAndWait(topic string) (string, error) {
 		return "", err
 	}
 	killed := filepath.Join(dir, "killed")
-	if err := WaitUntil(func() bool { _, err := os.Stat(killed); return err == nil }, "the runner to kill the leader"); err != nil {
+	exists := func() bool { _, err := os.Stat(killed); return err == nil }
+	if err := WaitUntil(exists, "the runner to kill the leader"); err != nil {
 		return "", err
 	}
 	node, err := os.ReadFile(killed)
