@@ -262,8 +262,10 @@ def test_a_topic_config_change_reaches_every_broker(cluster):
         ConfigEntry("retention.ms", "123456", incremental_operation=AlterConfigOpType.SET)])
     for future in admin.incremental_alter_configs([resource]).values():
         future.result(30)
-    for via in (1, 2, 3):
-        assert described_config(cluster, topic, "retention.ms", via) == "123456"
+    assert described_config(cluster, topic, "retention.ms", 1) == "123456"
+    # the others take it from the change notification, moments later
+    cluster.wait_until(lambda: all(described_config(cluster, topic, "retention.ms", via) == "123456"
+                                   for via in (2, 3)), WAIT_S, "the new value on the other brokers")
     assert cluster.zk().get(f"/config/topics/{topic}")[0] == b'{"version":1,"config":{"retention.ms":"123456"}}'
     # every broker applies the notification to its own replica's log
     cluster.wait_until(lambda: all(f"Processing override for entity topics/{topic}" in cluster.broker(n).log_text()

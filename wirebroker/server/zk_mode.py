@@ -109,13 +109,16 @@ class ZkMode:
         admin = ZkAdmin(self.zk, self.config["num.partitions"], self.config["default.replication.factor"],
                         known_partitions)
 
+        metadata = ZkTopicMetadata(self.zk, cache, self.node_id)
+
         def apply(change: Change, topic: TopicMetadata) -> None:
             if change is Change.CONFIGS_CHANGED:
+                metadata.configs_changed(topic)
                 broker.replica_manager.update_topic_config(topic)
 
         admin.subscribe(apply)
         broker.controller = admin
-        broker.metadata = ZkTopicMetadata(self.zk, cache, self.node_id)
+        broker.metadata = metadata
         broker.replica_manager.topic_configs = lambda topic: get_topic_config(self.zk, topic)
         self.config_changes = ConfigChangeListener(self.zk, admin)
         self.config_changes.start()

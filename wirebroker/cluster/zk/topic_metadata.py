@@ -1,7 +1,8 @@
 """The topics a broker in ZooKeeper mode knows, with MetadataStore's reads, and its producer ids.
 
 Topics, their ids and partition counts are what the controller last told this broker (the metadata cache, filled by
-UpdateMetadata), so the admin APIs agree with Metadata answers; config overrides are read from /config/topics.
+UpdateMetadata), so the admin APIs agree with Metadata answers; config overrides are read from /config/topics once
+per topic and then follow the config change notifications.
 
 Producer ids come in blocks of 1000 claimed in /latest_producer_id_block (Kafka's ZkProducerIdManager): the znode
 holds the last block handed out, `{"version":1,"broker":1,"block_start":"1000","block_end":"1999"}`, and a broker
@@ -20,7 +21,6 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from wirebroker.cluster.cluster_view import TopicView
 from wirebroker.cluster.metadata import TopicMetadata
 from wirebroker.cluster.zk import paths
-from wirebroker.cluster.zk.data import decode_topic_config
 from wirebroker.cluster.zk.topics import get_topic_config
 
 PRODUCER_ID_BLOCK_SIZE = 1000  # Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
@@ -40,6 +40,9 @@ class ZkTopicMetadata:
         self.zk = zk
         self.source = source
         self.node_id = node_id
+        # Overrides by (topic, topic id), read once and then kept current by configs_changed: the coordinators ask on
+        # every write, and ZooKeeper must not be on that path.
+        self._configs: dict[tuple[str, bytes], dict[str, str]] = {}
         self._lock = threading.Lock()
         self._next_producer_id = 0
         self._block_end = -1
@@ -51,21 +54,20 @@ class ZkTopicMetadata:
         return self._with_configs(self.source.topic_by_id(topic_id))
 
     def topics(self) -> list[TopicMetadata]:
-        views = [view for view in map(self.source.topic, self.source.topic_names()) if view is not None]
-        pending = [self.zk.get_async(paths.topic_config(view.name)) for view in views]
-        topics = []
-        for view, result in zip(views, pending, strict=True):
-            try:
-                configs = decode_topic_config(result.get()[0])
-            except NoNodeError:
-                configs = {}
-            topics.append(TopicMetadata(view.name, view.topic_id, len(view.partitions), configs))
-        return topics
+        return [topic for topic in map(self.topic, self.source.topic_names()) if topic is not None]
+
+    def configs_changed(self, topic: TopicMetadata) -> None:
+        """A topic's new overrides (this broker's change, or another's through /config/changes)."""
+        self._configs[(topic.name, topic.topic_id)] = dict(topic.configs)
 
     def _with_configs(self, view: TopicView | None) -> TopicMetadata | None:
         if view is None:
             return None
-        return TopicMetadata(view.name, view.topic_id, len(view.partitions), get_topic_config(self.zk, view.name))
+        key = (view.name, view.topic_id)  # a topic deleted and created again has a new id
+        configs = self._configs.get(key)
+        if configs is None:
+            configs = self._configs[key] = get_topic_config(self.zk, view.name)
+        return TopicMetadata(view.name, view.topic_id, len(view.partitions), configs)
 
     def allocate_producer_id(self) -> int:
         with self._lock:
