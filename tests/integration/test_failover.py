@@ -196,7 +196,9 @@ def identical_segments(cluster: ClusterProcess, topic: str) -> bool:
 
 def test_a_divergent_tail_is_truncated_and_replicas_end_byte_identical(tmp_path):
     topic = "diverge"
-    with ClusterProcess(tmp_path, overrides=SETTINGS) as cluster:
+    # The longest session ZooKeeper allows here (20 ticks of 500 ms): on a loaded machine the followers' pause must
+    # never outlast their sessions, or the controller would shrink the ISR to the leader that is then killed.
+    with ClusterProcess(tmp_path, overrides={**SETTINGS, "zookeeper.session.timeout.ms": "10000"}) as cluster:
         create_topic(cluster, topic, 1)
         committed = acked(produce_all(cluster.bootstrap, topic, [f"base:{i}" for i in range(50)], acks="all"))
         assert len(committed) == 50
