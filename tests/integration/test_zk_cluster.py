@@ -511,3 +511,26 @@ def test_a_topic_written_and_marked_for_deletion_at_once_is_deleted(cluster):
     assert not any(isinstance(result, Exception) for result in transaction.commit())
     cluster.wait_until(lambda: not zk.exists(f"/brokers/topics/{topic}") and not zk.exists(
         f"/admin/delete_topics/{topic}"), WAIT_S, "the topic and its deletion request gone")
+
+
+def test_a_reassignment_that_cannot_catch_up_is_listed_and_cancelled(cluster):
+    a, b, c = 1, 2, 3
+    topic = f"cancel-{uuid.uuid4().hex[:6]}"
+    tp = KafkaTopicPartition(topic, 0)
+    admin = admin_client(cluster)
+    try:
+        admin.create_topics({topic: {"assignments": {0: [a, b]}}})
+        cluster.wait_until(lambda: same_view_everywhere(cluster, topic, 1, [1, 2, 3]), WAIT_S, "the topic everywhere")
+        cluster.pause(c)  # still registered until its session expires, but it cannot fetch
+        assert list(admin.alter_partition_reassignments({tp: [a, c]}).values()) == [None]
+        assert admin.list_partition_reassignments([tp]) == {
+            tp: {"replicas": [a, c, b], "adding_replicas": [c], "removing_replicas": [b]}}
+        assert json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])["adding_replicas"] == {"0": [c]}
+
+        assert list(admin.alter_partition_reassignments({tp: None}).values()) == [None]  # cancel
+        assert admin.list_partition_reassignments([tp]) == {}
+        stored = json.loads(cluster.zk().get(f"/brokers/topics/{topic}")[0])
+        assert (stored["partitions"]["0"], stored["adding_replicas"]) == ([a, b], {})
+    finally:
+        admin.close()
+        cluster.resume(c)
