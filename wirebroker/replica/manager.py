@@ -92,6 +92,9 @@ class Replication:
     leader_endpoint: Callable[[int], tuple[str, int] | None]  # broker id -> its inter-broker endpoint, if alive
     in_cluster: Callable[[str, int], bool] = lambda topic, index: False  # the partition exists (metadata cache)
 
+    def is_broker_alive(self, broker_id: int) -> bool:
+        return self.leader_endpoint(broker_id) is not None
+
 
 LeadershipListener = Callable[[list[Partition], list[Partition]], None]
 
@@ -197,7 +200,8 @@ class ReplicaManager:
         log_ = self.log_manager.get_or_create_log(topic, index, topic_id, config)
         replication = self.replication
         partition = Partition(topic, index, topic_id, log_, self.node_id, self.replica_lag_time_max_ms,
-                              replication.alter_partition if replication else None, self._on_partition_state_change)
+                              replication.alter_partition if replication else None, self._on_partition_state_change,
+                              replication.is_broker_alive if replication else lambda broker_id: True)
         self._partitions[(topic, index)] = partition
         return partition
 

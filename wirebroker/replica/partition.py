@@ -83,7 +83,8 @@ class Partition:
     def __init__(self, topic: str, index: int, topic_id: bytes, log: Log, local_broker_id: int = 0,
                  replica_lag_time_max_ms: int = REPLICA_LAG_TIME_MAX_MS_DEFAULT,
                  alter_partition: AlterPartitionSender | None = None,
-                 on_state_change: Callable[[Partition], None] | None = None) -> None:
+                 on_state_change: Callable[[Partition], None] | None = None,
+                 is_broker_alive: Callable[[int], bool] = lambda broker_id: True) -> None:
         self.topic = topic
         self.index = index
         self.topic_id = topic_id
@@ -92,6 +93,7 @@ class Partition:
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self._alter_partition = alter_partition
         self._on_state_change = on_state_change
+        self._is_broker_alive = is_broker_alive
         self._lock = threading.RLock()
         self.leader_id = NO_LEADER
         self.leader_epoch = NO_EPOCH
@@ -308,7 +310,12 @@ class Partition:
         self._state_changed()
 
     def _maybe_increment_high_watermark(self, now: int) -> bool:
-        """HW = the smallest log end offset of the maximal ISR, and of caught-up followers about to join it."""
+        """HW = the smallest log end offset of the maximal ISR, and of caught-up followers about to join it.
+
+        A follower outside the ISR is waited for only while its broker is alive (Kafka's isReplicaIsrEligible):
+        a dead broker's last fetch keeps it "caught up" for replica.lag.time.max.ms, which must not hold back the
+        high watermark of the partitions it left.
+        """
         if not self.is_leader:
             return False
         end = self.log.log_end_offset
@@ -316,7 +323,8 @@ class Partition:
         maximal = self.maximal_isr
         for replica, follower in self.followers.items():
             if follower.log_end_offset < high_watermark and (
-                    replica in maximal or follower.is_caught_up(end, now, self.replica_lag_time_max_ms)):
+                    replica in maximal or (follower.is_caught_up(end, now, self.replica_lag_time_max_ms)
+                                           and self._is_broker_alive(replica))):
                 high_watermark = follower.log_end_offset
         if high_watermark > self.log.high_watermark:
             self.log.update_high_watermark(high_watermark)

@@ -144,3 +144,25 @@ def test_a_partition_that_leaves_the_broker_answers_its_waiting_produce_requests
     leader.stop_hosting()
     assert leader.check_enough_replicas_reach_offset(required) == (False, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     assert leader.changes[-1] is leader
+
+
+@pytest.mark.parametrize("broker_3_alive, high_watermark", [(False, 2), (True, 1)])
+def test_a_caught_up_follower_outside_the_isr_holds_the_high_watermark_only_while_alive(
+        tmp_path, clock, broker_3_alive, high_watermark):
+    alive = {1, 2, 3}
+    log_ = Log.open(str(tmp_path / "topic-0"), small_config())
+    partition = Partition("topic", 0, bytes(16), log_, local_broker_id=1, replica_lag_time_max_ms=LAG_MS,
+                          alter_partition=Controller(), is_broker_alive=alive.__contains__)
+    partition.make_leader(LeaderAndIsr(1, 5, (1, 2, 3), 7, (1, 2, 3)))
+    append(partition)
+    partition.update_follower_fetch_state(2, 1)
+    partition.update_follower_fetch_state(3, 1)
+    # Broker 3 leaves right after its fetch; the controller takes it out of the ISR at the next epoch, and this
+    # broker stays leader (Kafka keeps a staying leader's follower states).
+    if not broker_3_alive:
+        alive.discard(3)
+    partition.make_leader(LeaderAndIsr(1, 6, (1, 2), 8, (1, 2, 3)))
+    append(partition)
+    partition.update_follower_fetch_state(2, 2)
+    assert partition.high_watermark == high_watermark
+    log_.close()
