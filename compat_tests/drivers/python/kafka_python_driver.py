@@ -198,6 +198,9 @@ class GroupMember(dc.GroupMember):
         super().__init__()
         self.consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
                                       auto_offset_reset="earliest", enable_auto_commit=False)
+        # kafka-python 3.0.12 can lose a leader's assignment when it joins before it knows the topic's partitions
+        # (tests/integration/group_clients.py, know_the_topic_before_joining): load them first.
+        self.consumer.partitions_for_topic(topic)
 
     def poll_once(self) -> None:
         for tp, batch in self.consumer.poll(timeout_ms=200).items():
