@@ -22,7 +22,13 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.cluster_process import ClusterProcess
@@ -63,7 +69,12 @@ def size(request) -> Size:
 
 def create_topic(cluster: ClusterProcess, topic: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(topic, partitions, 3)])[topic].result(30)
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 3)])[topic].result(30)
+    except (KafkaException, TimeoutError) as exc:
+        raise AssertionError(f"CreateTopics {topic} failed ({exc!r}); topics in ZooKeeper: "
+                             f"{cluster.zk().get_children('/brokers/topics')}, controller {cluster.controller_id()}"
+                             ) from exc
     wait_for_full_isr(cluster, topic, partitions)
 
 
@@ -257,7 +268,10 @@ def test_a_paused_controller_is_replaced_and_its_epoch_refused(tmp_path):
             if state["partition_epoch"] != before_resume[p]["partition_epoch"]:
                 assert state["controller_epoch"] >= new_epoch, (p, before_resume[p], state)
         assert cluster.controller_id() == new and cluster.controller_epoch() == new_epoch
-        # A request in the old controller's epoch is refused by every broker.
+        # A request in the old controller's epoch is refused by every broker that has heard from the new one (the
+        # resumed broker learns the new epoch from the new controller's UpdateMetadata, a moment after it registers).
+        cluster.wait_until(lambda: all(cluster.metadata([], via=n).controller_id == new for n in cluster.node_ids), 60,
+                           f"every broker naming controller {new}")
         for node_id in cluster.node_ids:
             with RawClient(cluster.broker(node_id).bootstrap) as client:
                 stale = client.request(LEADER_AND_ISR, 6, controller_id=old, controller_epoch=old_epoch,
