@@ -30,6 +30,7 @@ class Acceptor(threading.Thread):
     def __init__(
         self,
         listen_socket: socket.socket,
+        listener: str,
         processors: Sequence[Processor],
         quotas: ConnectionQuotas,
         *,
@@ -38,6 +39,7 @@ class Acceptor(threading.Thread):
         self._address = format_address(listen_socket.getsockname())
         super().__init__(name=f"wirebroker-acceptor-{self._address}", daemon=True)
         self._listen_socket = listen_socket
+        self._listener = listener  # its name (PLAINTEXT, INTERNAL, ...): requests say which listener they came by
         self._processors = list(processors)
         self._quotas = quotas
         self._send_buffer_bytes = send_buffer_bytes
@@ -80,7 +82,7 @@ class Acceptor(threading.Thread):
         self._quotas.inc()
         processor = self._processors[self._next_processor]
         self._next_processor = (self._next_processor + 1) % len(self._processors)
-        processor.accept(sock)
+        processor.accept(sock, self._listener)
 
     def _configure(self, sock: socket.socket) -> None:
         sock.setblocking(False)

@@ -20,6 +20,7 @@ class Connection:
 
     __slots__ = (
         "id",
+        "listener",
         "sock",
         "client_address",
         "reader",
@@ -31,9 +32,10 @@ class Connection:
         "last_active",
     )
 
-    def __init__(self, sock: socket.socket, index: int, max_frame_size: int, now: float) -> None:
+    def __init__(self, sock: socket.socket, listener: str, index: int, max_frame_size: int, now: float) -> None:
         local, remote = format_address(sock.getsockname()), format_address(sock.getpeername())
         self.id = f"{local}-{remote}-{index}"  # Kafka's connection id: the index tells reused ports apart
+        self.listener = listener
         self.sock = sock
         self.client_address = remote
         self.reader = FrameReader(max_frame_size)

@@ -59,7 +59,7 @@ class Processor(threading.Thread):
         self._selector = selectors.DefaultSelector()
         self._wakeup = Wakeup()
         self._wakeup.register(self._selector)
-        self._new_connections: deque[socket.socket] = deque()
+        self._new_connections: deque[tuple[socket.socket, str]] = deque()
         self._responses: deque[Response] = deque()
         self._connections: OrderedDict[str, Connection] = OrderedDict()  # least recently active first
         self._waiting: deque[Connection] = deque()  # their requests were refused by a full queue, oldest first
@@ -72,9 +72,10 @@ class Processor(threading.Thread):
 
     # -- called from other threads -------------------------------------------------------------------------------
 
-    def accept(self, sock: socket.socket) -> None:
-        """Take over a freshly accepted, non-blocking socket (already counted in the connection quotas)."""
-        self._new_connections.append(sock)
+    def accept(self, sock: socket.socket, listener: str) -> None:
+        """Take over a freshly accepted, non-blocking socket of `listener` (already counted in the connection
+        quotas)."""
+        self._new_connections.append((sock, listener))
         self._wakeup.wakeup()
 
     def enqueue_response(self, response: Response) -> None:
@@ -133,9 +134,9 @@ class Processor(threading.Thread):
 
     def _configure_new_connections(self) -> None:
         while self._new_connections:
-            sock = self._new_connections.popleft()
+            sock, listener = self._new_connections.popleft()
             try:
-                conn = Connection(sock, self._next_connection_index, self._max_request_size, self._now)
+                conn = Connection(sock, listener, self._next_connection_index, self._max_request_size, self._now)
             except OSError as e:  # the client left before we got to it
                 log.debug("Dropping a connection whose client already left: %s", e)
                 sock.close()
@@ -174,7 +175,7 @@ class Processor(threading.Thread):
 
     def _complete_receive(self, conn: Connection, frame: memoryview) -> None:
         conn.muted = True  # the selector keeps watching for reads until bytes arrive (see _update_interest)
-        request = Request(self.id, conn.id, conn.client_address, frame, time.monotonic_ns())
+        request = Request(self.id, conn.id, conn.client_address, frame, time.monotonic_ns(), conn.listener)
         if not self._channel.send_request(request):
             conn.waiting_request = request
             self._waiting.append(conn)

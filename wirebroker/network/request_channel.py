@@ -35,6 +35,7 @@ class Request:
     client_address: str  # "host:port" of the peer ("[host]:port" for IPv6)
     frame: memoryview  # the payload (request header, then body), writable, owned by this request
     received_ns: int  # time.monotonic_ns() when the last byte arrived
+    listener: str = ""  # the name of the listener the connection came in by (Kafka's ListenerName)
     context: Any = field(default=None)  # free for the dispatcher (decoded header, principal, ...)
 
 

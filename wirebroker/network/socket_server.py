@@ -1,7 +1,7 @@
 """The socket server (Kafka's SocketServer): listening sockets, an acceptor thread each, N network processor threads.
 
     channel = RequestChannel(max_queued=500)
-    server = SocketServer([("127.0.0.1", 0)], channel, num_network_threads=1)
+    server = SocketServer([("PLAINTEXT", "127.0.0.1", 0)], channel, num_network_threads=1)
     pool = HandlerPool(channel, handler=dispatch, num_threads=8)
     server.start(); pool.start()
     ...
@@ -36,7 +36,7 @@ _UNLIMITED_FILES_CAP = 1 << 20  # soft limit to use when the hard one is "unlimi
 class SocketServer:
     def __init__(
         self,
-        listeners: Sequence[tuple[str, int]],
+        listeners: Sequence[tuple[str, str, int]],  # (name, host, port), Kafka's EndPoint
         channel: RequestChannel,
         *,
         num_network_threads: int = NUM_NETWORK_THREADS,
@@ -48,7 +48,7 @@ class SocketServer:
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         if not listeners:
-            raise ValueError("at least one listener (host, port) is needed")
+            raise ValueError("at least one listener (name, host, port) is needed")
         if num_network_threads < 1:
             raise ValueError(f"num.network.threads must be >= 1, got {num_network_threads}")
         self._listeners = list(listeners)
@@ -71,7 +71,7 @@ class SocketServer:
             raise RuntimeError("the socket server is already started")
         raise_open_files_limit()
         try:
-            for host, port in self._listeners:
+            for _, host, port in self._listeners:
                 self._listen_sockets.append(
                     open_listener(
                         host,
@@ -98,8 +98,8 @@ class SocketServer:
             self._channel.register_processor(processor)
             processor.start()
         self._acceptors = [
-            Acceptor(sock, self._processors, self._quotas, send_buffer_bytes=self._socket_send_buffer_bytes)
-            for socks in self._listen_sockets
+            Acceptor(sock, name, self._processors, self._quotas, send_buffer_bytes=self._socket_send_buffer_bytes)
+            for (name, _, _), socks in zip(self._listeners, self._listen_sockets, strict=True)
             for sock in socks
         ]
         for acceptor in self._acceptors:

@@ -92,7 +92,7 @@ class Broker:
         self.dispatcher = Dispatcher(self, self.channel)
         self.handler_pool = HandlerPool(self.channel, self.dispatcher, num_threads=config["num.io.threads"])
         self.socket_server = SocketServer(
-            [(listener.host, listener.port) for listener in config.listeners],
+            [(listener.name, listener.host, listener.port) for listener in config.listeners],
             self.channel,
             num_network_threads=config["num.network.threads"],
             socket_request_max_bytes=config["socket.request.max.bytes"],

@@ -86,10 +86,9 @@ class _AnswerNow:
 
 
 class Dispatcher:
-    def __init__(self, broker: BrokerServices, channel: RequestChannel, listener: str = "PLAINTEXT") -> None:
+    def __init__(self, broker: BrokerServices, channel: RequestChannel) -> None:
         self.broker = broker
         self.channel = channel
-        self.listener = listener
         self._request_classes = {key: request_class(key) for key in SERVED}
 
     def __call__(self, request: Request) -> Response | None:
@@ -111,7 +110,7 @@ class Dispatcher:
             header=header,
             client_address=request.client_address,
             connection_id=request.connection_id,
-            listener=self.listener,
+            listener=request.listener,
             broker=self.broker,
             respond=answer_now.respond,
         )

@@ -50,7 +50,7 @@ def running_broker(
 ) -> Iterator[Broker]:
     channel = RequestChannel(max_queued=max_queued)
     server_options.setdefault("num_network_threads", 1)
-    server = SocketServer([(host, 0)], channel, **server_options)
+    server = SocketServer([("PLAINTEXT", host, 0)], channel, **server_options)
     pool = HandlerPool(channel, handler, num_threads=num_io_threads)
     server.start()
     pool.start()

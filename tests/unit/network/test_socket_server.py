@@ -6,6 +6,7 @@ import threading
 import pytest
 from network_helpers import echo, frame, is_closed_by_peer, recv_frame, request_reply, running_broker, wait_until
 
+from wirebroker.network.handler_pool import HandlerPool
 from wirebroker.network.listeners import bind_addresses
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.network.socket_server import SocketServer
@@ -37,7 +38,7 @@ def test_which_addresses_a_listener_host_binds():
 
 def test_several_listeners_each_get_a_port():
     channel = RequestChannel()
-    server = SocketServer([("127.0.0.1", 0), ("127.0.0.1", 0)], channel, num_network_threads=1)
+    server = SocketServer([("PLAINTEXT", "127.0.0.1", 0), ("INTERNAL", "127.0.0.1", 0)], channel, num_network_threads=1)
     server.start()
     try:
         ports = server.bound_ports()
@@ -46,12 +47,34 @@ def test_several_listeners_each_get_a_port():
         server.shutdown()
 
 
+def test_each_request_names_the_listener_it_came_by():
+    channel = RequestChannel()
+    seen: list[Request] = []
+
+    def recording(request: Request) -> Response:
+        seen.append(request)
+        return echo(request)
+
+    pool = HandlerPool(channel, recording, num_threads=1)
+    server = SocketServer([("PLAINTEXT", "127.0.0.1", 0), ("INTERNAL", "127.0.0.1", 0)], channel, num_network_threads=1)
+    server.start()
+    pool.start()
+    try:
+        for port in server.bound_ports():
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                request_reply(sock, b"x")
+    finally:
+        server.shutdown()
+        pool.shutdown()
+    assert [r.listener for r in seen] == ["PLAINTEXT", "INTERNAL"]
+
+
 def test_binding_a_taken_port_fails_with_the_address():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        server = SocketServer([("127.0.0.1", port)], RequestChannel(), num_network_threads=1)
+        server = SocketServer([("PLAINTEXT", "127.0.0.1", port)], RequestChannel(), num_network_threads=1)
         with pytest.raises(OSError, match=f"127.0.0.1:{port}"):
             server.start()
 
