@@ -12,12 +12,21 @@ Behaviour:
   the request that auto-creates, never Produce. Otherwise UNKNOWN_TOPIC_OR_PARTITION. An illegal name gives
   INVALID_TOPIC_EXCEPTION. Internal topics are never auto-created here. A topic created but not yet in a
   cluster's metadata cache is LEADER_NOT_AVAILABLE, as with Kafka.
+- A cluster member that has not yet had the controller's first UpdateMetadata (just started and registered) holds
+  the request until it has, at most FIRST_METADATA_WAIT_S, then answers from what it knows: the answer it would give
+  at once (no brokers, no controller) is one librdkafka takes as a partial response and never asks again on that
+  connection, so its admin client waited for a controller until its request timed out (Kafka's KRaft brokers
+  likewise serve no client before their metadata has caught up).
 Version notes:
 - v10+ carries topic ids; v10+ requests may name topics by id (unknown id: UNKNOWN_TOPIC_ID).
 - v8+ may ask for authorized operations; with no authorizer everything is allowed (KIP-430 bit sets).
 """
 
 from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
 
 from wirebroker.apis.authorized_operations import (
     AUTHORIZED_OPERATIONS_OMITTED,
@@ -32,10 +41,53 @@ from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from wirebroker.protocol.primitives import UUID_ZERO
 
+log = logging.getLogger(__name__)
+
 API_KEY = 3
+FIRST_METADATA_WAIT_S = 5.0  # how long a request waits for the controller's first UpdateMetadata to this broker
 
 
-def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
+def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse | None:
+    cache = ctx.broker.metadata_cache
+    if cache is None:
+        return _answer(ctx, request)
+    answer_once = _Once(lambda: ctx.respond(_answer(ctx, request)))
+    if cache.when_initialized(answer_once):
+        return _answer(ctx, request)
+
+    def expire() -> None:
+        if answer_once():
+            log.warning("Answered Metadata from %s without the cluster: no UpdateMetadata from the controller within "
+                        "%.0fs of this broker's start; is a controller running?", ctx.client_address,
+                        FIRST_METADATA_WAIT_S)
+
+    timer = threading.Timer(FIRST_METADATA_WAIT_S, expire)
+    timer.daemon = True
+    timer.start()
+    return None  # answered through ctx.respond
+
+
+class _Once:
+    """Runs `action` the first time it is called (the first UpdateMetadata or the timer, whichever comes first)."""
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self._action = action
+        self._lock = threading.Lock()
+        self._done = False
+
+    def __call__(self) -> bool:
+        with self._lock:
+            if self._done:
+                return False
+            self._done = True
+        try:
+            self._action()
+        except Exception:  # on the thread applying UpdateMetadata or the timer's: log, never break the caller
+            log.exception("Answering a held Metadata request failed")
+        return True
+
+
+def _answer(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     broker = ctx.broker
     view = broker.cluster_view
     version = ctx.api_version

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from wirebroker.cluster.cluster_view import (
@@ -64,6 +64,8 @@ class MetadataCache:
         self.node_id = node_id
         self._lock = threading.Lock()
         self._snapshot = _Snapshot()
+        self._initialized = False  # the controller's first UpdateMetadata has arrived
+        self._on_initialized: list[Callable[[], None]] = []
 
     # ---- updates (UpdateMetadata) --------------------------------------------------------------------------
 
@@ -88,12 +90,24 @@ class MetadataCache:
                     topic_ids[state.topic] = state.topic_id
             live = {broker.node_id: broker for broker in brokers}
             self._snapshot = _Snapshot(controller_id, live, states, topic_ids)
+            waiting, self._on_initialized = self._on_initialized, []
+            self._initialized = True
+        for callback in waiting:
+            callback()
         if controller_id != old.controller_id:
             log.info("Broker %d: the controller is now broker %d (was %d)", self.node_id, controller_id,
                      old.controller_id)
         if set(live) != set(old.brokers):
             log.info("Broker %d: live brokers are now %s", self.node_id, sorted(live))
         return deleted
+
+    def when_initialized(self, callback: Callable[[], None]) -> bool:
+        """False while the controller has not sent its first UpdateMetadata: `callback` then runs once it has (on
+        the thread applying it). True, and `callback` is not kept, when the cache already holds the cluster."""
+        with self._lock:
+            if not self._initialized:
+                self._on_initialized.append(callback)
+            return self._initialized
 
     # ---- the replica layer's questions ---------------------------------------------------------------------
 

@@ -44,3 +44,15 @@ def test_leader_during_delete_removes_partitions_and_then_the_topic():
     assert [p.index for p in cache.topic("t").partitions] == [1]
     cache.update(1, brokers(1), [state(1, LEADER_DURING_DELETE)])
     assert cache.topic("t") is None and cache.topic_names() == [] and cache.topic_by_id(TOPIC_ID) is None
+
+
+def test_callbacks_wait_for_the_first_update_metadata_and_run_once():
+    cache = MetadataCache(1)
+    calls = []
+    assert cache.when_initialized(lambda: calls.append(cache.controller_id)) is False
+    assert calls == []
+    cache.update(2, brokers(1, 2), [])
+    cache.update(3, brokers(1, 2), [])
+    assert calls == [2]  # after the first update was applied, and only then
+    assert cache.when_initialized(lambda: calls.append("late")) is True
+    assert calls == [2]  # an initialized cache keeps no callback: the caller answers at once
