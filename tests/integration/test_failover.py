@@ -18,7 +18,6 @@ reduced (3 kills) to keep `make test` inside CI's budget.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import dataclass
 
@@ -69,27 +68,14 @@ def size(request) -> Size:
 
 
 def create_topic(cluster: ClusterProcess, topic: str, partitions: int) -> None:
-    """CreateTopics through confluent-kafka's AdminClient, then wait for leaders and full ISRs.
-
-    A few times in many runs (under load, after other clusters in the same pytest process) a CreateTopics got no
-    answer within 30 s and the topic never reached ZooKeeper, with nothing in the brokers' logs: an open issue, not
-    what these scenarios check. Such a silence is retried once with a new client, and said on stderr."""
-    for attempt in (1, 2):
-        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-        try:
-            admin.create_topics([NewTopic(topic, partitions, 3)])[topic].result(30)
-            break
-        except KafkaException as exc:
-            if attempt == 2 and exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                break
-            raise
-        except TimeoutError:
-            in_zookeeper = cluster.zk().get_children("/brokers/topics")
-            if attempt == 2:
-                raise AssertionError(f"CreateTopics {topic}: no answer within 30 s, twice; topics in ZooKeeper: "
-                                     f"{in_zookeeper}, controller {cluster.controller_id()}") from None
-            print(f"CreateTopics {topic}: no answer within 30 s (topics in ZooKeeper: {in_zookeeper}, controller "
-                  f"{cluster.controller_id()}); retrying once", file=sys.stderr)
+    """CreateTopics through confluent-kafka's AdminClient, then wait for leaders and full ISRs."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 3)])[topic].result(30)
+    except (KafkaException, TimeoutError) as exc:
+        raise AssertionError(f"CreateTopics {topic} failed ({exc!r}); topics in ZooKeeper: "
+                             f"{cluster.zk().get_children('/brokers/topics')}, controller {cluster.controller_id()}"
+                             ) from exc
     wait_for_full_isr(cluster, topic, partitions)
 
 
