@@ -1,18 +1,17 @@
 """The APIs this broker serves, one module each (a module registers its handler in `registry` when imported).
 
-Importing the package imports every API module, so `registry.SERVED` is complete whenever any part of the package
-is in use; ApiVersions advertises exactly these.
+Importing the package imports every client-facing API module, so `registry.SERVED` is complete whenever any part
+of the package is in use; ApiVersions advertises exactly these. A cluster member adds the inter-broker APIs
+(`inter_broker.py`).
 """
 
 from wirebroker.apis import (  # noqa: F401  (imported to register)
     alter_configs,
-    alter_partition,
     alter_partition_reassignments,
     alter_replica_log_dirs,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
-    controlled_shutdown,
     create_acls,
     create_partitions,
     create_topics,
@@ -34,7 +33,6 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     incremental_alter_configs,
     init_producer_id,
     join_group,
-    leader_and_isr,
     leave_group,
     list_groups,
     list_offsets,
@@ -45,7 +43,5 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     offset_fetch,
     offset_for_leader_epoch,
     produce,
-    stop_replica,
     sync_group,
-    update_metadata,
 )

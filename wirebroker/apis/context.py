@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -11,7 +10,6 @@ from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.cluster_view import ClusterView
 from wirebroker.cluster.controller import TopicAdmin
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
-from wirebroker.cluster.metadata_cache import MetadataCache
 from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.offsets_topic import OffsetsTopic
@@ -20,7 +18,10 @@ from wirebroker.protocol.headers import RequestHeader
 from wirebroker.replica.fetch_session import FetchSessionCache
 from wirebroker.replica.manager import ReplicaManager
 
-if TYPE_CHECKING:  # kazoo is imported only in ZooKeeper mode
+if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper mode): the single node starts faster
+    from concurrent.futures import Executor
+
+    from wirebroker.cluster.metadata_cache import MetadataCache
     from wirebroker.cluster.zk.controller import KafkaController
 
 

@@ -14,15 +14,19 @@ Version notes:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.cluster.zk.data import ReplicaAssignment
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode, KafkaError, NotControllerError
 from wirebroker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
+
+if TYPE_CHECKING:  # ZooKeeper mode's data, not imported by a single node (start-up time)
+    from wirebroker.cluster.zk.data import ReplicaAssignment
 
 API_KEY = 46
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
-from wirebroker.cluster.metadata_cache import MetadataCache
 from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
@@ -28,15 +26,14 @@ from wirebroker.log.manager import LogManager
 from wirebroker.network.handler_pool import HandlerPool
 from wirebroker.network.request_channel import RequestChannel
 from wirebroker.network.socket_server import SocketServer
-from wirebroker.replica.alter_partition import AlterPartitionManager
 from wirebroker.replica.fetch_session import FetchSessionCache
-from wirebroker.replica.fetcher import FetcherConfig
-from wirebroker.replica.fetcher_manager import ReplicaFetcherManager
-from wirebroker.replica.manager import ReplicaManager, Replication
+from wirebroker.replica.manager import ReplicaManager
 from wirebroker.replica.partition import Partition
 from wirebroker.server.dispatch import Dispatcher
 
-if TYPE_CHECKING:  # kazoo is imported only in ZooKeeper mode
+if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper mode): the single node starts faster
+    from concurrent.futures import ThreadPoolExecutor
+
     from wirebroker.cluster.zk.controller import KafkaController
     from wirebroker.server.zk_mode import ZkMode
 
@@ -84,6 +81,8 @@ class Broker:
         self.group_requests: ThreadPoolExecutor | None = None
         if self.metadata_cache is not None:  # in a cluster the coordinator follows __consumer_offsets leadership
             # Its requests (and leadership changes) run on a thread of their own: apis/group_requests.py says why.
+            from concurrent.futures import ThreadPoolExecutor
+
             self.group_requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-coordinator-requests")
             self.replica_manager.leadership_listeners.append(self._move_group_coordinator)
         self.group_coordinator.start(own_every_partition=self.metadata_cache is None)
@@ -112,8 +111,7 @@ class Broker:
 
         A single broker (no zookeeper.connect) answers the metadata APIs from its own store as the only node. A
         cluster member (zookeeper.connect, or wirebroker.external.controller in tests) answers from the metadata
-        cache the controller fills (UpdateMetadata), and its replica manager gets follower fetchers, the
-        AlterPartition channel to the controller and the ISR expiration task; partitions come from LeaderAndIsr.
+        cache the controller fills (UpdateMetadata), and replicates (server/cluster_member.py).
         """
         config = self.config
         if config["zookeeper.connect"] is None and not config["wirebroker.external.controller"]:
@@ -121,29 +119,9 @@ class Broker:
             self.cluster_view = SingleNodeView(self.metadata, self.node_id, self.advertised_endpoint,
                                                config["broker.rack"])
             return
-        cache = MetadataCache(self.node_id)
-        listener = config["inter.broker.listener.name"] or config.listeners[0].name
+        from wirebroker.server.cluster_member import start_replication  # a single node never loads replication
 
-        def leader_endpoint(broker_id: int) -> tuple[str, int] | None:
-            return cache.endpoint(broker_id, listener)
-
-        def controller_endpoint() -> tuple[int, str, int] | None:
-            endpoint = cache.endpoint(cache.controller_id, listener)
-            return (cache.controller_id, *endpoint) if endpoint is not None else None
-
-        fetcher_config = FetcherConfig(
-            self.node_id, config["replica.fetch.max.bytes"], config["replica.fetch.response.max.bytes"],
-            config["replica.fetch.wait.max.ms"], config["replica.fetch.min.bytes"], config["replica.fetch.backoff.ms"],
-            config["replica.socket.timeout.ms"])
-        self.replica_manager.start_replication(Replication(
-            ReplicaFetcherManager(fetcher_config, config["num.replica.fetchers"], self.replica_manager.partition),
-            AlterPartitionManager(self.node_id, controller_endpoint,
-                                  request_timeout_ms=config["replica.socket.timeout.ms"]),
-            leader_endpoint, lambda topic, index: cache.partition_state(topic, index) is not None))
-        self.metadata_cache = cache
-        self.cluster_view = cache
-        log.info("broker %d is a cluster member: waiting for the controller's UpdateMetadata and LeaderAndIsr "
-                 "(inter-broker listener %s)", self.node_id, listener)
+        self.metadata_cache = self.cluster_view = start_replication(config, self.node_id, self.replica_manager)
 
     def shutdown(self) -> None:
         if self._stopped.is_set():

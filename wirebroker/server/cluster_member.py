@@ -1,0 +1,49 @@
+"""What a cluster member adds to a broker: the metadata cache the controller fills, follower fetchers, the
+AlterPartition channel to the controller, and the inter-broker APIs.
+
+`Broker` imports this module only when it is a cluster member (zookeeper.connect, or
+wirebroker.external.controller in tests), so a single node never loads replication's modules: its start-up time
+stays what it was before replication.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from wirebroker.apis import inter_broker  # noqa: F401  (imported to register the inter-broker APIs)
+from wirebroker.cluster.metadata_cache import MetadataCache
+from wirebroker.config import BrokerConfig
+from wirebroker.replica.alter_partition import AlterPartitionManager
+from wirebroker.replica.fetcher import FetcherConfig
+from wirebroker.replica.fetcher_manager import ReplicaFetcherManager
+from wirebroker.replica.manager import ReplicaManager, Replication
+
+log = logging.getLogger(__name__)
+
+
+def start_replication(config: BrokerConfig, node_id: int, replica_manager: ReplicaManager) -> MetadataCache:
+    """Give `replica_manager` its fetchers and AlterPartition channel; return the cache its peers resolve through.
+
+    Partitions come later, from the controller's LeaderAndIsr; the cache from its UpdateMetadata.
+    """
+    cache = MetadataCache(node_id)
+    listener = config["inter.broker.listener.name"] or config.listeners[0].name
+
+    def leader_endpoint(broker_id: int) -> tuple[str, int] | None:
+        return cache.endpoint(broker_id, listener)
+
+    def controller_endpoint() -> tuple[int, str, int] | None:
+        endpoint = cache.endpoint(cache.controller_id, listener)
+        return (cache.controller_id, *endpoint) if endpoint is not None else None
+
+    fetcher_config = FetcherConfig(
+        node_id, config["replica.fetch.max.bytes"], config["replica.fetch.response.max.bytes"],
+        config["replica.fetch.wait.max.ms"], config["replica.fetch.min.bytes"], config["replica.fetch.backoff.ms"],
+        config["replica.socket.timeout.ms"])
+    replica_manager.start_replication(Replication(
+        ReplicaFetcherManager(fetcher_config, config["num.replica.fetchers"], replica_manager.partition),
+        AlterPartitionManager(node_id, controller_endpoint, request_timeout_ms=config["replica.socket.timeout.ms"]),
+        leader_endpoint, lambda topic, index: cache.partition_state(topic, index) is not None))
+    log.info("broker %d is a cluster member: waiting for the controller's UpdateMetadata and LeaderAndIsr "
+             "(inter-broker listener %s)", node_id, listener)
+    return cache
