@@ -75,8 +75,9 @@ class RequestContext:
     connection_id: str
     listener: str
     broker: BrokerServices
-    # Answer the request: a response message, NO_RESPONSE or CloseConnection. Called while the handler runs, the
-    # answer is returned by the dispatcher; called later (from a purgatory) it is encoded and sent then.
+    # Answer the request: a response message, NO_RESPONSE, CloseConnection, or the exception the handler failed with
+    # (a KafkaError becomes its code). Called while the handler runs, the answer is returned by the dispatcher;
+    # called later (from a purgatory or a thread of its own) it is encoded and sent then.
     respond: Callable[[Any], None]
 
     @property

@@ -118,24 +118,32 @@ class Dispatcher:
             answer = api.handle(ctx, body)
             if answer is None:
                 answer = answer_now.handler_returned()
-        except KafkaError as exc:
-            log.info("%s v%d from %s failed: %s", API_SPECS[header.api_key].name, header.api_version,
-                     request.client_address, exc)
-            return self._error(request, header, exc.code)
-        except Exception:
-            log.exception("%s v%d from %s (client id %r) raised; answering UNKNOWN_SERVER_ERROR",
-                          API_SPECS[header.api_key].name, header.api_version, request.client_address, header.client_id)
-            return self._error(request, header, ErrorCode.UNKNOWN_SERVER_ERROR)
+        except Exception as exc:  # noqa: BLE001  (the API boundary: every failure is an answer, _failed logs it)
+            return self._failed(request, header, exc)
         if answer is None:
             return None
         return self._response(request, header, answer)
 
     def _response(self, request: Request, header: RequestHeader, answer: Any) -> Response:
+        """The frame for a handler's answer: a response, NO_RESPONSE, CloseConnection, or the exception it failed
+        with (a handler answering later, through `ctx.respond`, from a thread of its own)."""
         if answer is NO_RESPONSE:
             return Response(request, None)
         if isinstance(answer, CloseConnection):
             return self._close(request, answer.reason)
+        if isinstance(answer, Exception):
+            return self._failed(request, header, answer)
         return self._send(request, header, answer)
+
+    def _failed(self, request: Request, header: RequestHeader, exc: Exception) -> Response:
+        """A KafkaError is its code at the top level of the response; anything else is UNKNOWN_SERVER_ERROR."""
+        name = API_SPECS[header.api_key].name
+        if isinstance(exc, KafkaError):
+            log.info("%s v%d from %s failed: %s", name, header.api_version, request.client_address, exc)
+            return self._error(request, header, exc.code)
+        log.error("%s v%d from %s (client id %r) raised; answering UNKNOWN_SERVER_ERROR", name, header.api_version,
+                  request.client_address, header.client_id, exc_info=exc)
+        return self._error(request, header, ErrorCode.UNKNOWN_SERVER_ERROR)
 
     def _send(self, request: Request, header: RequestHeader, body: Message, version: int | None = None) -> Response:
         try:
