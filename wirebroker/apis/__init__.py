@@ -44,4 +44,5 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     offset_for_leader_epoch,
     produce,
     sync_group,
+    write_txn_markers,
 )

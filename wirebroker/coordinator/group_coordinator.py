@@ -175,8 +175,11 @@ class GroupCoordinator:
             if self._owned.get(partition) is not load:
                 log.info("Not loading __consumer_offsets-%d: this broker no longer leads it", partition)
                 return
-            for record in loaded:
-                self._replay_loaded(record)
+            for producer_id, item in loaded:
+                if isinstance(item, bool):
+                    self._offsets.replay_end_transaction_marker(producer_id, item)
+                else:
+                    self._replay_loaded(item, producer_id)
             groups = [g for g_id, g in self._runtime.groups.items() if self._runtime.partition_of(g_id) == partition]
             for group in groups:
                 if isinstance(group, ClassicGroup):
@@ -188,14 +191,18 @@ class GroupCoordinator:
             log.info("Finished loading offsets and group metadata from __consumer_offsets-%d in %d ms: %d records, "
                      "%d groups", partition, self._runtime.now_ms() - started, len(loaded), len(groups))
 
-    def _read(self, partition: int) -> Iterator[records.CoordinatorRecord]:
-        for key, value in self.record_log.read_all(partition):
-            try:
-                yield records.decode(key, value)
-            except records.UnknownRecordTypeError as exc:
-                log.info("skipping a record of __consumer_offsets-%d: %s", partition, exc)
-            except DecodeError as exc:
-                log.error("skipping an unreadable record of __consumer_offsets-%d: %s", partition, exc)
+    def _read(self, partition: int) -> Iterator[tuple[int, records.CoordinatorRecord | bool]]:
+        """In log order: (producer id, record) for each record, (producer id, commit) for each transaction marker."""
+        for batch in self.record_log.read_batches(partition):
+            if batch.commit is not None:
+                yield batch.producer_id, batch.commit
+            for key, value in batch.records:
+                try:
+                    yield batch.producer_id, records.decode(key, value)
+                except records.UnknownRecordTypeError as exc:
+                    log.info("skipping a record of __consumer_offsets-%d: %s", partition, exc)
+                except DecodeError as exc:
+                    log.error("skipping an unreadable record of __consumer_offsets-%d: %s", partition, exc)
 
     def _check_coordinator(self, group_id: str) -> None:
         """NOT_COORDINATOR unless this broker leads the group's partition, COORDINATOR_LOAD_IN_PROGRESS until it
@@ -206,12 +213,12 @@ class GroupCoordinator:
         if not owned.loaded:
             raise CoordinatorLoadInProgressError(f"the group coordinator is loading the partition of group {group_id}")
 
-    def _replay_loaded(self, record: records.CoordinatorRecord) -> None:
+    def _replay_loaded(self, record: records.CoordinatorRecord, producer_id: int) -> None:
         """Kafka's GroupCoordinatorShard.replay: each record to the state it belongs to."""
         groups = self._runtime.groups
         kind = record.record_type
         if kind in OFFSET_RECORD_TYPES:
-            self._offsets.replay(record)
+            self._offsets.replay(record, producer_id)
         elif kind == records.GROUP_METADATA:
             group_id = record.key.group
             if record.value is None:
@@ -338,6 +345,25 @@ class GroupCoordinator:
         """(group error, error per partition) of an OffsetDelete."""
         return self._serve(group_id, lambda: (ErrorCode.NONE, self._offsets.delete(group_id, partitions)),
                            lambda exc: (exc.code, {}))
+
+    def complete_transaction(self, partition: int, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                             commit: bool) -> int:
+        """A transaction marker for a `__consumer_offsets` partition (Kafka's completeTransaction): written, then
+        the producer's pending offsets there are committed (COMMIT) or dropped (ABORT). The error code."""
+        with self._lock:
+            try:
+                owned = self._owned.get(partition)
+                if owned is None:
+                    raise NotCoordinatorError(f"this broker does not lead __consumer_offsets-{partition}")
+                if not owned.loaded:
+                    raise CoordinatorLoadInProgressError(f"the group coordinator is loading __consumer_offsets-"
+                                                         f"{partition}")
+                self.record_log.append_end_txn_marker(partition, producer_id, producer_epoch, coordinator_epoch,
+                                                      commit)
+            except KafkaError as exc:
+                return exc.code
+            self._offsets.replay_end_transaction_marker(producer_id, commit)
+            return ErrorCode.NONE
 
     def describe_groups(self, group_ids: list[str]) -> list[DescribeGroupsResponse.DescribedGroup]:
         return [self._serve(group_id, lambda group_id=group_id: group_admin.describe(self._runtime, group_id),

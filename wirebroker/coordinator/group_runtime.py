@@ -23,6 +23,7 @@ from wirebroker.cluster.metadata import TopicMetadata
 from wirebroker.coordinator import internal_records as records
 from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.coordinator.group import Group, GroupConfig, partition_for
+from wirebroker.coordinator.internal_topic import LoadedBatch
 
 
 class RecordLog(Protocol):
@@ -31,12 +32,19 @@ class RecordLog(Protocol):
     @property
     def num_partitions(self) -> int: ...
 
-    def append(self, partition: int, records: list[records.CoordinatorRecord]) -> None:
-        """Write the records, replicated (acks=all), or raise the Kafka error the client should see."""
+    def append(self, partition: int, records: list[records.CoordinatorRecord], producer_id: int = -1,
+               producer_epoch: int = -1) -> None:
+        """Write the records, replicated (acks=all), or raise the Kafka error the client should see; with a
+        producer id, as part of that producer's transaction (TxnOffsetCommit)."""
         ...
 
-    def read_all(self, partition: int) -> Iterator[tuple[bytes, bytes | None]]:
-        """Every (key, value) of a partition this broker leads (nothing for a partition not hosted here)."""
+    def append_end_txn_marker(self, partition: int, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                              commit: bool) -> None:
+        """Write a transaction's COMMIT (else ABORT) marker, replicated, or raise the Kafka error."""
+        ...
+
+    def read_batches(self, partition: int) -> Iterator[LoadedBatch]:
+        """Every batch of a partition this broker leads (nothing for a partition not hosted here)."""
         ...
 
 

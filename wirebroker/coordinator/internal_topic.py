@@ -15,7 +15,11 @@ the same things with their topics:
   loads it), within the coordinator's write timeout. Errors are mapped as Kafka maps them, to what a coordinator's
   clients retry on: NOT_LEADER_OR_FOLLOWER is NOT_COORDINATOR (find the new coordinator), too few replicas or a
   timeout is COORDINATOR_NOT_AVAILABLE;
-- loading: every (key, value) of a partition, control batches skipped.
+- transactional writes (the group coordinator's TxnOffsetCommit): the batch carries the producer id and epoch and
+  is appended with origin COORDINATOR (producer epochs checked, no sequences), as is a transaction's COMMIT/ABORT
+  marker (`append_end_txn_marker`, the replica manager's `append_txn_markers`);
+- loading: every (key, value) of a partition, control batches skipped (`read_all`), or batch by batch with the
+  producer id and the transaction marker of each (`read_batches`, for a coordinator that replays transactions).
 
 In a cluster the topic's partitions are led by different brokers: `exists` asks only the metadata, and `leader`
 names the broker coordinating a key.
@@ -26,12 +30,17 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from wirebroker.coordinator.group import partition_for
 from wirebroker.coordinator.timer import wall_clock_ms
+from wirebroker.log.producer_state import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    AppendOrigin,
+)
 from wirebroker.protocol.errors import (
     CoordinatorNotAvailableError,
     ErrorCode,
@@ -43,6 +52,7 @@ from wirebroker.protocol.records import (
     BATCH_HEADER_SIZE,
     build_batch,
     iter_records,
+    read_control_record,
     read_header,
 )
 
@@ -65,6 +75,15 @@ APPEND_ERROR_FOR_CLIENTS = {
     ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
     ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
 }
+
+
+class LoadedBatch(NamedTuple):
+    """One batch read back from the topic: its producer (NO_PRODUCER_ID unless a transaction wrote it), its
+    (key, value) records, and for a transaction marker whether it commits."""
+
+    producer_id: int
+    records: list[tuple[bytes, bytes | None]]
+    commit: bool | None = None  # a COMMIT (True) or ABORT (False) marker, which has no records; None: data
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,38 +145,65 @@ class InternalTopic:
         except KafkaError as exc:
             raise CoordinatorNotAvailableError(f"cannot create {self.spec.name}: {exc}") from None
 
-    def append_records(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> None:
+    def append_records(self, partition: int, records: list[tuple[bytes, bytes | None]],
+                       producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> None:
         """Write (key, value) records (a None value is a tombstone), replicated, or raise the Kafka error the
-        coordinator's clients should see."""
+        coordinator's clients should see. With a producer id the batch is part of that producer's transaction."""
         self.ensure_created()
-        now = wall_clock_ms()
-        batch = bytearray(build_batch([(now, key, value, ()) for key, value in records]))  # offsets set in place
-        results: list = []
+        transactional = producer_id != NO_PRODUCER_ID
+        batch = bytearray(build_batch([(wall_clock_ms(), key, value, ()) for key, value in records],
+                                      producer_id=producer_id, producer_epoch=producer_epoch,
+                                      is_transactional=transactional))  # offsets set in place
+        origin = AppendOrigin.COORDINATOR if transactional else AppendOrigin.CLIENT
+
+        def append(respond: Callable[[int, str | None], None]) -> None:
+            self.broker.replica_manager.append_records(
+                [(self.spec.name, partition, memoryview(batch))], ACKS_ALL, self.spec.write_timeout_ms,
+                lambda results: respond(results[0].error_code, results[0].message), origin)
+
+        self._write(partition, f"{len(records)} {self.spec.coordinator} records", append)
+
+    def append_end_txn_marker(self, partition: int, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                              commit: bool) -> None:
+        """Write a transaction's COMMIT (else ABORT) marker, replicated, or raise the Kafka error."""
+        def append(respond: Callable[[int, str | None], None]) -> None:
+            self.broker.replica_manager.append_txn_markers(
+                producer_id, producer_epoch, coordinator_epoch, commit, [(self.spec.name, partition)],
+                self.spec.write_timeout_ms, lambda codes: respond(next(iter(codes.values())), None))
+
+        self._write(partition, f"the {'COMMIT' if commit else 'ABORT'} marker of producer {producer_id}", append)
+
+    def _write(self, partition: int, what: str,
+               append: Callable[[Callable[[int, str | None], None]], None]) -> None:
+        """Run `append` (which answers an error code and message, maybe from the produce purgatory) and wait."""
+        answer: list[tuple[int, str | None]] = []
         answered = threading.Event()
 
-        def respond(answer: list) -> None:
-            results.extend(answer)
+        def respond(code: int, message: str | None) -> None:
+            answer.append((code, message))
             answered.set()
 
-        timeout_ms = self.spec.write_timeout_ms
-        name = self.spec.name
-        self.broker.replica_manager.append_records([(name, partition, memoryview(batch))], ACKS_ALL, timeout_ms,
-                                                   respond)
-        if not answered.wait(timeout_ms / 1000 + ANSWER_MARGIN_S) or not results:
+        append(respond)
+        if not answered.wait(self.spec.write_timeout_ms / 1000 + ANSWER_MARGIN_S) or not answer:
             code, message = ErrorCode.REQUEST_TIMED_OUT, "no answer from the replica manager"
         else:
-            code, message = results[0].error_code, results[0].message
+            code, message = answer[0]
         if code == ErrorCode.NONE:
             return
+        name = self.spec.name
         client_code = APPEND_ERROR_FOR_CLIENTS.get(code, code)
-        log.warning("writing %d %s records to %s-%d failed with %s (%s); the clients are told %s", len(records),
-                    self.spec.coordinator, name, partition, ErrorCode(code).name, message,
-                    ErrorCode(client_code).name)
+        log.warning("writing %s to %s-%d failed with %s (%s); the clients are told %s", what, name, partition,
+                    ErrorCode(code).name, message, ErrorCode(client_code).name)
         raise error_class(client_code)(f"writing to {name}-{partition} failed: {message}")
 
     def read_all(self, partition: int) -> Iterator[tuple[bytes, bytes | None]]:
         """Every (key, value) of the partition, from its log start to its end (tombstones included, control
         batches skipped); nothing when the partition is not hosted here."""
+        for batch in self.read_batches(partition):
+            yield from batch.records
+
+    def read_batches(self, partition: int) -> Iterator[LoadedBatch]:
+        """Every batch of the partition, from its log start to its end; nothing when it is not hosted here."""
         hosted = self.broker.replica_manager.partition(self.spec.name, partition)
         if hosted is None:
             return
@@ -173,9 +219,11 @@ class InternalTopic:
                 header = read_header(chunk, pos)
                 if pos + header.size > len(chunk):
                     break
-                if not header.is_control:
-                    for record in iter_records(chunk, pos, header, MAX_DECOMPRESSED_BATCH_BYTES):
-                        if record.key is not None:
-                            yield record.key, record.value
+                records = list(iter_records(chunk, pos, header, MAX_DECOMPRESSED_BATCH_BYTES))
+                if header.is_control:
+                    if records:  # an empty control batch: the cleaner removed its transaction
+                        yield LoadedBatch(header.producer_id, [], read_control_record(records[0])[0])
+                else:
+                    yield LoadedBatch(header.producer_id, [(r.key, r.value) for r in records if r.key is not None])
                 offset = header.next_offset
                 pos += header.size

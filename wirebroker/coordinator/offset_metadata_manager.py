@@ -21,11 +21,20 @@ they expire `retention` after the later of the commit and the moment the group b
 group management count from the commit alone). An offset committed with an explicit expire timestamp (OffsetCommit
 v1) expires then.
 
+Transactions (TxnOffsetCommit, Kafka's pendingTransactionalOffsets): offsets committed inside a producer's
+transaction are written as that producer's transactional batch and held pending, per producer id, invisible to
+OffsetFetch. The transaction's marker (WriteTxnMarkers, `replay_end_transaction_marker`) makes them the committed
+offsets on COMMIT (unless a later plain commit replaced them meanwhile) or drops them on ABORT; a tombstone drops the
+pending offsets of its partition too. OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for a partition
+with pending offsets, so a consumer starting after a crash waits for the transaction to finish. Loading replays the
+same records and markers in log order.
+
 Group-level failures are raised as Kafka errors; the coordinator turns them into the answer.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -46,6 +55,7 @@ from wirebroker.protocol.messages.offset_commit_value import OffsetCommitValue
 log = logging.getLogger(__name__)
 
 NO_OFFSET = -1
+NO_PRODUCER_ID = -1
 NO_LEADER_EPOCH = -1
 FIRST_GROUP_ID_NOT_FOUND_COMMIT_VERSION = 9
 DEFAULT_RETENTION = -1  # OffsetCommit v2-4 retention_time_ms meaning "the broker's offsets.retention.minutes"
@@ -61,12 +71,13 @@ class OffsetAndMetadata:
     metadata: str
     commit_timestamp_ms: int
     expire_timestamp_ms: int | None = None
+    record_order: int = 0  # replay order, which is log order (Kafka's recordOffset): the later commit wins
 
     @classmethod
-    def from_record_value(cls, value: OffsetCommitValue, version: int) -> OffsetAndMetadata:
+    def from_record_value(cls, value: OffsetCommitValue, version: int, record_order: int = 0) -> OffsetAndMetadata:
         expire = value.expire_timestamp if version == records.OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY else -1
         return cls(value.offset, value.leader_epoch, value.metadata, value.commit_timestamp,
-                   expire if expire >= 0 else None)
+                   expire if expire >= 0 else None, record_order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,23 +103,66 @@ class OffsetMetadataManager:
     def __init__(self, runtime: GroupRuntime) -> None:
         self.runtime = runtime
         self._offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        # Kafka's pendingTransactionalOffsets (producer id -> group -> partition) and openTransactions (group ->
+        # partition -> producer ids).
+        self._pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = {}
+        self._open: dict[str, dict[TopicPartition, set[int]]] = {}
+        self._record_order = itertools.count(1)
 
     # ---- state: replayed records ---------------------------------------------------------------------------------
 
-    def replay(self, record: records.CoordinatorRecord) -> None:
+    def replay(self, record: records.CoordinatorRecord, producer_id: int = NO_PRODUCER_ID) -> None:
+        """An OffsetCommit record, written by a plain commit (NO_PRODUCER_ID) or by a producer's transaction."""
         key = record.key
+        tp = (key.topic, key.partition)
         if record.value is None:
             partitions = self._offsets.get(key.group)
             if partitions is not None:
-                partitions.pop((key.topic, key.partition), None)
+                partitions.pop(tp, None)
                 if not partitions:
                     del self._offsets[key.group]
+            for open_producer in self._open.get(key.group, {}).get(tp, ()):
+                self._pending.get(open_producer, {}).get(key.group, {}).pop(tp, None)
             return
-        self._offsets.setdefault(key.group, {})[(key.topic, key.partition)] = OffsetAndMetadata.from_record_value(
-            record.value, record.value_version)
+        offset = OffsetAndMetadata.from_record_value(record.value, record.value_version, next(self._record_order))
+        if producer_id == NO_PRODUCER_ID:
+            self._offsets.setdefault(key.group, {})[tp] = offset
+        else:
+            self._pending.setdefault(producer_id, {}).setdefault(key.group, {})[tp] = offset
+            self._open.setdefault(key.group, {}).setdefault(tp, set()).add(producer_id)
         if key.group not in self.runtime.groups:
             # A group known only by its offsets: a "simple" group, as Kafka makes one on replay.
             self.runtime.groups[key.group] = ClassicGroup(key.group, state_timestamp_ms=self.runtime.now_ms())
+
+    def replay_end_transaction_marker(self, producer_id: int, commit: bool) -> None:
+        """The producer's transaction ended: its pending offsets become the committed ones, or go."""
+        pending = self._pending.pop(producer_id, None)
+        if pending is None:
+            return
+        for group_id, partitions in pending.items():
+            for tp, offset in partitions.items():
+                if commit:
+                    committed = self._offsets.setdefault(group_id, {})
+                    existing = committed.get(tp)
+                    if existing is None or offset.record_order > existing.record_order:
+                        committed[tp] = offset
+                self._close_transaction(group_id, tp, producer_id)
+        log.debug("%s the pending offsets of producer %d for groups %s", "Committed" if commit else "Aborted",
+                  producer_id, sorted(pending))
+
+    def _close_transaction(self, group_id: str, tp: TopicPartition, producer_id: int) -> None:
+        open_partitions = self._open.get(group_id, {})
+        producers = open_partitions.get(tp)
+        if producers is None:
+            return
+        producers.discard(producer_id)
+        if not producers:
+            del open_partitions[tp]
+            if not open_partitions:
+                del self._open[group_id]
+
+    def has_pending_transactional_offsets(self, group_id: str, tp: TopicPartition) -> bool:
+        return bool(self._open.get(group_id, {}).get(tp))
 
     def write(self, group_id: str, out: list[records.CoordinatorRecord]) -> None:
         """Append records for `group_id`; the offset commits among them are applied once written."""
@@ -118,8 +172,15 @@ class OffsetMetadataManager:
                 self.replay(record)
 
     def unload(self, group_id: str) -> None:
-        """Forget the group's offsets (its partition is no longer led here; they stay in the log)."""
+        """Forget the group's offsets, pending ones too (its partition is no longer led here; they stay in the
+        log)."""
         self._offsets.pop(group_id, None)
+        for producers in self._open.pop(group_id, {}).values():
+            for producer_id in producers:
+                by_group = self._pending.get(producer_id, {})
+                by_group.pop(group_id, None)
+                if not by_group:
+                    self._pending.pop(producer_id, None)
 
     def has_offsets(self, group_id: str) -> bool:
         return bool(self._offsets.get(group_id))

@@ -15,6 +15,7 @@ from typing import Any
 from wirebroker.coordinator import internal_records
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.internal_topic import InternalTopic, InternalTopicSpec
+from wirebroker.log.producer_state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -29,6 +30,7 @@ class OffsetsTopic(InternalTopic):
             "group coordinator"))
         self.config = config
 
-    def append(self, partition: int, records: list[internal_records.CoordinatorRecord]) -> None:
+    def append(self, partition: int, records: list[internal_records.CoordinatorRecord],
+               producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> None:
         self.append_records(partition, [(internal_records.encode_key(r), internal_records.encode_value(r))
-                                        for r in records])
+                                        for r in records], producer_id, producer_epoch)

@@ -7,6 +7,11 @@ request in the fetch purgatory until min_bytes arrive or max_wait_ms passes). A 
 follower's: it reads up to the log end offset and tells the partition how far the follower got. Appends wake the
 fetch purgatory; high-watermark moves, ISR changes and lost leaderships wake both purgatories.
 
+Transaction markers (`append_txn_markers`, Kafka's appendRecords with origin COORDINATOR and requiredAcks=-1, as
+handleWriteTxnMarkersRequest calls it): one COMMIT/ABORT control batch per partition, checked against producer state
+(INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED), answered once the high watermark passes it. The
+WriteTxnMarkers API and the group coordinator (its `__consumer_offsets` markers) write markers through it.
+
 On a single broker every partition is led here with this broker as its only replica (`make_partitions`). In a
 cluster the controller decides (`become_leader_or_follower` for LeaderAndIsr, `stop_replicas` for StopReplica, as
 Kafka's ReplicaManager); `start_replication` gives the manager its follower fetchers, its AlterPartition channel
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +31,7 @@ from wirebroker.log.config import LogConfig
 from wirebroker.log.fetch_data import FetchDataInfo
 from wirebroker.log.log import LogAppendInfo
 from wirebroker.log.manager import LogManager
+from wirebroker.log.producer_state import AppendOrigin
 from wirebroker.protocol.errors import (
     ErrorCode,
     InvalidRecordError,
@@ -34,6 +41,7 @@ from wirebroker.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from wirebroker.protocol.primitives import UUID_ZERO
+from wirebroker.protocol.records import build_control_batch
 from wirebroker.replica.alter_partition import AlterPartitionManager
 from wirebroker.replica.delayed import (
     DelayedFetch,
@@ -257,10 +265,11 @@ class ReplicaManager:
         acks: int,
         timeout_ms: int,
         respond: Callable[[list[AppendResult]], None],
+        origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> None:
         """Append each (topic, partition, records) and call `respond` with one AppendResult per entry, in order:
         at once, or from the produce purgatory when acks=all has to wait for the high watermark."""
-        results = [self._append(topic, index, records, acks) for topic, index, records in entries]
+        results = [self._append(topic, index, records, acks, origin) for topic, index, records in entries]
         appended = [(entries[i], r) for i, r in enumerate(results) if r.error_code == ErrorCode.NONE]
         for (topic, index, _), _result in appended:
             self.fetch_purgatory.check_and_complete((topic, index))
@@ -281,12 +290,34 @@ class ReplicaManager:
         operation = DelayedProduce(timeout_ms, statuses, respond_when_acknowledged)
         self.produce_purgatory.try_complete_else_watch(operation, [(t, i) for (t, i, _), _ in appended])
 
-    def _append(self, topic: str, index: int, records: memoryview | None, acks: int) -> AppendResult:
+    def append_txn_markers(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
+                           partitions: Sequence[tuple[str, int]], timeout_ms: int,
+                           respond: Callable[[dict[tuple[str, int], int]], None]) -> None:
+        """Write a transaction's COMMIT (else ABORT) marker to each (topic, partition) led here and call `respond`
+        with the error code of each, once the high watermark passes every marker written (REQUEST_TIMED_OUT after
+        `timeout_ms`)."""
+        kind = "COMMIT" if commit else "ABORT"
+        now = int(time.time() * 1000)
+        entries = [(topic, index, memoryview(bytearray(build_control_batch(
+            commit, producer_id, producer_epoch, coordinator_epoch, timestamp=now)))) for topic, index in partitions]
+
+        def answer(results: list[AppendResult]) -> None:
+            for (topic, index, _), result in zip(entries, results):
+                if result.error_code:
+                    log.warning("Writing the %s marker of producer %d (epoch %d, coordinator epoch %d) to %s-%d "
+                                "failed: %s (%s)", kind, producer_id, producer_epoch, coordinator_epoch, topic, index,
+                                ErrorCode(result.error_code).name, result.message)
+            respond({(topic, index): result.error_code for (topic, index, _), result in zip(entries, results)})
+
+        self.append_records(entries, ACKS_ALL, timeout_ms, answer, AppendOrigin.COORDINATOR)
+
+    def _append(self, topic: str, index: int, records: memoryview | None, acks: int,
+                origin: AppendOrigin) -> AppendResult:
         try:
             partition = self.online_partition(topic, index)
             if records is None:
                 raise InvalidRecordError("the produce request carries no records for this partition")
-            info = partition.append_records_as_leader(records, acks)
+            info = partition.append_records_as_leader(records, acks, origin)
         except KafkaError as exc:
             return AppendResult(exc.code, str(exc))
         except Exception:

@@ -8,31 +8,40 @@ from wirebroker.cluster.metadata import MetadataStore
 from wirebroker.coordinator import internal_records
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
+from wirebroker.coordinator.internal_topic import LoadedBatch
 from wirebroker.coordinator.timer import ManualTimer
 
 
 class MemoryRecordLog:
-    """__consumer_offsets as lists of encoded (key, value) pairs: what is read back went through the codecs."""
+    """__consumer_offsets as lists of batches of encoded (key, value) pairs: what is read back went through the
+    codecs; a transactional write keeps its producer id, a transaction marker is a batch of its own."""
 
     def __init__(self, num_partitions: int = 4) -> None:
-        self.partitions: list[list[tuple[bytes, bytes | None]]] = [[] for _ in range(num_partitions)]
+        self.partitions: list[list[LoadedBatch]] = [[] for _ in range(num_partitions)]
         self.fail_with: Exception | None = None
 
     @property
     def num_partitions(self) -> int:
         return len(self.partitions)
 
-    def append(self, partition: int, records: list[internal_records.CoordinatorRecord]) -> None:
+    def append(self, partition: int, records: list[internal_records.CoordinatorRecord], producer_id: int = -1,
+               producer_epoch: int = -1) -> None:
         if self.fail_with is not None:
             raise self.fail_with
-        self.partitions[partition].extend(
-            (internal_records.encode_key(r), internal_records.encode_value(r)) for r in records)
+        self.partitions[partition].append(LoadedBatch(producer_id, [
+            (internal_records.encode_key(r), internal_records.encode_value(r)) for r in records]))
 
-    def read_all(self, partition: int):
+    def append_end_txn_marker(self, partition: int, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                              commit: bool) -> None:
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.partitions[partition].append(LoadedBatch(producer_id, [], commit))
+
+    def read_batches(self, partition: int):
         return iter(list(self.partitions[partition]))
 
     def decoded(self) -> list[internal_records.CoordinatorRecord]:
-        return [internal_records.decode(k, v) for p in self.partitions for k, v in p]
+        return [internal_records.decode(k, v) for p in self.partitions for batch in p for k, v in batch.records]
 
 
 TEST_CONFIG = GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=1000, consumer_session_timeout_ms=10_000,

@@ -21,9 +21,9 @@ class GatedRecordLog(MemoryRecordLog):
         super().__init__()
         self.gate = threading.Event()
 
-    def read_all(self, partition: int):
+    def read_batches(self, partition: int):
         assert self.gate.wait(10)
-        return super().read_all(partition)
+        return super().read_batches(partition)
 
 
 def cluster_coordinator(record_log, timer, metadata, load_in_background: bool = False) -> GroupCoordinator:

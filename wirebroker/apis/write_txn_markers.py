@@ -1,0 +1,144 @@
+"""WriteTxnMarkers: API key 27, version 1 (Kafka 4 removed v0, KIP-896); sent by a transaction coordinator to the
+leaders of a transaction's partitions once the transaction commits or aborts.
+
+Behaviour (Kafka's KafkaApis.handleWriteTxnMarkersRequest):
+- For each marker (producer id, producer epoch, COMMIT/ABORT, coordinator epoch) and each of its partitions hosted
+  here, one control batch (attributes isControl + isTransactional; one control record: key version 0 and the type,
+  value the EndTransactionMarker version 0 with the coordinator epoch) is appended as the leader through
+  `ReplicaManager.append_txn_markers` (origin COORDINATOR, acks=all): a partition's answer comes once the high
+  watermark passes its marker, within request.timeout.ms (REQUEST_TIMED_OUT after).
+- Per partition errors: UNKNOWN_TOPIC_OR_PARTITION for a partition not hosted here; NOT_LEADER_OR_FOLLOWER when this
+  broker does not lead it; NOT_ENOUGH_REPLICAS(_AFTER_APPEND) below min.insync.replicas; INVALID_PRODUCER_EPOCH when
+  the marker's producer epoch is older than the partition's producer state has; TRANSACTION_COORDINATOR_FENCED for
+  an older coordinator epoch than the last marker's.
+- Markers for `__consumer_offsets` go to the group coordinator (Kafka's completeTransaction), which writes the
+  marker and makes the producer's pending transactional offsets committed or drops them; its "not ready" errors
+  (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS) are answered NOT_LEADER_OR_FOLLOWER, the
+  error the transaction coordinator retries on. In a cluster that work runs on the group request thread
+  (apis/group_requests.py says why).
+- The answer groups the partitions by producer id, as Kafka's does. It is an inter-broker API; served (and
+  advertised, as Kafka 4.3.1's brokers list it) on every listener, as ZooKeeper-era Kafka did.
+
+In-process callers (a transaction coordinator on this broker) can call `ReplicaManager.append_txn_markers`
+directly for data partitions, and `GroupCoordinator.complete_transaction` for `__consumer_offsets` partitions.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.registry import serve
+from wirebroker.coordinator.offsets_topic import OFFSETS_TOPIC
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.write_txn_markers import (
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
+
+log = logging.getLogger(__name__)
+
+API_KEY = 27
+REQUEST_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms default, the marker appends' acks=all timeout
+# The group coordinator's "not ready" errors, as the transaction coordinator expects them (it retries).
+GROUP_COORDINATOR_NOT_READY = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
+
+_Marker = WriteTxnMarkersRequest.WritableTxnMarker
+Errors = dict[tuple[str, int], int]
+
+
+class _Answer:
+    """Collects the error of every partition of every marker and answers once the last one is known."""
+
+    def __init__(self, ctx: RequestContext, markers: list[_Marker], outstanding: int) -> None:
+        self._ctx = ctx
+        self._markers = markers
+        self._errors: list[Errors] = [{} for _ in markers]
+        self._outstanding = outstanding
+        self._lock = threading.Lock()
+
+    def add(self, index: int, errors: Errors) -> None:
+        with self._lock:
+            self._errors[index].update(errors)
+
+    def done(self, index: int | None, errors: Errors) -> None:
+        """One outstanding part of marker `index` is answered (None: the handler's own part, planning)."""
+        with self._lock:
+            if index is not None:
+                self._errors[index].update(errors)
+            self._outstanding -= 1
+            if self._outstanding:
+                return
+        self._ctx.respond(self._response())
+
+    def _response(self) -> WriteTxnMarkersResponse:
+        by_producer: dict[int, Errors] = {}
+        for marker, errors in zip(self._markers, self._errors):
+            by_producer.setdefault(marker.producer_id, {}).update(errors)
+        results = []
+        for producer_id, errors in by_producer.items():
+            by_topic: dict[str, list[WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult]] = {}
+            for (topic, index), code in errors.items():
+                by_topic.setdefault(topic, []).append(
+                    WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult(partition_index=index, error_code=code))
+            results.append(WriteTxnMarkersResponse.WritableTxnMarkerResult(producer_id=producer_id, topics=[
+                WriteTxnMarkersResponse.WritableTxnMarkerTopicResult(name=topic, partitions=partitions)
+                for topic, partitions in by_topic.items()]))
+        return WriteTxnMarkersResponse(markers=results)
+
+
+def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> None:
+    broker = ctx.broker
+    replica_manager = broker.replica_manager
+    plans = []
+    for marker in request.markers:
+        unknown, data, offsets = {}, [], []
+        for topic in marker.topics:
+            for index in topic.partition_indexes:
+                if replica_manager.partition(topic.name, index) is None:
+                    unknown[(topic.name, index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif topic.name == OFFSETS_TOPIC:
+                    offsets.append(index)
+                else:
+                    data.append((topic.name, index))
+        plans.append((marker, unknown, data, offsets))
+    answer = _Answer(ctx, request.markers, 1 + sum(bool(data) + bool(offsets) for _, _, data, offsets in plans))
+    for i, (marker, unknown, data, offsets) in enumerate(plans):
+        answer.add(i, unknown)
+        if data:
+            replica_manager.append_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
+                                               marker.transaction_result, data, REQUEST_TIMEOUT_MS,
+                                               lambda errors, i=i: answer.done(i, errors))
+        if offsets:
+            _off_network_thread(ctx, lambda i=i, marker=marker, offsets=offsets: answer.done(
+                i, _complete_offsets_transaction(ctx, marker, offsets)))
+    answer.done(None, {})  # answered now if nothing waits
+
+
+def _complete_offsets_transaction(ctx: RequestContext, marker: _Marker, partitions: list[int]) -> Errors:
+    errors = {}
+    for index in partitions:
+        try:
+            code = ctx.broker.group_coordinator.complete_transaction(
+                index, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch, marker.transaction_result)
+        except Exception:  # answered all the same: the transaction coordinator retries
+            log.exception("writing the marker of producer %d to %s-%d failed", marker.producer_id, OFFSETS_TOPIC,
+                          index)
+            code = ErrorCode.UNKNOWN_SERVER_ERROR
+        errors[(OFFSETS_TOPIC, index)] = ErrorCode.NOT_LEADER_OR_FOLLOWER if code in GROUP_COORDINATOR_NOT_READY \
+            else code
+    return errors
+
+
+def _off_network_thread(ctx: RequestContext, work: Callable[[], None]) -> None:
+    executor = ctx.broker.group_requests
+    if executor is None:
+        work()
+    else:
+        executor.submit(work)
+
+
+serve(API_KEY, handle)
