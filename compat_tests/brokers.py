@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from wirebroker.network.ports import free_port
+
 log = logging.getLogger(__name__)
 
 API_VERSIONS_KEY = 18
@@ -27,13 +29,6 @@ STOP_GRACE_S = 20.0
 
 class BrokerStartError(RuntimeError):
     """The broker process exited or never answered ApiVersions; the message carries the tail of its log."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def api_versions_answers(host: str, port: int, timeout: float = 2.0) -> bool:

@@ -22,15 +22,10 @@ import yaml
 
 from wirebroker.cluster.zookeeper_server import ZooKeeperServer
 from wirebroker.devcluster_compose import BrokerService, LocalCluster, local_cluster
+from wirebroker.network.ports import free_port
 
 BROKER_START_TIMEOUT_S = 60.0
 BROKER_STOP_TIMEOUT_S = 60.0  # a controlled shutdown waits for the controller to move leadership away
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class DevCluster:

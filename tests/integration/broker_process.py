@@ -10,13 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from wirebroker.network.ports import free_port
+
 START_TIMEOUT_S = 30
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class BrokerProcess:

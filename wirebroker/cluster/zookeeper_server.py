@@ -28,6 +28,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from wirebroker.network.ports import free_port
+
 JARS_DIR = Path("/usr/share/java")
 # What ZooKeeperServerMain loads; zookeeper.jar's manifest Class-Path names the rest (netty, metrics, snappy ...).
 REQUIRED_JARS = ("zookeeper", "zookeeper-jute", "slf4j-api")
@@ -102,7 +104,7 @@ class ZooKeeperServer:
             self.data_dir = Path(tempfile.mkdtemp(prefix="zookeeper-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if not self.port:
-            self.port = _free_port()
+            self.port = free_port()
         config = self.data_dir / "zoo.cfg"
         config.write_text(
             f"tickTime={self.tick_time_ms}\ndataDir={self.data_dir}\nclientPort={self.port}\n"
@@ -159,9 +161,3 @@ class ZooKeeperServer:
                  traceback: TracebackType | None) -> None:
         self.stop()
 
-
-def _free_port() -> int:
-    """A port nothing listens on now (the kernel's pick for port 0 on 127.0.0.1)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
