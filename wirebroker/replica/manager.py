@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wirebroker.cluster.metadata import TopicMetadata
 from wirebroker.log.config import LogConfig
@@ -42,14 +43,12 @@ from wirebroker.protocol.errors import (
 )
 from wirebroker.protocol.primitives import UUID_ZERO
 from wirebroker.protocol.records import build_control_batch
-from wirebroker.replica.alter_partition import AlterPartitionManager
 from wirebroker.replica.delayed import (
     DelayedFetch,
     DelayedProduce,
     FetchPartitionStatus,
     ProducePartitionStatus,
 )
-from wirebroker.replica.fetcher_manager import InitialFetchState, ReplicaFetcherManager
 from wirebroker.replica.partition import (
     ACKS_ALL,
     FETCH_LOG_END,
@@ -58,6 +57,10 @@ from wirebroker.replica.partition import (
     Partition,
 )
 from wirebroker.replica.purgatory import DelayedOperationPurgatory
+
+if TYPE_CHECKING:  # a cluster member's parts (server/cluster_member.py): a single node never imports them
+    from wirebroker.replica.alter_partition import AlterPartitionManager
+    from wirebroker.replica.fetcher_manager import InitialFetchState, ReplicaFetcherManager
 
 log = logging.getLogger(__name__)
 
@@ -474,6 +477,8 @@ class ReplicaManager:
                      list(decision.state.replicas), list(decision.state.isr), decision.state.partition_epoch)
 
     def _make_followers(self, decisions: list[PartitionDecision], live_leaders: Mapping[int, tuple[str, int]]) -> None:
+        from wirebroker.replica.fetcher_manager import InitialFetchState  # a cluster member has loaded it
+
         restart: dict[tuple[str, int], InitialFetchState] = {}
         for decision in decisions:
             key = (decision.topic, decision.index)
