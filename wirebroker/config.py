@@ -89,6 +89,10 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "transaction.state.log.num.partitions": BrokerKey(INT, "50"),
     "transaction.state.log.replication.factor": BrokerKey(INT, "3"),
     "transaction.state.log.min.isr": BrokerKey(INT, "2"),
+    "transaction.state.log.segment.bytes": BrokerKey(INT, str(100 * 1024 * 1024)),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": BrokerKey(INT, "10000"),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": BrokerKey(INT, "3600000"),
+    "request.timeout.ms": BrokerKey(INT, "30000"),  # the transaction coordinator's writes and markers wait this long
     "group.initial.rebalance.delay.ms": BrokerKey(INT, "3000"),
     "group.min.session.timeout.ms": BrokerKey(INT, "6000"),
     "group.max.session.timeout.ms": BrokerKey(INT, "1800000"),

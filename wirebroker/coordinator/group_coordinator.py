@@ -30,8 +30,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -45,24 +43,36 @@ from wirebroker.coordinator.classic_group_manager import (
     join_error,
     sync_error,
 )
-from wirebroker.coordinator.classic_in_consumer_group import ClassicMembersOfConsumerGroups
+from wirebroker.coordinator.classic_in_consumer_group import (
+    ClassicMembersOfConsumerGroups,
+)
 from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.coordinator.consumer_group_manager import ConsumerGroupManager
 from wirebroker.coordinator.group import Group, GroupConfig
-from wirebroker.coordinator.group_runtime import GroupRuntime, RecordLog, Timer, TopicImage
+from wirebroker.coordinator.group_runtime import (
+    GroupRuntime,
+    RecordLog,
+    Timer,
+    TopicImage,
+)
 from wirebroker.coordinator.offset_metadata_manager import (
     OFFSET_RECORD_TYPES,
     FetchedOffset,
     OffsetMetadataManager,
     PartitionCommit,
 )
+from wirebroker.coordinator.partition_ownership import (
+    OwnedPartition,
+    PartitionOwnership,
+)
 from wirebroker.protocol.errors import (
     CoordinatorLoadInProgressError,
     ErrorCode,
     KafkaError,
-    NotCoordinatorError,
 )
-from wirebroker.protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse
+from wirebroker.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeResponse,
+)
 from wirebroker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -80,14 +90,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-@dataclass(slots=True)
-class _OwnedPartition:
-    """A `__consumer_offsets` partition this broker leads: its groups are served once loaded."""
-
-    leader_epoch: int
-    loaded: bool = False
-
-
 class GroupCoordinator:
     def __init__(self, config: GroupConfig, record_log: RecordLog, timer: Timer, topics: TopicImage) -> None:
         self.config = config
@@ -95,10 +97,7 @@ class GroupCoordinator:
         self.timer = timer
         self.topics = topics
         self._lock = threading.RLock()
-        self._owned: dict[int, _OwnedPartition] = {}
-        # One loader, as Kafka's group-metadata-manager scheduler: partitions load in the order they are won.
-        self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-coordinator-loader")
-        self._load_in_background = True
+        self._owned = PartitionOwnership("__consumer_offsets", self._lock, self._load, "group-coordinator-loader")
         self._runtime = GroupRuntime(config, record_log, timer, topics, self._lock)
         self._offsets = OffsetMetadataManager(self._runtime)
         self._classic = ClassicGroupManager(self._runtime)
@@ -115,7 +114,7 @@ class GroupCoordinator:
     def start(self, load_in_background: bool = True, own_every_partition: bool = True) -> None:
         """Start the timers. A single broker leads every partition: it owns them all and loads them now (in the
         background unless told otherwise). In a cluster nothing is owned until `on_election`."""
-        self._load_in_background = load_in_background
+        self._owned.load_in_background = load_in_background
         self.timer.start()
         self._runtime.schedule("expire-offsets", self.config.offsets_retention_check_interval_ms,
                                self._expire_periodically)
@@ -125,31 +124,20 @@ class GroupCoordinator:
 
     def shutdown(self) -> None:
         self.timer.shutdown()
-        self._loader.shutdown(wait=False, cancel_futures=True)
+        self._owned.shutdown()
 
     def on_election(self, partition: int, leader_epoch: int) -> None:
         """This broker now leads `partition` of `__consumer_offsets` (Kafka's onElection): its groups answer
         COORDINATOR_LOAD_IN_PROGRESS until they are loaded from the log. A partition owned already keeps its
         state (a new leader epoch on the same leader)."""
-        with self._lock:
-            owned = self._owned.get(partition)
-            if owned is not None:
-                owned.leader_epoch = max(owned.leader_epoch, leader_epoch)
-                return
-            load = self._owned[partition] = _OwnedPartition(leader_epoch)
-        if self._load_in_background:
-            self._loader.submit(self._load, partition, load)
-        else:
-            self._load(partition, load)
+        self._owned.elect(partition, leader_epoch)
 
     def on_resignation(self, partition: int, leader_epoch: int | None = None) -> None:
         """This broker no longer leads `partition` (Kafka's onResignation): its groups and offsets are dropped from
         memory (they stay in the log for the new leader) and answer NOT_COORDINATOR from now on."""
         with self._lock:
-            owned = self._owned.get(partition)
-            if owned is None or (leader_epoch is not None and leader_epoch < owned.leader_epoch):
+            if not self._owned.resign(partition, leader_epoch):
                 return
-            del self._owned[partition]
             group_ids = {g for g in [*self._runtime.groups, *self._offsets.group_ids()]
                          if self._runtime.partition_of(g) == partition}
             for group_id in group_ids:
@@ -162,7 +150,7 @@ class GroupCoordinator:
                 "Unloaded %d groups of __consumer_offsets-%d: this broker no longer leads it", len(group_ids),
                 partition)
 
-    def _load(self, partition: int, load: _OwnedPartition) -> None:
+    def _load(self, partition: int, load: OwnedPartition) -> None:
         """Kafka's doLoadGroupsAndOffsets: read the partition (outside the lock: nothing writes to it while it
         loads), then replay it, unless the partition was given up meanwhile."""
         started = self._runtime.now_ms()
@@ -172,7 +160,7 @@ class GroupCoordinator:
             log.exception("loading __consumer_offsets-%d failed; its groups start empty", partition)
             loaded = []
         with self._lock:
-            if self._owned.get(partition) is not load:
+            if not self._owned.is_current(partition, load):
                 log.info("Not loading __consumer_offsets-%d: this broker no longer leads it", partition)
                 return
             for producer_id, item in loaded:
@@ -207,11 +195,7 @@ class GroupCoordinator:
     def _check_coordinator(self, group_id: str) -> None:
         """NOT_COORDINATOR unless this broker leads the group's partition, COORDINATOR_LOAD_IN_PROGRESS until it
         is loaded (Kafka's validateGroupStatus)."""
-        owned = self._owned.get(self._runtime.partition_of(group_id))
-        if owned is None:
-            raise NotCoordinatorError(f"this broker does not lead the __consumer_offsets partition of group {group_id}")
-        if not owned.loaded:
-            raise CoordinatorLoadInProgressError(f"the group coordinator is loading the partition of group {group_id}")
+        self._owned.check(self._runtime.partition_of(group_id), f"group {group_id}")
 
     def _replay_loaded(self, record: records.CoordinatorRecord, producer_id: int) -> None:
         """Kafka's GroupCoordinatorShard.replay: each record to the state it belongs to."""
@@ -262,7 +246,7 @@ class GroupCoordinator:
             try:
                 if group_id is not None:
                     self._check_coordinator(group_id)
-                elif not all(owned.loaded for owned in self._owned.values()):
+                elif not self._owned.all_loaded():
                     raise CoordinatorLoadInProgressError("the group coordinator is loading __consumer_offsets")
                 return operation()
             except KafkaError as exc:
@@ -333,11 +317,20 @@ class GroupCoordinator:
                                                                   api_version),
                            lambda exc: {(p.topic, p.partition): exc.code for p in commits})
 
+    def commit_transactional_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+                                     group_instance_id: str | None, generation_id: int,
+                                     commits: list[PartitionCommit], api_version: int) -> dict[tuple[str, int], int]:
+        """TxnOffsetCommit: error code per (topic, partition), the offsets pending until the transaction ends."""
+        return self._serve(group_id, lambda: self._offsets.commit_transactional(
+            group_id, producer_id, producer_epoch, member_id, group_instance_id, generation_id, commits, api_version),
+            lambda exc: {(p.topic, p.partition): exc.code for p in commits})
+
     def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, member_id: str | None = None,
-                      member_epoch: int = -1) -> tuple[int, list[tuple[str, list[FetchedOffset]]]]:
+                      member_epoch: int = -1, require_stable: bool = False
+                      ) -> tuple[int, list[tuple[str, list[FetchedOffset]]]]:
         """(group error, [(topic, offsets)]); topics None means every partition the group committed."""
-        return self._serve(group_id,
-                           lambda: (ErrorCode.NONE, self._offsets.fetch(group_id, topics, member_id, member_epoch)),
+        return self._serve(group_id, lambda: (ErrorCode.NONE, self._offsets.fetch(group_id, topics, member_id,
+                                                                                   member_epoch, require_stable)),
                            lambda exc: (exc.code, []))
 
     def delete_offsets(self, group_id: str, partitions: Iterable[tuple[str, int]]
@@ -352,12 +345,7 @@ class GroupCoordinator:
         the producer's pending offsets there are committed (COMMIT) or dropped (ABORT). The error code."""
         with self._lock:
             try:
-                owned = self._owned.get(partition)
-                if owned is None:
-                    raise NotCoordinatorError(f"this broker does not lead __consumer_offsets-{partition}")
-                if not owned.loaded:
-                    raise CoordinatorLoadInProgressError(f"the group coordinator is loading __consumer_offsets-"
-                                                         f"{partition}")
+                self._owned.check(partition, "transaction marker")
                 self.record_log.append_end_txn_marker(partition, producer_id, producer_epoch, coordinator_epoch,
                                                       commit)
             except KafkaError as exc:
