@@ -44,5 +44,6 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     offset_for_leader_epoch,
     produce,
     sync_group,
+    txn_offset_commit,
     write_txn_markers,
 )

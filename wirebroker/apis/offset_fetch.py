@@ -5,7 +5,9 @@ Behaviour:
   committed (or the group does not exist); every committed partition of the group when topics is null.
 - A group-level error (COORDINATOR_LOAD_IN_PROGRESS; for consumer groups UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH)
   goes to the top level from v2 and, before v2, into every partition.
-- require_stable (v7+): no transactional offsets are pending here, so committed offsets are always stable.
+- require_stable (v7+): a partition with offsets pending in an open transaction (TxnOffsetCommit) is
+  UNSTABLE_OFFSET_COMMIT, which the consumer retries until the transaction ends (KIP-447); without it, pending
+  offsets are invisible and the last committed offset is answered.
 Version notes:
 - v1+ offsets come from __consumer_offsets (v0 meant ZooKeeper; served the same); v2+ null topics = all and a
   top-level error code; v5+ committed_leader_epoch (KIP-320); v6+ flexible; v7+ require_stable (KIP-447);
@@ -37,14 +39,15 @@ def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
         groups = []
         for group in request.groups:
             topics = None if group.topics is None else [(t.name, list(t.partition_indexes)) for t in group.topics]
-            code, fetched = coordinator.fetch_offsets(group.group_id, topics, group.member_id, group.member_epoch)
+            code, fetched = coordinator.fetch_offsets(group.group_id, topics, group.member_id, group.member_epoch,
+                                                      request.require_stable)
             groups.append(_R.OffsetFetchResponseGroup(group_id=group.group_id, error_code=code, topics=[
                 _R.OffsetFetchResponseTopics(name=name, partitions=[_partition(_R.OffsetFetchResponsePartitions, o)
                                                                     for o in offsets])
                 for name, offsets in fetched]))
         return _R(groups=groups)
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
-    code, fetched = coordinator.fetch_offsets(request.group_id, topics)
+    code, fetched = coordinator.fetch_offsets(request.group_id, topics, require_stable=request.require_stable)
     if code != ErrorCode.NONE and ctx.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
         fetched = [(name, [FetchedOffset(p, -1, -1, "", code) for p in partitions])
                    for name, partitions in topics or []]

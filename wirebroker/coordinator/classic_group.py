@@ -239,16 +239,18 @@ class ClassicGroup:
         return self.member(member_id)
 
     def validate_offset_commit(self, member_id: str, group_instance_id: str | None, generation_id: int,
-                               api_version: int) -> None:
+                               api_version: int, is_transactional: bool = False) -> None:
         if self.is_in(S.DEAD):
             raise CoordinatorNotAvailableError(f"group {self.group_id} is being deleted")
         if generation_id < 0 and self.is_in(S.EMPTY):
             return  # the admin client, or a consumer that assigns partitions itself
+        if is_transactional and generation_id < 0 and not member_id and group_instance_id is None:
+            return  # TxnOffsetCommit before v3 names no member (Kafka validates only what the request names)
         self.validate_member(member_id, group_instance_id)
         if generation_id != self.generation_id:
             raise IllegalGenerationError(
                 f"generation {generation_id} is not group {self.group_id}'s current generation {self.generation_id}")
-        if self.is_in(S.COMPLETING_REBALANCE):
+        if not is_transactional and self.is_in(S.COMPLETING_REBALANCE):
             # The member has its JoinGroup answer but not its assignment yet: let it retry after SyncGroup.
             raise RebalanceInProgressError(f"group {self.group_id} is completing a rebalance")
 

@@ -206,16 +206,18 @@ class ConsumerGroup:
     # ---- offsets -------------------------------------------------------------------------------------------------
 
     def validate_offset_commit(self, member_id: str, group_instance_id: str | None, member_epoch: int,
-                               api_version: int) -> None:
+                               api_version: int, is_transactional: bool = False) -> None:
         if member_epoch < 0 and not self.members:
             return  # the admin client, or a consumer that assigns partitions itself
+        if is_transactional and member_epoch < 0 and not member_id and group_instance_id is None:
+            return  # TxnOffsetCommit before v3 names no member (Kafka validates only what the request names)
         member = self.member(member_id)
         if member.uses_classic_protocol:
             if member_epoch != member.member_epoch:
                 raise IllegalGenerationError(f"generation {member_epoch} is not member {member_id}'s "
                                              f"{member.member_epoch}")
             return
-        if api_version < FIRST_CONSUMER_PROTOCOL_COMMIT_VERSION:
+        if not is_transactional and api_version < FIRST_CONSUMER_PROTOCOL_COMMIT_VERSION:
             raise UnsupportedVersionError("OffsetCommit version 9 or above must be used by members using the "
                                           "consumer group protocol")
         if member_epoch != member.member_epoch:

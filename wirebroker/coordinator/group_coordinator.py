@@ -165,7 +165,7 @@ class GroupCoordinator:
                 return
             for producer_id, item in loaded:
                 if isinstance(item, bool):
-                    self._offsets.replay_end_transaction_marker(producer_id, item)
+                    self._offsets.replay_end_transaction_marker(producer_id, item, partition)
                 else:
                     self._replay_loaded(item, producer_id)
             groups = [g for g_id, g in self._runtime.groups.items() if self._runtime.partition_of(g_id) == partition]
@@ -350,7 +350,7 @@ class GroupCoordinator:
                                                       commit)
             except KafkaError as exc:
                 return exc.code
-            self._offsets.replay_end_transaction_marker(producer_id, commit)
+            self._offsets.replay_end_transaction_marker(producer_id, commit, partition)
             return ErrorCode.NONE
 
     def describe_groups(self, group_ids: list[str]) -> list[DescribeGroupsResponse.DescribedGroup]:

@@ -113,10 +113,12 @@ class GroupRuntime:
 
     # ---- record writes -------------------------------------------------------------------------------------------
 
-    def write(self, group_id: str, out: list[records.CoordinatorRecord]) -> None:
-        """Append records to `group_id`'s partition of `__consumer_offsets`."""
+    def write(self, group_id: str, out: list[records.CoordinatorRecord], producer_id: int = -1,
+              producer_epoch: int = -1) -> None:
+        """Append records to `group_id`'s partition of `__consumer_offsets` (in a producer's transaction when a
+        producer id is given)."""
         if out:
-            self._record_log.append(self.partition_of(group_id), out)
+            self._record_log.append(self.partition_of(group_id), out, producer_id, producer_epoch)
 
     def write_consumer_group(self, group: ConsumerGroup, out: list[records.CoordinatorRecord]) -> None:
         """Append a consumer group's records, then replay them into it; a deleted group goes from `groups`."""

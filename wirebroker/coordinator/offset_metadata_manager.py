@@ -49,6 +49,7 @@ from wirebroker.protocol.errors import (
     InvalidGroupIdError,
     KafkaError,
     NonEmptyGroupError,
+    StaleMemberEpochError,
 )
 from wirebroker.protocol.messages.offset_commit_value import OffsetCommitValue
 
@@ -56,6 +57,7 @@ log = logging.getLogger(__name__)
 
 NO_OFFSET = -1
 NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
 NO_LEADER_EPOCH = -1
 FIRST_GROUP_ID_NOT_FOUND_COMMIT_VERSION = 9
 DEFAULT_RETENTION = -1  # OffsetCommit v2-4 retention_time_ms meaning "the broker's offsets.retention.minutes"
@@ -134,21 +136,25 @@ class OffsetMetadataManager:
             # A group known only by its offsets: a "simple" group, as Kafka makes one on replay.
             self.runtime.groups[key.group] = ClassicGroup(key.group, state_timestamp_ms=self.runtime.now_ms())
 
-    def replay_end_transaction_marker(self, producer_id: int, commit: bool) -> None:
-        """The producer's transaction ended: its pending offsets become the committed ones, or go."""
-        pending = self._pending.pop(producer_id, None)
+    def replay_end_transaction_marker(self, producer_id: int, commit: bool, partition: int) -> None:
+        """The producer's transaction ended on `__consumer_offsets` partition `partition`: its pending offsets of
+        the groups there become the committed ones, or go (each partition is a shard of its own in Kafka)."""
+        pending = self._pending.get(producer_id)
         if pending is None:
             return
-        for group_id, partitions in pending.items():
-            for tp, offset in partitions.items():
+        ended = [g for g in pending if self.runtime.partition_of(g) == partition]
+        for group_id in ended:
+            for tp, offset in pending.pop(group_id).items():
                 if commit:
                     committed = self._offsets.setdefault(group_id, {})
                     existing = committed.get(tp)
                     if existing is None or offset.record_order > existing.record_order:
                         committed[tp] = offset
                 self._close_transaction(group_id, tp, producer_id)
+        if not pending:
+            del self._pending[producer_id]
         log.debug("%s the pending offsets of producer %d for groups %s", "Committed" if commit else "Aborted",
-                  producer_id, sorted(pending))
+                  producer_id, ended)
 
     def _close_transaction(self, group_id: str, tp: TopicPartition, producer_id: int) -> None:
         open_partitions = self._open.get(group_id, {})
@@ -164,12 +170,14 @@ class OffsetMetadataManager:
     def has_pending_transactional_offsets(self, group_id: str, tp: TopicPartition) -> bool:
         return bool(self._open.get(group_id, {}).get(tp))
 
-    def write(self, group_id: str, out: list[records.CoordinatorRecord]) -> None:
-        """Append records for `group_id`; the offset commits among them are applied once written."""
-        self.runtime.write(group_id, out)
+    def write(self, group_id: str, out: list[records.CoordinatorRecord], producer_id: int = NO_PRODUCER_ID,
+              producer_epoch: int = NO_PRODUCER_EPOCH) -> None:
+        """Append records for `group_id` (in the producer's transaction when a producer id is given); the offset
+        commits among them are applied once written."""
+        self.runtime.write(group_id, out, producer_id, producer_epoch)
         for record in out:
             if record.record_type in OFFSET_RECORD_TYPES:
-                self.replay(record)
+                self.replay(record, producer_id)
 
     def unload(self, group_id: str) -> None:
         """Forget the group's offsets, pending ones too (its partition is no longer led here; they stay in the
@@ -203,6 +211,31 @@ class OffsetMetadataManager:
         if not group_id:
             raise InvalidGroupIdError("the group id is empty")
         self._validate_commit(group_id, member_id, group_instance_id, generation_or_epoch, api_version)
+        return self._write_commits(group_id, commits, retention_ms)
+
+    def commit_transactional(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+                             group_instance_id: str | None, generation_id: int, commits: list[PartitionCommit],
+                             api_version: int) -> dict[TopicPartition, int]:
+        """TxnOffsetCommit: error code per (topic, partition); the offsets stay pending until the producer's
+        transaction ends. A group-level failure is raised."""
+        if not group_id:
+            raise InvalidGroupIdError("the group id is empty")
+        group = self.runtime.groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                raise IllegalGenerationError(f"group {group_id} does not exist")
+            self.runtime.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.runtime.now_ms())
+        else:
+            try:
+                group.validate_offset_commit(member_id, group_instance_id, generation_id, api_version,
+                                             is_transactional=True)
+            except StaleMemberEpochError as exc:
+                raise IllegalGenerationError(str(exc)) from None
+        return self._write_commits(group_id, commits, DEFAULT_RETENTION, producer_id, producer_epoch)
+
+    def _write_commits(self, group_id: str, commits: list[PartitionCommit], retention_ms: int,
+                       producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH
+                       ) -> dict[TopicPartition, int]:
         config = self.runtime.config
         now = self.runtime.now_ms()
         codes: dict[TopicPartition, int] = {}
@@ -221,7 +254,7 @@ class OffsetMetadataManager:
             out.append(records.offset_commit(group_id, p.topic, p.partition, p.offset, p.leader_epoch,
                                              p.metadata or "", timestamp, expire))
         try:
-            self.write(group_id, out)
+            self.write(group_id, out, producer_id, producer_epoch)
         except KafkaError as exc:
             return {tp: exc.code if code == ErrorCode.NONE else code for tp, code in codes.items()}
         return codes
@@ -249,28 +282,28 @@ class OffsetMetadataManager:
     # ---- OffsetFetch ---------------------------------------------------------------------------------------------
 
     def fetch(self, group_id: str, topics: list[tuple[str, list[int]]] | None, member_id: str | None = None,
-              member_epoch: int = -1) -> list[tuple[str, list[FetchedOffset]]]:
-        """[(topic, offsets)]; topics None means every partition the group committed. A group-level failure is
+              member_epoch: int = -1, require_stable: bool = False) -> list[tuple[str, list[FetchedOffset]]]:
+        """[(topic, offsets)]; topics None means every partition the group committed. With `require_stable`, a
+        partition with offsets pending in a transaction is UNSTABLE_OFFSET_COMMIT. A group-level failure is
         raised."""
         group = self.runtime.groups.get(group_id)
         if group is not None:
             group.validate_offset_fetch(member_id, member_epoch)
         held = self._offsets.get(group_id, {})
         if topics is None:
-            by_topic: dict[str, list[FetchedOffset]] = {}
-            for (topic, partition), o in sorted(held.items()):
-                by_topic.setdefault(topic, []).append(FetchedOffset(partition, o.committed_offset, o.leader_epoch,
-                                                                    o.metadata))
-            return list(by_topic.items())
-        result = []
-        for topic, partitions in topics:
-            fetched = []
-            for partition in partitions:
-                o = held.get((topic, partition))
-                fetched.append(FetchedOffset(partition, NO_OFFSET, NO_LEADER_EPOCH, "") if o is None else
-                               FetchedOffset(partition, o.committed_offset, o.leader_epoch, o.metadata))
-            result.append((topic, fetched))
-        return result
+            topics = [(topic, [p for _, p in partitions])
+                      for topic, partitions in itertools.groupby(sorted(held), key=lambda tp: tp[0])]
+        return [(topic, [self._fetched(group_id, held, (topic, p), require_stable) for p in partitions])
+                for topic, partitions in topics]
+
+    def _fetched(self, group_id: str, held: dict[TopicPartition, OffsetAndMetadata], tp: TopicPartition,
+                 require_stable: bool) -> FetchedOffset:
+        if require_stable and self.has_pending_transactional_offsets(group_id, tp):
+            return FetchedOffset(tp[1], NO_OFFSET, NO_LEADER_EPOCH, "", ErrorCode.UNSTABLE_OFFSET_COMMIT)
+        o = held.get(tp)
+        if o is None:
+            return FetchedOffset(tp[1], NO_OFFSET, NO_LEADER_EPOCH, "")
+        return FetchedOffset(tp[1], o.committed_offset, o.leader_epoch, o.metadata)
 
     # ---- OffsetDelete --------------------------------------------------------------------------------------------
 

@@ -1,0 +1,70 @@
+"""TxnOffsetCommit on a real broker: offsets committed in a transaction stay pending (OffsetFetch with require_stable
+answers UNSTABLE_OFFSET_COMMIT) until WriteTxnMarkers ends the transaction on `__consumer_offsets`; COMMIT makes them
+the group's offsets, ABORT drops them, and a broker killed (-9) and restarted replays both from the log."""
+
+from __future__ import annotations
+
+from tests.integration.raw_client import RawClient
+from tests.integration.txn_raw import create_topic, init_producer_id, write_txn_marker
+from wirebroker.coordinator.group import partition_for
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.offset_fetch import OffsetFetchRequest
+from wirebroker.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
+
+FIND_COORDINATOR, OFFSET_FETCH, TXN_OFFSET_COMMIT = 10, 9, 28
+OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions
+
+
+def txn_offset_commit(client: RawClient, group: str, producer_id: int, producer_epoch: int, offset: int) -> int:
+    response = client.request(TXN_OFFSET_COMMIT, 3, transactional_id="raw-txn", group_id=group,
+                              producer_id=producer_id, producer_epoch=producer_epoch, generation_id=-1, member_id="",
+                              group_instance_id=None, topics=[TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(
+                                  name="in", partitions=[TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
+                                      partition_index=0, committed_offset=offset, committed_leader_epoch=-1,
+                                      committed_metadata="")])])
+    return response.topics[0].partitions[0].error_code
+
+
+def offset_fetch(client: RawClient, group: str, require_stable: bool = True) -> tuple[int, int]:
+    """(offset, error code) of partition 0 of "in", asked with OffsetFetch v7."""
+    response = client.request(OFFSET_FETCH, 7, group_id=group, require_stable=require_stable, topics=[
+        OffsetFetchRequest.OffsetFetchRequestTopic(name="in", partition_indexes=[0])])
+    assert response.error_code == ErrorCode.NONE
+    partition = response.topics[0].partitions[0]
+    return partition.committed_offset, partition.error_code
+
+
+def end_transaction(client: RawClient, group: str, producer_id: int, producer_epoch: int, commit: bool) -> None:
+    offsets_partition = ("__consumer_offsets", partition_for(group, OFFSETS_PARTITIONS))
+    assert write_txn_marker(client, producer_id, producer_epoch, commit, [offsets_partition]) == {
+        offsets_partition: ErrorCode.NONE}
+
+
+def test_committed_and_aborted_transactional_offsets_survive_a_crash(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "in")
+        assert client.request(FIND_COORDINATOR, 1, key="g", key_type=0).error_code == ErrorCode.NONE
+        producer_id, producer_epoch = init_producer_id(client)
+        assert txn_offset_commit(client, "committed", producer_id, producer_epoch, 42) == ErrorCode.NONE
+        assert offset_fetch(client, "committed") == (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)
+        assert offset_fetch(client, "committed", require_stable=False) == (-1, ErrorCode.NONE)
+        end_transaction(client, "committed", producer_id, producer_epoch, commit=True)
+        assert offset_fetch(client, "committed") == (42, ErrorCode.NONE)
+        assert txn_offset_commit(client, "aborted", producer_id, producer_epoch, 7) == ErrorCode.NONE
+        end_transaction(client, "aborted", producer_id, producer_epoch, commit=False)
+        assert offset_fetch(client, "aborted") == (-1, ErrorCode.NONE)
+        assert txn_offset_commit(client, "open", producer_id, producer_epoch, 9) == ErrorCode.NONE
+        # A marker with a newer epoch fences the producer's older epoch on that partition.
+        end_transaction(client, "committed", producer_id, producer_epoch + 1, commit=False)
+        assert txn_offset_commit(client, "committed", producer_id, producer_epoch, 1) == \
+            ErrorCode.INVALID_PRODUCER_EPOCH
+    broker.kill()
+    broker.start()
+    with RawClient(broker.bootstrap) as client:
+        for _ in range(100):  # the group coordinator loads its partitions in the background
+            answer = offset_fetch(client, "committed")
+            if answer[1] != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                break
+        assert answer == (42, ErrorCode.NONE)
+        assert offset_fetch(client, "aborted") == (-1, ErrorCode.NONE)
+        assert offset_fetch(client, "open") == (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)
