@@ -24,6 +24,7 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     describe_configs,
     describe_groups,
     describe_log_dirs,
+    describe_producers,
     describe_quorum,
     describe_topic_partitions,
     elect_leaders,
