@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from compat_tests.reference_kafka import install_jars, run_tool
 from tests.integration.raw_client import RawClient
-from tests.integration.txn_raw import READ_COMMITTED, RawTransactions, create_topic, latest_offset
+from tests.integration.txn_raw import (
+    READ_COMMITTED,
+    RawTransactions,
+    create_topic,
+    latest_offset,
+)
 
 TRANSACTIONS_COMMAND = "org.apache.kafka.tools.TransactionsCommand"
 
