@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import construct
-import crc32c
 
 from wirebroker.log.checkpoints import write_file_atomically
+from wirebroker.protocol import checksum
 
 SNAPSHOT_VERSION = 1
 _CRC_END = 6  # version (2) + crc (4): the CRC covers the bytes after this
@@ -66,7 +66,7 @@ class CorruptSnapshotError(Exception):
 def encode_snapshot(entries: list[SnapshotEntry]) -> bytes:
     body = _SNAPSHOT.build({"version": SNAPSHOT_VERSION, "crc": 0,
                             "producer_entries": [entry._asdict() for entry in entries]})
-    crc = crc32c.crc32c(body[_CRC_END:])
+    crc = checksum.crc32c(body[_CRC_END:])
     return body[:2] + crc.to_bytes(4, "big") + body[_CRC_END:]
 
 
@@ -77,7 +77,7 @@ def decode_snapshot(data: bytes) -> list[SnapshotEntry]:
         raise CorruptSnapshotError(f"Snapshot failed schema validation: {exc}") from None
     if parsed.version != SNAPSHOT_VERSION:
         raise CorruptSnapshotError(f"Snapshot contained an unknown file version {parsed.version}")
-    computed = crc32c.crc32c(data[_CRC_END:])
+    computed = checksum.crc32c(data[_CRC_END:])
     if parsed.crc != computed:
         raise CorruptSnapshotError(f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {parsed.crc}. "
                                    f"Computed crc: {computed}")

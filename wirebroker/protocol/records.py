@@ -48,8 +48,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, NamedTuple
 
-from crc32c import crc32c
-
+from wirebroker.protocol import checksum
 from wirebroker.protocol.compression import CompressionType, compress, decompress
 from wirebroker.protocol.errors import (
     CorruptMessageError,
@@ -57,7 +56,13 @@ from wirebroker.protocol.errors import (
     MessageTooLargeError,
     UnsupportedForMessageFormatError,
 )
-from wirebroker.protocol.primitives import DecodeError, read_varint, read_varlong, write_varint, write_varlong
+from wirebroker.protocol.primitives import (
+    DecodeError,
+    read_varint,
+    read_varlong,
+    write_varint,
+    write_varlong,
+)
 
 MAGIC = 2
 
@@ -229,7 +234,7 @@ def crc_is_valid(buf: bytes | bytearray | memoryview, pos: int, header: BatchHea
     end = pos + header.size
     if end > len(buf):
         return False
-    return crc32c(memoryview(buf)[pos + _ATTRIBUTES_OFFSET : end]) == header.crc
+    return checksum.crc32c(memoryview(buf)[pos + _ATTRIBUTES_OFFSET : end]) == header.crc
 
 
 def validate_batches(buf: memoryview, max_batch_size: int) -> list[BatchHeader]:
@@ -306,7 +311,7 @@ def set_log_append_time(buf: bytearray | memoryview, pos: int, timestamp: int) -
 
 
 def _write_crc(buf: bytearray | memoryview, pos: int, size: int) -> None:
-    _CRC.pack_into(buf, pos + _CRC_OFFSET, crc32c(memoryview(buf)[pos + _ATTRIBUTES_OFFSET : pos + size]))
+    _CRC.pack_into(buf, pos + _CRC_OFFSET, checksum.crc32c(memoryview(buf)[pos + _ATTRIBUTES_OFFSET : pos + size]))
 
 
 def iter_records(

@@ -1,0 +1,35 @@
+"""A single node starts in a blink: it imports neither replication's modules nor anything it needs only later.
+
+A fresh interpreter imports what `wirebroker` imports before it listens (the broker, its dispatcher, every API it
+serves) and reports the modules loaded and the APIs registered.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = ("import json, sys, wirebroker.cli, wirebroker.server.broker, wirebroker.apis; "
+         "from wirebroker.apis.registry import SERVED; "
+         "print(json.dumps({'served': sorted(SERVED), 'modules': sorted(sys.modules)}))")
+INTER_BROKER_KEYS = {4, 5, 6, 7, 56}  # LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, AlterPartition
+CLUSTER_ONLY = ("wirebroker.server.cluster_member", "wirebroker.apis.inter_broker", "wirebroker.cluster.zk",
+                "wirebroker.cluster.metadata_cache", "wirebroker.replica.fetcher", "wirebroker.replica.alter_partition",
+                "kazoo")
+NEEDED_LATER = ("crc32c", "importlib.metadata")  # the first batch checks its CRC (protocol/checksum.py)
+
+
+def _single_node_imports() -> dict:
+    probe = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+    return json.loads(probe.stdout)
+
+
+def test_a_single_node_neither_imports_nor_serves_replication():
+    loaded = _single_node_imports()
+    assert not INTER_BROKER_KEYS & set(loaded["served"])
+    assert [m for m in loaded["modules"] if m.startswith(CLUSTER_ONLY)] == []
+
+
+def test_a_single_node_loads_the_checksum_library_at_its_first_batch_not_at_start():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(NEEDED_LATER)] == []
