@@ -84,3 +84,21 @@ def test_consumer_offsets_markers_go_to_the_group_coordinator(broker):
         assert client.request(FIND_COORDINATOR, 1, key="g", key_type=0).error_code == ErrorCode.NONE
         assert write_txn_marker(client, 77, 0, True, [("__consumer_offsets", 3)]) == {
             ("__consumer_offsets", 3): ErrorCode.NONE}
+
+
+def test_aborted_records_stay_hidden_after_a_crash(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "txn")
+        committed, aborted = RawTransactions(client, "txn"), RawTransactions(client, "txn")
+        committed.send([b"c1"])
+        aborted.send([b"a1", b"a2"])  # interleaved with the committed transaction
+        committed.send([b"c2"])
+        aborted.end(commit=False)
+        committed.end(commit=True)
+        open_start = RawTransactions(client, "txn").send([b"o1"])
+    broker.kill()
+    broker.start()
+    with RawClient(broker.bootstrap) as client:
+        assert latest_offset(client, "txn", READ_COMMITTED) == open_start  # still open after the restart
+    assert consume_all(broker.bootstrap, "txn", "read_committed") == [b"c1", b"c2"]
+    assert consume_all(broker.bootstrap, "txn", "read_uncommitted") == [b"c1", b"a1", b"a2", b"c2", b"o1"]
