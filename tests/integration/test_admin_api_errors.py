@@ -254,7 +254,10 @@ def test_init_producer_id(client):
     assert (code, epoch) == (ErrorCode.NONE, 0)
     assert init(None, producer_id=first, producer_epoch=0)[1] > first  # a new id, as Kafka gives
     assert init(None, producer_id=first) == (ErrorCode.INVALID_REQUEST, -1, -1)
-    assert init("txn-app")[0] == ErrorCode.INVALID_REQUEST
+    code, txn_producer, txn_epoch = init("txn-app")  # the transaction coordinator's answer (issue 12)
+    assert (code, txn_epoch) == (ErrorCode.NONE, 0)
+    assert init("txn-app") == (ErrorCode.NONE, txn_producer, 1)  # a new producer bumps the epoch
+    assert init("")[0] == ErrorCode.INVALID_REQUEST
 
 
 def test_describe_cluster_endpoint_types(client, shared):

@@ -6,6 +6,8 @@ of the package is in use; ApiVersions advertises exactly these. A cluster member
 """
 
 from wirebroker.apis import (  # noqa: F401  (imported to register)
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_configs,
     alter_partition_reassignments,
     alter_replica_log_dirs,
@@ -27,7 +29,9 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     describe_producers,
     describe_quorum,
     describe_topic_partitions,
+    describe_transactions,
     elect_leaders,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -38,6 +42,7 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     list_groups,
     list_offsets,
     list_partition_reassignments,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,

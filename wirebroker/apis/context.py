@@ -12,7 +12,9 @@ from wirebroker.cluster.controller import TopicAdmin
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
 from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
+from wirebroker.coordinator.internal_topic import InternalTopic
 from wirebroker.coordinator.offsets_topic import OffsetsTopic
+from wirebroker.coordinator.transaction_coordinator import TransactionCoordinator
 from wirebroker.log.manager import LogManager
 from wirebroker.protocol.headers import RequestHeader
 from wirebroker.replica.fetch_session import FetchSessionCache
@@ -39,6 +41,8 @@ class BrokerServices(Protocol):
     fetch_sessions: FetchSessionCache
     group_coordinator: GroupCoordinator
     offsets_topic: OffsetsTopic
+    transaction_coordinator: TransactionCoordinator
+    transaction_state_topic: InternalTopic  # __transaction_state
     cluster_view: ClusterView  # what Metadata & co. tell clients: the single node, or the metadata cache
     metadata_cache: MetadataCache | None  # in a cluster: what the controller last sent (UpdateMetadata)
     kafka_controller: KafkaController | None  # in ZooKeeper mode: this broker's candidacy for controller

@@ -6,7 +6,9 @@ Behaviour:
   listener. `__consumer_offsets` is created on the first ask, as Kafka does, with `offsets.topic.replication.factor`
   replicas in a cluster (an error creating it, such as fewer live brokers, is COORDINATOR_NOT_AVAILABLE, and the
   client retries).
-- Transaction keys (key type 1): this broker when it runs a transaction coordinator, else COORDINATOR_NOT_AVAILABLE.
+- Transaction keys (key type 1): the same for the transactional id's `__transaction_state` partition
+  (`transaction.state.log.num.partitions`, `transaction.state.log.replication.factor` capped to the brokers on a
+  single node, `transaction.state.log.min.isr`), created on the first ask; an empty id is INVALID_REQUEST.
 - Any other key type: INVALID_REQUEST.
 Version notes:
 - v1+ key_type and error_message; v3+ flexible; v4+ many keys per request, answered per key (KIP-699).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.coordinator.internal_topic import InternalTopic
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
@@ -40,30 +43,27 @@ def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordina
 
 
 def _find(ctx: RequestContext, key: str, key_type: int) -> FindCoordinatorResponse.Coordinator:
-    broker = ctx.broker
     if key_type == GROUP_KEY_TYPE:
-        return _group_coordinator(ctx, key)
+        return _coordinator(ctx, key, ctx.broker.offsets_topic, f"group {key}")
     if key_type == TRANSACTION_KEY_TYPE:
-        if getattr(broker, "transaction_coordinator", None) is None:
-            return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE, "no transaction coordinator runs here")
-        host, port = broker.advertised_endpoint(ctx.listener)
-        return _Coordinator(key=key, node_id=broker.node_id, host=host, port=port, error_code=ErrorCode.NONE,
-                            error_message=None)
+        if not key:
+            return _error(key, ErrorCode.INVALID_REQUEST, "the transactional id is empty")
+        return _coordinator(ctx, key, ctx.broker.transaction_state_topic, f"transactional id {key}")
     return _error(key, ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
 
 
-def _group_coordinator(ctx: RequestContext, group_id: str) -> FindCoordinatorResponse.Coordinator:
-    offsets_topic = ctx.broker.offsets_topic
+def _coordinator(ctx: RequestContext, key: str, topic: InternalTopic, what: str) -> FindCoordinatorResponse.Coordinator:
+    """The leader of the internal topic's partition of `key`, the topic created first if need be."""
     try:
-        offsets_topic.ensure_created()
+        topic.ensure_created()
     except KafkaError as exc:
-        return _error(group_id, exc.code, str(exc))
-    leader = offsets_topic.leader(group_id)
+        return _error(key, exc.code, str(exc))
+    leader = topic.leader(key)
     node = next((n for n in ctx.broker.cluster_view.alive_brokers(ctx.listener) if n.node_id == leader), None)
     if node is None:
-        return _error(group_id, ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                      f"the __consumer_offsets partition of group {group_id} has no available leader")
-    return _Coordinator(key=group_id, node_id=node.node_id, host=node.host, port=node.port,
+        return _error(key, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                      f"the {topic.spec.name} partition of {what} has no available leader")
+    return _Coordinator(key=key, node_id=node.node_id, host=node.host, port=node.port,
                         error_code=ErrorCode.NONE, error_message=None)
 
 

@@ -6,16 +6,17 @@ Behaviour:
   request that names its current producer id and epoch (KIP-360) still gets a new id: epoch bumps are for
   transactional ids, and an idempotent producer bumps its own epoch locally.
 - A producer id without an epoch, or an epoch without a producer id: INVALID_REQUEST, as Kafka.
-- Transactional producers (non-null transactional_id): this broker has no transaction coordinator yet. Kafka's
-  answers for a coordinator that is not ready (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
-  COORDINATOR_LOAD_IN_PROGRESS) are retriable, so a client would retry until its timeout with no hint why;
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED would be fatal but would blame ACLs. The answer is INVALID_REQUEST, which
-  the Java producer treats as fatal with "...the message was sent to an incompatible broker. See the broker logs
-  for more details.", and the broker log says that transactions are not supported and what to use instead. An
-  empty transactional_id is INVALID_REQUEST in Kafka too.
+- Transactional producers: the transaction coordinator (coordinator/transaction_coordinator.py) of the id's
+  `__transaction_state` partition answers: a new producer id or the id's epoch bumped, which fences the previous
+  producer; an open transaction of the id is aborted first (CONCURRENT_TRANSACTIONS until then, the client
+  retries); INVALID_TRANSACTION_TIMEOUT past `transaction.max.timeout.ms`; an empty id is INVALID_REQUEST.
+  NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS while this broker does not (yet) serve the id. Run off the network
+  threads in a cluster (its write waits for the followers: apis/group_requests.py).
 Version notes:
-- v1+ throttle time; v2+ flexible; v3+ producer_id and producer_epoch (KIP-360); v4+ PRODUCER_FENCED
-  (KIP-588) and v5 for transaction protocol 2 (KIP-890): both transactional only.
+- v1+ throttle time; v2+ flexible; v3+ producer_id and producer_epoch (KIP-360): a retry of the last bump gets the
+  same epoch, another producer's epoch is PRODUCER_FENCED; v4+ PRODUCER_FENCED (KIP-588), INVALID_PRODUCER_EPOCH
+  before; v5 marks a client that may use transaction protocol 2 (KIP-890), which this broker does not advertise
+  (no `transaction.version` feature), so v5 clients use protocol 1.
 """
 
 from __future__ import annotations
@@ -23,9 +24,14 @@ from __future__ import annotations
 import logging
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
-from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from wirebroker.apis.transaction_errors import client_error
+from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.messages.init_producer_id import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -34,24 +40,35 @@ API_KEY = 22
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 FIRST_EPOCH = 0
+FIRST_PRODUCER_FENCED_VERSION = 4  # KIP-588
 
 
 def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
     if (request.producer_id == NO_PRODUCER_ID) != (request.producer_epoch == NO_PRODUCER_EPOCH):
         return _error(ErrorCode.INVALID_REQUEST)
     if request.transactional_id is not None:
-        log.warning("Refused InitProducerId for transactional.id %r from %s (client id %r): this broker does not "
-                    "support transactions yet; use an idempotent producer without transactional.id",
-                    request.transactional_id, ctx.client_address, ctx.client_id)
-        return _error(ErrorCode.INVALID_REQUEST)
+        return _transactional_off_network_thread(ctx, request)
     producer_id = ctx.broker.metadata.allocate_producer_id()
     log.debug("Producer id %d (epoch %d) for %s (client id %r)", producer_id, FIRST_EPOCH, ctx.client_address,
               ctx.client_id)
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=FIRST_EPOCH)
 
 
+def _transactional(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
+    try:
+        producer_id, epoch = ctx.broker.transaction_coordinator.init_producer_id(
+            request.transactional_id, request.transaction_timeout_ms, request.producer_id, request.producer_epoch)
+    except KafkaError as exc:
+        return _error(client_error(exc.code, ctx.api_version, FIRST_PRODUCER_FENCED_VERSION))
+    log.debug("Transactional id %r: producer id %d, epoch %d (client %s, id %r)", request.transactional_id,
+              producer_id, epoch, ctx.client_address, ctx.client_id)
+    return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=epoch)
+
+
 def _error(code: ErrorCode) -> InitProducerIdResponse:
     return InitProducerIdResponse(error_code=code, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
 
+
+_transactional_off_network_thread = off_network_thread(_transactional)
 
 serve(API_KEY, handle)

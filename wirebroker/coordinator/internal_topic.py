@@ -61,6 +61,7 @@ log = logging.getLogger(__name__)
 READ_CHUNK_BYTES = 1024 * 1024  # how much of a partition's log the loader reads at a time
 MAX_DECOMPRESSED_BATCH_BYTES = 64 * 1024 * 1024  # a compressed batch larger than this is corrupt, not ours
 ACKS_ALL = -1
+MIN_ISR = "min.insync.replicas"
 ANSWER_MARGIN_S = 1.0  # past the write timeout, the produce purgatory has answered REQUEST_TIMED_OUT
 # Kafka's GroupMetadataManager and TransactionStateManager: append errors as the coordinator's clients should see
 # them (others unchanged).
@@ -138,8 +139,13 @@ class InternalTopic:
         controller = self.broker.controller
         try:
             replication_factor = controller.internal_topic_replication_factor(self.spec.replication_factor)
-            controller.create_topic(self.spec.name, self.spec.num_partitions, replication_factor,
-                                    dict(self.spec.configs))
+            configs = dict(self.spec.configs)
+            if int(configs.get(MIN_ISR, 1)) > replication_factor:
+                # The replication factor capped on a single node caps the min ISR too, or no write would succeed.
+                log.warning("creating %s with %s=%d: its setting is %s, more than its %d replicas", self.spec.name,
+                            MIN_ISR, replication_factor, configs[MIN_ISR], replication_factor)
+                configs[MIN_ISR] = str(replication_factor)
+            controller.create_topic(self.spec.name, self.spec.num_partitions, replication_factor, configs)
         except TopicAlreadyExistsError:
             pass
         except KafkaError as exc:

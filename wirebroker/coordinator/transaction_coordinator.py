@@ -123,6 +123,10 @@ class StateLog(Protocol):
 class MarkerChannel(Protocol):
     def send(self, markers: TxnMarkers, on_done: Callable[[], None]) -> None: ...
 
+    def start(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
 
 class Timer(Protocol):
     def now_ms(self) -> int: ...
@@ -152,6 +156,7 @@ class TransactionCoordinator:
     def start(self, load_in_background: bool = True, own_every_partition: bool = True) -> None:
         self._owned.load_in_background = load_in_background
         self.timer.start()
+        self.markers.start()
         self._every(self.config.abort_timed_out_transaction_cleanup_interval_ms, self.abort_timed_out_transactions)
         self._every(self.config.remove_expired_transaction_cleanup_interval_ms, self.remove_expired_transactional_ids)
         if own_every_partition:
@@ -160,6 +165,7 @@ class TransactionCoordinator:
 
     def shutdown(self) -> None:
         self.timer.shutdown()
+        self.markers.shutdown()
         self._owned.shutdown()
 
     def _every(self, interval_ms: int, task: Callable[[], None]) -> None:

@@ -116,7 +116,11 @@ class TransactionMarkerChannel:
                 if not self._running:
                     return
                 pending = list(self._pending)
-            retry = self._send_round(pending)
+            try:
+                retry = self._send_round(pending)
+            except Exception:  # a bug must not stop the sender: every transaction after it would hang
+                log.exception("sending transaction markers failed; retrying")
+                retry = True
             with self._cond:
                 done = [p for p in pending if not p.remaining or p.given_up]
                 self._pending = [p for p in self._pending if p not in done]

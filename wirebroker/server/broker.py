@@ -30,6 +30,7 @@ from wirebroker.replica.fetch_session import FetchSessionCache
 from wirebroker.replica.manager import ReplicaManager
 from wirebroker.replica.partition import Partition
 from wirebroker.server.dispatch import Dispatcher
+from wirebroker.server.transactions import build_transaction_coordinator
 
 if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper mode): the single node starts faster
     from concurrent.futures import ThreadPoolExecutor
@@ -86,6 +87,7 @@ class Broker:
             self.group_requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-coordinator-requests")
             self.replica_manager.leadership_listeners.append(self._move_group_coordinator)
         self.group_coordinator.start(own_every_partition=self.metadata_cache is None)
+        self.transaction_coordinator, self.transaction_state_topic = build_transaction_coordinator(self)
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.channel = RequestChannel(max_queued=config["queued.max.requests"])
         self.dispatcher = Dispatcher(self, self.channel)
@@ -103,6 +105,7 @@ class Broker:
         self.handler_pool.start()
         self.socket_server.start()
         self._bound_ports = self.socket_server.bound_ports()
+        self.transaction_coordinator.start(own_every_partition=self.metadata_cache is None)  # markers need the ports
         if self.zk_mode is not None:
             self.kafka_controller = self.zk_mode.start(self)
 
@@ -138,6 +141,8 @@ class Broker:
             self.group_requests.shutdown(wait=False, cancel_futures=True)
         if hasattr(self, "group_coordinator"):
             self.group_coordinator.shutdown()
+        if hasattr(self, "transaction_coordinator"):
+            self.transaction_coordinator.shutdown()
         if hasattr(self, "replica_manager"):
             self.replica_manager.shutdown()
         if self.zk_mode is not None:

@@ -57,6 +57,12 @@ class Markers:
     def send(self, markers: TxnMarkers, on_done: Callable[[], None]) -> None:
         self.sent.append((markers, on_done))
 
+    def start(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
     def deliver_all(self) -> list[TxnMarkers]:
         sent, self.sent = self.sent, []
         for _, on_done in sent:
