@@ -3,6 +3,8 @@ consumers (confluent-kafka) then see, the last stable offset, and the per-partit
 
 from __future__ import annotations
 
+import time
+
 import confluent_kafka
 
 from tests.integration.raw_client import RawClient
@@ -27,7 +29,8 @@ def consume_all(bootstrap: str, topic: str, isolation_level: str, partition: int
     try:
         consumer.assign([confluent_kafka.TopicPartition(topic, partition, confluent_kafka.OFFSET_BEGINNING)])
         values = []
-        for _ in range(200):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
             message = consumer.poll(0.5)
             if message is None:
                 continue
