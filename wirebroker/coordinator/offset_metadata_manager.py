@@ -191,10 +191,12 @@ class OffsetMetadataManager:
                     self._pending.pop(producer_id, None)
 
     def has_offsets(self, group_id: str) -> bool:
-        return bool(self._offsets.get(group_id))
+        """Whether the group has committed offsets, or offsets pending in a transaction."""
+        return bool(self._offsets.get(group_id)) or group_id in self._open
 
     def group_ids(self) -> Iterator[str]:
-        return iter(list(self._offsets))
+        """The groups with committed or pending offsets."""
+        return iter(list(dict.fromkeys([*self._offsets, *self._open])))
 
     def tombstones(self, group_id: str, partitions: list[TopicPartition] | None = None
                    ) -> list[records.CoordinatorRecord]:
@@ -345,9 +347,12 @@ class OffsetMetadataManager:
     def _expired(self, group_id: str, now_ms: int, retention_ms: int, empty_since_ms: int | None
                  ) -> list[TopicPartition]:
         """The partitions whose offsets have expired; `empty_since_ms` is when the group became empty, None for
-        a group that never had members (a "simple" group that only commits)."""
+        a group that never had members (a "simple" group that only commits). A partition with offsets pending in
+        a transaction keeps its offset until the transaction ends, as in Kafka."""
         expired = []
         for tp, offset in self._offsets.get(group_id, {}).items():
+            if self.has_pending_transactional_offsets(group_id, tp):
+                continue
             if offset.expire_timestamp_ms is not None:
                 if now_ms >= offset.expire_timestamp_ms:
                     expired.append(tp)

@@ -107,3 +107,13 @@ def test_a_marker_ends_the_transaction_on_its_partition_only(coordinator, record
     assert fetched(coordinator, there, [0], require_stable=True) == [(-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)]
     end(coordinator, there, 7, False)
     assert fetched(coordinator, there, [0], require_stable=True) == [(-1, 0)]
+
+
+def test_pending_offsets_keep_the_partition_and_the_group_from_expiring(coordinator, timer):
+    commit(coordinator, "g", {("t", 0): 1, ("t", 1): 1})
+    txn_commit(coordinator, "g", {("t", 0): 2})
+    timer.advance(60_000)  # the test config's offsets retention
+    assert coordinator.expire_offsets() == 1  # ("t", 1) only
+    assert "g" in coordinator.groups
+    end(coordinator, "g", 7, True)
+    assert fetched(coordinator, "g", [0, 1]) == [(2, 0), (-1, 0)]
