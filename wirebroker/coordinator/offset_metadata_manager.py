@@ -150,22 +150,22 @@ class OffsetMetadataManager:
                     existing = committed.get(tp)
                     if existing is None or offset.record_order > existing.record_order:
                         committed[tp] = offset
-                self._close_transaction(group_id, tp, producer_id)
+            self._close_transactions(group_id, producer_id)
         if not pending:
             del self._pending[producer_id]
         log.debug("%s the pending offsets of producer %d for groups %s", "Committed" if commit else "Aborted",
                   producer_id, ended)
 
-    def _close_transaction(self, group_id: str, tp: TopicPartition, producer_id: int) -> None:
+    def _close_transactions(self, group_id: str, producer_id: int) -> None:
+        """The producer has no open transaction on the group's partitions any more (a tombstone may have taken
+        some of its pending offsets already)."""
         open_partitions = self._open.get(group_id, {})
-        producers = open_partitions.get(tp)
-        if producers is None:
-            return
-        producers.discard(producer_id)
-        if not producers:
-            del open_partitions[tp]
-            if not open_partitions:
-                del self._open[group_id]
+        for tp in [tp for tp, producers in open_partitions.items() if producer_id in producers]:
+            open_partitions[tp].discard(producer_id)
+            if not open_partitions[tp]:
+                del open_partitions[tp]
+        if not open_partitions:
+            self._open.pop(group_id, None)
 
     def has_pending_transactional_offsets(self, group_id: str, tp: TopicPartition) -> bool:
         return bool(self._open.get(group_id, {}).get(tp))
@@ -200,9 +200,11 @@ class OffsetMetadataManager:
 
     def tombstones(self, group_id: str, partitions: list[TopicPartition] | None = None
                    ) -> list[records.CoordinatorRecord]:
-        """Tombstones for the given partitions' offsets (all of the group's when None) that exist."""
+        """Tombstones for the given partitions' offsets that exist; when None, for all of the group's, those
+        pending in transactions too (deleting a group drops them, as Kafka's deleteAllOffsets does)."""
         held = self._offsets.get(group_id, {})
-        chosen = list(held) if partitions is None else [tp for tp in partitions if tp in held]
+        chosen = (list(dict.fromkeys([*held, *self._open.get(group_id, {})])) if partitions is None
+                  else [tp for tp in partitions if tp in held])
         return [records.offset_commit_tombstone(group_id, topic, partition) for topic, partition in chosen]
 
     # ---- OffsetCommit --------------------------------------------------------------------------------------------

@@ -117,3 +117,10 @@ def test_pending_offsets_keep_the_partition_and_the_group_from_expiring(coordina
     assert "g" in coordinator.groups
     end(coordinator, "g", 7, True)
     assert fetched(coordinator, "g", [0, 1]) == [(2, 0), (-1, 0)]
+
+
+def test_deleting_the_group_drops_its_pending_offsets(coordinator):
+    txn_commit(coordinator, "g", {("t", 0): 2})
+    assert coordinator.delete_groups(["g"]) == [("g", ErrorCode.NONE)]
+    end(coordinator, "g", 7, True)
+    assert fetched(coordinator, "g", [0], require_stable=True) == [(-1, 0)]
