@@ -1,7 +1,7 @@
 # The two set-up commands: `make run` starts a broker on localhost:9092; `make test` runs every test.
 PYTHON ?= python3
 
-.PHONY: install tools run test reliability
+.PHONY: install tools run test reliability schemas
 
 install:
 	$(PYTHON) -m pip install -q -e '.[test]'
@@ -25,3 +25,9 @@ test: install tools
 reliability: install tools
 	WIREBROKER_RELIABILITY=full $(PYTHON) -m pytest -q -m "" --timeout 3600 tests/integration/test_failover.py \
 	  tests/integration/test_cluster_process.py tests/integration/test_compose.py
+
+# Refresh schemas/ from the Kafka jars pinned in schemas/jars.json (fetched by Maven into .cache/kafka-jars/, sha256
+# checked), then regenerate wirebroker/protocol/messages/ from them.
+schemas:
+	$(PYTHON) -m wirebroker.protocol.codegen.sync
+	$(PYTHON) -m wirebroker.protocol.codegen

@@ -2,7 +2,8 @@
 
 Every record of the topic is a key and a value (null for a tombstone, which deletes the key once compacted):
 
-    key   = record_type: int16, then the key message written at version `record_type`
+    key   = record_type: int16, then the key message (Kafka 4's key schemas have the one version 0; Kafka 3 named
+            the record type as the key's version, the same bytes)
     value = value_version: int16, then the value message written at that version   (absent for a tombstone)
 
 | type | key                                     | value version written (as Kafka 4.x)                 |
@@ -101,6 +102,7 @@ RECORD_TYPES: dict[int, tuple[type[Message], type[Message]]] = {
         ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
 }
 
+KEY_VERSION = 0
 GROUP_METADATA_VALUE_VERSION = 3  # Kafka's GroupCoordinatorRecordHelpers.GROUP_METADATA_VALUE_VERSION
 OFFSET_COMMIT_VALUE_VERSION = 3  # the highest non-flexible version, as Kafka writes it
 OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1  # the only version carrying expireTimestamp
@@ -120,7 +122,7 @@ class CoordinatorRecord:
 
 
 def encode_key(record: CoordinatorRecord) -> bytes:
-    return _VERSION.pack(record.record_type) + record.key.encode(record.record_type)
+    return _VERSION.pack(record.record_type) + record.key.encode(KEY_VERSION)
 
 
 def encode_value(record: CoordinatorRecord) -> bytes | None:
@@ -139,7 +141,7 @@ def decode(key: bytes | memoryview, value: bytes | memoryview | None) -> Coordin
     if classes is None:
         raise UnknownRecordTypeError(f"unknown coordinator record type {record_type}")
     key_class, value_class = classes
-    key_message = key_class.decode(memoryview(key)[_VERSION.size:], record_type)
+    key_message = key_class.decode(memoryview(key)[_VERSION.size:], KEY_VERSION)
     if value is None:
         return CoordinatorRecord(record_type, key_message, None)
     if len(value) < _VERSION.size:

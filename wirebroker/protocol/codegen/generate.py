@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from wirebroker.protocol.codegen.render import module_name, render_module, render_registry
+from wirebroker.protocol.codegen.render import (
+    module_name,
+    render_module,
+    render_registry,
+)
 from wirebroker.protocol.codegen.schema import Message, load_all
 
 
@@ -24,5 +28,7 @@ def generate(schemas: Path) -> dict[str, str]:
     files = {f"{module_name(req)}.py": render_module([req, resp]) for req, resp in apis}
     files.update({f"{module_name(m)}.py": render_module([m]) for m in others})
     manifest = json.loads((schemas / "manifest.json").read_text())
-    files["__init__.py"] = render_registry(apis, others, manifest)
+    kafka = json.loads((schemas / "kafka-advertised.json").read_text())
+    kafka_version = json.loads((schemas / "SOURCE.json").read_text())["version"]
+    files["__init__.py"] = render_registry(apis, others, manifest, (kafka_version, kafka))
     return files

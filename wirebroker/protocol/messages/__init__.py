@@ -20,94 +20,99 @@ class ApiSpec(NamedTuple):
 
 
 API_SPECS: dict[int, ApiSpec] = {
-    0: ApiSpec('Produce', 'produce', 'ProduceRequest', 'ProduceResponse', 0, 11, 9, False, ('zkBroker', 'broker')),
-    1: ApiSpec('Fetch', 'fetch', 'FetchRequest', 'FetchResponse', 0, 17, 12, False, ('zkBroker', 'broker', 'controller')),
-    2: ApiSpec('ListOffsets', 'list_offsets', 'ListOffsetsRequest', 'ListOffsetsResponse', 0, 10, 6, False, ('zkBroker', 'broker')),
-    3: ApiSpec('Metadata', 'metadata', 'MetadataRequest', 'MetadataResponse', 0, 12, 9, False, ('zkBroker', 'broker')),
+    0: ApiSpec('Produce', 'produce', 'ProduceRequest', 'ProduceResponse', 0, 13, 9, False, ('broker',)),
+    1: ApiSpec('Fetch', 'fetch', 'FetchRequest', 'FetchResponse', 0, 18, 12, False, ('broker', 'controller')),
+    2: ApiSpec('ListOffsets', 'list_offsets', 'ListOffsetsRequest', 'ListOffsetsResponse', 0, 11, 6, False, ('broker',)),
+    3: ApiSpec('Metadata', 'metadata', 'MetadataRequest', 'MetadataResponse', 0, 13, 9, False, ('broker',)),
     4: ApiSpec('LeaderAndIsr', 'leader_and_isr', 'LeaderAndIsrRequest', 'LeaderAndIsrResponse', 0, 7, 4, False, ('zkBroker',)),
     5: ApiSpec('StopReplica', 'stop_replica', 'StopReplicaRequest', 'StopReplicaResponse', 0, 4, 2, False, ('zkBroker',)),
     6: ApiSpec('UpdateMetadata', 'update_metadata', 'UpdateMetadataRequest', 'UpdateMetadataResponse', 0, 8, 6, False, ('zkBroker',)),
     7: ApiSpec('ControlledShutdown', 'controlled_shutdown', 'ControlledShutdownRequest', 'ControlledShutdownResponse', 0, 3, 3, False, ('zkBroker', 'controller')),
-    8: ApiSpec('OffsetCommit', 'offset_commit', 'OffsetCommitRequest', 'OffsetCommitResponse', 0, 9, 8, False, ('zkBroker', 'broker')),
-    9: ApiSpec('OffsetFetch', 'offset_fetch', 'OffsetFetchRequest', 'OffsetFetchResponse', 0, 9, 6, False, ('zkBroker', 'broker')),
-    10: ApiSpec('FindCoordinator', 'find_coordinator', 'FindCoordinatorRequest', 'FindCoordinatorResponse', 0, 6, 3, False, ('zkBroker', 'broker')),
-    11: ApiSpec('JoinGroup', 'join_group', 'JoinGroupRequest', 'JoinGroupResponse', 0, 9, 6, False, ('zkBroker', 'broker')),
-    12: ApiSpec('Heartbeat', 'heartbeat', 'HeartbeatRequest', 'HeartbeatResponse', 0, 4, 4, False, ('zkBroker', 'broker')),
-    13: ApiSpec('LeaveGroup', 'leave_group', 'LeaveGroupRequest', 'LeaveGroupResponse', 0, 5, 4, False, ('zkBroker', 'broker')),
-    14: ApiSpec('SyncGroup', 'sync_group', 'SyncGroupRequest', 'SyncGroupResponse', 0, 5, 4, False, ('zkBroker', 'broker')),
-    15: ApiSpec('DescribeGroups', 'describe_groups', 'DescribeGroupsRequest', 'DescribeGroupsResponse', 0, 5, 5, False, ('zkBroker', 'broker')),
-    16: ApiSpec('ListGroups', 'list_groups', 'ListGroupsRequest', 'ListGroupsResponse', 0, 5, 3, False, ('zkBroker', 'broker')),
-    17: ApiSpec('SaslHandshake', 'sasl_handshake', 'SaslHandshakeRequest', 'SaslHandshakeResponse', 0, 1, None, False, ('zkBroker', 'broker', 'controller')),
-    18: ApiSpec('ApiVersions', 'api_versions', 'ApiVersionsRequest', 'ApiVersionsResponse', 0, 4, 3, False, ('zkBroker', 'broker', 'controller')),
-    19: ApiSpec('CreateTopics', 'create_topics', 'CreateTopicsRequest', 'CreateTopicsResponse', 0, 7, 5, False, ('zkBroker', 'broker', 'controller')),
-    20: ApiSpec('DeleteTopics', 'delete_topics', 'DeleteTopicsRequest', 'DeleteTopicsResponse', 0, 6, 4, False, ('zkBroker', 'broker', 'controller')),
-    21: ApiSpec('DeleteRecords', 'delete_records', 'DeleteRecordsRequest', 'DeleteRecordsResponse', 0, 2, 2, False, ('zkBroker', 'broker')),
-    22: ApiSpec('InitProducerId', 'init_producer_id', 'InitProducerIdRequest', 'InitProducerIdResponse', 0, 5, 2, False, ('zkBroker', 'broker')),
-    23: ApiSpec('OffsetForLeaderEpoch', 'offset_for_leader_epoch', 'OffsetForLeaderEpochRequest', 'OffsetForLeaderEpochResponse', 0, 4, 4, False, ('zkBroker', 'broker')),
-    24: ApiSpec('AddPartitionsToTxn', 'add_partitions_to_txn', 'AddPartitionsToTxnRequest', 'AddPartitionsToTxnResponse', 0, 5, 3, False, ('zkBroker', 'broker')),
-    25: ApiSpec('AddOffsetsToTxn', 'add_offsets_to_txn', 'AddOffsetsToTxnRequest', 'AddOffsetsToTxnResponse', 0, 4, 3, False, ('zkBroker', 'broker')),
-    26: ApiSpec('EndTxn', 'end_txn', 'EndTxnRequest', 'EndTxnResponse', 0, 5, 3, True, ('zkBroker', 'broker')),
-    27: ApiSpec('WriteTxnMarkers', 'write_txn_markers', 'WriteTxnMarkersRequest', 'WriteTxnMarkersResponse', 0, 1, 1, False, ('zkBroker', 'broker')),
-    28: ApiSpec('TxnOffsetCommit', 'txn_offset_commit', 'TxnOffsetCommitRequest', 'TxnOffsetCommitResponse', 0, 4, 3, False, ('zkBroker', 'broker')),
-    29: ApiSpec('DescribeAcls', 'describe_acls', 'DescribeAclsRequest', 'DescribeAclsResponse', 0, 3, 2, False, ('zkBroker', 'broker', 'controller')),
-    30: ApiSpec('CreateAcls', 'create_acls', 'CreateAclsRequest', 'CreateAclsResponse', 0, 3, 2, False, ('zkBroker', 'broker', 'controller')),
-    31: ApiSpec('DeleteAcls', 'delete_acls', 'DeleteAclsRequest', 'DeleteAclsResponse', 0, 3, 2, False, ('zkBroker', 'broker', 'controller')),
-    32: ApiSpec('DescribeConfigs', 'describe_configs', 'DescribeConfigsRequest', 'DescribeConfigsResponse', 0, 4, 4, False, ('zkBroker', 'broker', 'controller')),
-    33: ApiSpec('AlterConfigs', 'alter_configs', 'AlterConfigsRequest', 'AlterConfigsResponse', 0, 2, 2, False, ('zkBroker', 'broker', 'controller')),
-    34: ApiSpec('AlterReplicaLogDirs', 'alter_replica_log_dirs', 'AlterReplicaLogDirsRequest', 'AlterReplicaLogDirsResponse', 0, 2, 2, False, ('zkBroker', 'broker')),
-    35: ApiSpec('DescribeLogDirs', 'describe_log_dirs', 'DescribeLogDirsRequest', 'DescribeLogDirsResponse', 0, 4, 2, False, ('zkBroker', 'broker')),
-    36: ApiSpec('SaslAuthenticate', 'sasl_authenticate', 'SaslAuthenticateRequest', 'SaslAuthenticateResponse', 0, 2, 2, False, ('zkBroker', 'broker', 'controller')),
-    37: ApiSpec('CreatePartitions', 'create_partitions', 'CreatePartitionsRequest', 'CreatePartitionsResponse', 0, 3, 2, False, ('zkBroker', 'broker', 'controller')),
-    38: ApiSpec('CreateDelegationToken', 'create_delegation_token', 'CreateDelegationTokenRequest', 'CreateDelegationTokenResponse', 0, 3, 2, False, ('zkBroker', 'broker', 'controller')),
-    39: ApiSpec('RenewDelegationToken', 'renew_delegation_token', 'RenewDelegationTokenRequest', 'RenewDelegationTokenResponse', 0, 2, 2, False, ('zkBroker', 'broker', 'controller')),
-    40: ApiSpec('ExpireDelegationToken', 'expire_delegation_token', 'ExpireDelegationTokenRequest', 'ExpireDelegationTokenResponse', 0, 2, 2, False, ('zkBroker', 'broker', 'controller')),
-    41: ApiSpec('DescribeDelegationToken', 'describe_delegation_token', 'DescribeDelegationTokenRequest', 'DescribeDelegationTokenResponse', 0, 3, 2, False, ('zkBroker', 'broker', 'controller')),
-    42: ApiSpec('DeleteGroups', 'delete_groups', 'DeleteGroupsRequest', 'DeleteGroupsResponse', 0, 2, 2, False, ('zkBroker', 'broker')),
-    43: ApiSpec('ElectLeaders', 'elect_leaders', 'ElectLeadersRequest', 'ElectLeadersResponse', 0, 2, 2, False, ('zkBroker', 'broker', 'controller')),
-    44: ApiSpec('IncrementalAlterConfigs', 'incremental_alter_configs', 'IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsResponse', 0, 1, 1, False, ('zkBroker', 'broker', 'controller')),
-    45: ApiSpec('AlterPartitionReassignments', 'alter_partition_reassignments', 'AlterPartitionReassignmentsRequest', 'AlterPartitionReassignmentsResponse', 0, 0, 0, False, ('broker', 'controller', 'zkBroker')),
-    46: ApiSpec('ListPartitionReassignments', 'list_partition_reassignments', 'ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsResponse', 0, 0, 0, False, ('broker', 'controller', 'zkBroker')),
-    47: ApiSpec('OffsetDelete', 'offset_delete', 'OffsetDeleteRequest', 'OffsetDeleteResponse', 0, 0, None, False, ('zkBroker', 'broker')),
-    48: ApiSpec('DescribeClientQuotas', 'describe_client_quotas', 'DescribeClientQuotasRequest', 'DescribeClientQuotasResponse', 0, 1, 1, False, ('zkBroker', 'broker')),
-    49: ApiSpec('AlterClientQuotas', 'alter_client_quotas', 'AlterClientQuotasRequest', 'AlterClientQuotasResponse', 0, 1, 1, False, ('zkBroker', 'broker', 'controller')),
-    50: ApiSpec('DescribeUserScramCredentials', 'describe_user_scram_credentials', 'DescribeUserScramCredentialsRequest', 'DescribeUserScramCredentialsResponse', 0, 0, 0, False, ('zkBroker', 'broker', 'controller')),
-    51: ApiSpec('AlterUserScramCredentials', 'alter_user_scram_credentials', 'AlterUserScramCredentialsRequest', 'AlterUserScramCredentialsResponse', 0, 0, 0, False, ('zkBroker', 'broker', 'controller')),
-    52: ApiSpec('Vote', 'vote', 'VoteRequest', 'VoteResponse', 0, 1, 0, False, ('controller',)),
+    8: ApiSpec('OffsetCommit', 'offset_commit', 'OffsetCommitRequest', 'OffsetCommitResponse', 0, 10, 8, False, ('broker',)),
+    9: ApiSpec('OffsetFetch', 'offset_fetch', 'OffsetFetchRequest', 'OffsetFetchResponse', 0, 10, 6, False, ('broker',)),
+    10: ApiSpec('FindCoordinator', 'find_coordinator', 'FindCoordinatorRequest', 'FindCoordinatorResponse', 0, 6, 3, False, ('broker',)),
+    11: ApiSpec('JoinGroup', 'join_group', 'JoinGroupRequest', 'JoinGroupResponse', 0, 9, 6, False, ('broker',)),
+    12: ApiSpec('Heartbeat', 'heartbeat', 'HeartbeatRequest', 'HeartbeatResponse', 0, 4, 4, False, ('broker',)),
+    13: ApiSpec('LeaveGroup', 'leave_group', 'LeaveGroupRequest', 'LeaveGroupResponse', 0, 5, 4, False, ('broker',)),
+    14: ApiSpec('SyncGroup', 'sync_group', 'SyncGroupRequest', 'SyncGroupResponse', 0, 5, 4, False, ('broker',)),
+    15: ApiSpec('DescribeGroups', 'describe_groups', 'DescribeGroupsRequest', 'DescribeGroupsResponse', 0, 6, 5, False, ('broker',)),
+    16: ApiSpec('ListGroups', 'list_groups', 'ListGroupsRequest', 'ListGroupsResponse', 0, 5, 3, False, ('broker',)),
+    17: ApiSpec('SaslHandshake', 'sasl_handshake', 'SaslHandshakeRequest', 'SaslHandshakeResponse', 0, 1, None, False, ('broker', 'controller')),
+    18: ApiSpec('ApiVersions', 'api_versions', 'ApiVersionsRequest', 'ApiVersionsResponse', 0, 4, 3, False, ('broker', 'controller')),
+    19: ApiSpec('CreateTopics', 'create_topics', 'CreateTopicsRequest', 'CreateTopicsResponse', 0, 7, 5, False, ('broker', 'controller')),
+    20: ApiSpec('DeleteTopics', 'delete_topics', 'DeleteTopicsRequest', 'DeleteTopicsResponse', 0, 6, 4, False, ('broker', 'controller')),
+    21: ApiSpec('DeleteRecords', 'delete_records', 'DeleteRecordsRequest', 'DeleteRecordsResponse', 0, 2, 2, False, ('broker',)),
+    22: ApiSpec('InitProducerId', 'init_producer_id', 'InitProducerIdRequest', 'InitProducerIdResponse', 0, 6, 2, True, ('broker',)),
+    23: ApiSpec('OffsetForLeaderEpoch', 'offset_for_leader_epoch', 'OffsetForLeaderEpochRequest', 'OffsetForLeaderEpochResponse', 0, 4, 4, False, ('broker',)),
+    24: ApiSpec('AddPartitionsToTxn', 'add_partitions_to_txn', 'AddPartitionsToTxnRequest', 'AddPartitionsToTxnResponse', 0, 5, 3, False, ('broker',)),
+    25: ApiSpec('AddOffsetsToTxn', 'add_offsets_to_txn', 'AddOffsetsToTxnRequest', 'AddOffsetsToTxnResponse', 0, 4, 3, False, ('broker',)),
+    26: ApiSpec('EndTxn', 'end_txn', 'EndTxnRequest', 'EndTxnResponse', 0, 5, 3, False, ('broker',)),
+    27: ApiSpec('WriteTxnMarkers', 'write_txn_markers', 'WriteTxnMarkersRequest', 'WriteTxnMarkersResponse', 0, 2, 1, False, ('broker',)),
+    28: ApiSpec('TxnOffsetCommit', 'txn_offset_commit', 'TxnOffsetCommitRequest', 'TxnOffsetCommitResponse', 0, 5, 3, False, ('broker',)),
+    29: ApiSpec('DescribeAcls', 'describe_acls', 'DescribeAclsRequest', 'DescribeAclsResponse', 0, 3, 2, False, ('broker', 'controller')),
+    30: ApiSpec('CreateAcls', 'create_acls', 'CreateAclsRequest', 'CreateAclsResponse', 0, 3, 2, False, ('broker', 'controller')),
+    31: ApiSpec('DeleteAcls', 'delete_acls', 'DeleteAclsRequest', 'DeleteAclsResponse', 0, 3, 2, False, ('broker', 'controller')),
+    32: ApiSpec('DescribeConfigs', 'describe_configs', 'DescribeConfigsRequest', 'DescribeConfigsResponse', 0, 4, 4, False, ('broker', 'controller')),
+    33: ApiSpec('AlterConfigs', 'alter_configs', 'AlterConfigsRequest', 'AlterConfigsResponse', 0, 2, 2, False, ('broker', 'controller')),
+    34: ApiSpec('AlterReplicaLogDirs', 'alter_replica_log_dirs', 'AlterReplicaLogDirsRequest', 'AlterReplicaLogDirsResponse', 0, 2, 2, False, ('broker',)),
+    35: ApiSpec('DescribeLogDirs', 'describe_log_dirs', 'DescribeLogDirsRequest', 'DescribeLogDirsResponse', 0, 5, 2, False, ('broker',)),
+    36: ApiSpec('SaslAuthenticate', 'sasl_authenticate', 'SaslAuthenticateRequest', 'SaslAuthenticateResponse', 0, 2, 2, False, ('broker', 'controller')),
+    37: ApiSpec('CreatePartitions', 'create_partitions', 'CreatePartitionsRequest', 'CreatePartitionsResponse', 0, 3, 2, False, ('broker', 'controller')),
+    38: ApiSpec('CreateDelegationToken', 'create_delegation_token', 'CreateDelegationTokenRequest', 'CreateDelegationTokenResponse', 0, 3, 2, False, ('broker', 'controller')),
+    39: ApiSpec('RenewDelegationToken', 'renew_delegation_token', 'RenewDelegationTokenRequest', 'RenewDelegationTokenResponse', 0, 2, 2, False, ('broker', 'controller')),
+    40: ApiSpec('ExpireDelegationToken', 'expire_delegation_token', 'ExpireDelegationTokenRequest', 'ExpireDelegationTokenResponse', 0, 2, 2, False, ('broker', 'controller')),
+    41: ApiSpec('DescribeDelegationToken', 'describe_delegation_token', 'DescribeDelegationTokenRequest', 'DescribeDelegationTokenResponse', 0, 3, 2, False, ('broker', 'controller')),
+    42: ApiSpec('DeleteGroups', 'delete_groups', 'DeleteGroupsRequest', 'DeleteGroupsResponse', 0, 2, 2, False, ('broker',)),
+    43: ApiSpec('ElectLeaders', 'elect_leaders', 'ElectLeadersRequest', 'ElectLeadersResponse', 0, 2, 2, False, ('broker', 'controller')),
+    44: ApiSpec('IncrementalAlterConfigs', 'incremental_alter_configs', 'IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsResponse', 0, 1, 1, False, ('broker', 'controller')),
+    45: ApiSpec('AlterPartitionReassignments', 'alter_partition_reassignments', 'AlterPartitionReassignmentsRequest', 'AlterPartitionReassignmentsResponse', 0, 1, 0, False, ('broker', 'controller')),
+    46: ApiSpec('ListPartitionReassignments', 'list_partition_reassignments', 'ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsResponse', 0, 0, 0, False, ('broker', 'controller')),
+    47: ApiSpec('OffsetDelete', 'offset_delete', 'OffsetDeleteRequest', 'OffsetDeleteResponse', 0, 0, None, False, ('broker',)),
+    48: ApiSpec('DescribeClientQuotas', 'describe_client_quotas', 'DescribeClientQuotasRequest', 'DescribeClientQuotasResponse', 0, 1, 1, False, ('broker',)),
+    49: ApiSpec('AlterClientQuotas', 'alter_client_quotas', 'AlterClientQuotasRequest', 'AlterClientQuotasResponse', 0, 1, 1, False, ('broker', 'controller')),
+    50: ApiSpec('DescribeUserScramCredentials', 'describe_user_scram_credentials', 'DescribeUserScramCredentialsRequest', 'DescribeUserScramCredentialsResponse', 0, 0, 0, False, ('broker', 'controller')),
+    51: ApiSpec('AlterUserScramCredentials', 'alter_user_scram_credentials', 'AlterUserScramCredentialsRequest', 'AlterUserScramCredentialsResponse', 0, 0, 0, False, ('broker', 'controller')),
+    52: ApiSpec('Vote', 'vote', 'VoteRequest', 'VoteResponse', 0, 2, 0, False, ('controller',)),
     53: ApiSpec('BeginQuorumEpoch', 'begin_quorum_epoch', 'BeginQuorumEpochRequest', 'BeginQuorumEpochResponse', 0, 1, 1, False, ('controller',)),
     54: ApiSpec('EndQuorumEpoch', 'end_quorum_epoch', 'EndQuorumEpochRequest', 'EndQuorumEpochResponse', 0, 1, 1, False, ('controller',)),
     55: ApiSpec('DescribeQuorum', 'describe_quorum', 'DescribeQuorumRequest', 'DescribeQuorumResponse', 0, 2, 0, False, ('broker', 'controller')),
-    56: ApiSpec('AlterPartition', 'alter_partition', 'AlterPartitionRequest', 'AlterPartitionResponse', 0, 3, 0, False, ('zkBroker', 'controller')),
-    57: ApiSpec('UpdateFeatures', 'update_features', 'UpdateFeaturesRequest', 'UpdateFeaturesResponse', 0, 2, 0, False, ('zkBroker', 'broker', 'controller')),
-    58: ApiSpec('Envelope', 'envelope', 'EnvelopeRequest', 'EnvelopeResponse', 0, 0, 0, False, ('controller', 'zkBroker')),
+    56: ApiSpec('AlterPartition', 'alter_partition', 'AlterPartitionRequest', 'AlterPartitionResponse', 0, 3, 0, False, ('controller',)),
+    57: ApiSpec('UpdateFeatures', 'update_features', 'UpdateFeaturesRequest', 'UpdateFeaturesResponse', 0, 2, 0, False, ('broker', 'controller')),
+    58: ApiSpec('Envelope', 'envelope', 'EnvelopeRequest', 'EnvelopeResponse', 0, 0, 0, False, ('controller',)),
     59: ApiSpec('FetchSnapshot', 'fetch_snapshot', 'FetchSnapshotRequest', 'FetchSnapshotResponse', 0, 1, 0, False, ('controller',)),
-    60: ApiSpec('DescribeCluster', 'describe_cluster', 'DescribeClusterRequest', 'DescribeClusterResponse', 0, 1, 0, False, ('zkBroker', 'broker', 'controller')),
-    61: ApiSpec('DescribeProducers', 'describe_producers', 'DescribeProducersRequest', 'DescribeProducersResponse', 0, 0, 0, False, ('zkBroker', 'broker')),
+    60: ApiSpec('DescribeCluster', 'describe_cluster', 'DescribeClusterRequest', 'DescribeClusterResponse', 0, 2, 0, False, ('broker', 'controller')),
+    61: ApiSpec('DescribeProducers', 'describe_producers', 'DescribeProducersRequest', 'DescribeProducersResponse', 0, 0, 0, False, ('broker',)),
     62: ApiSpec('BrokerRegistration', 'broker_registration', 'BrokerRegistrationRequest', 'BrokerRegistrationResponse', 0, 4, 0, False, ('controller',)),
-    63: ApiSpec('BrokerHeartbeat', 'broker_heartbeat', 'BrokerHeartbeatRequest', 'BrokerHeartbeatResponse', 0, 1, 0, False, ('controller',)),
+    63: ApiSpec('BrokerHeartbeat', 'broker_heartbeat', 'BrokerHeartbeatRequest', 'BrokerHeartbeatResponse', 0, 2, 0, False, ('controller',)),
     64: ApiSpec('UnregisterBroker', 'unregister_broker', 'UnregisterBrokerRequest', 'UnregisterBrokerResponse', 0, 0, 0, False, ('broker', 'controller')),
-    65: ApiSpec('DescribeTransactions', 'describe_transactions', 'DescribeTransactionsRequest', 'DescribeTransactionsResponse', 0, 0, 0, False, ('zkBroker', 'broker')),
-    66: ApiSpec('ListTransactions', 'list_transactions', 'ListTransactionsRequest', 'ListTransactionsResponse', 0, 1, 0, False, ('zkBroker', 'broker')),
-    67: ApiSpec('AllocateProducerIds', 'allocate_producer_ids', 'AllocateProducerIdsRequest', 'AllocateProducerIdsResponse', 0, 0, 0, False, ('zkBroker', 'controller')),
-    68: ApiSpec('ConsumerGroupHeartbeat', 'consumer_group_heartbeat', 'ConsumerGroupHeartbeatRequest', 'ConsumerGroupHeartbeatResponse', 0, 1, 0, True, ('zkBroker', 'broker')),
-    69: ApiSpec('ConsumerGroupDescribe', 'consumer_group_describe', 'ConsumerGroupDescribeRequest', 'ConsumerGroupDescribeResponse', 0, 0, 0, False, ('zkBroker', 'broker')),
+    65: ApiSpec('DescribeTransactions', 'describe_transactions', 'DescribeTransactionsRequest', 'DescribeTransactionsResponse', 0, 0, 0, False, ('broker',)),
+    66: ApiSpec('ListTransactions', 'list_transactions', 'ListTransactionsRequest', 'ListTransactionsResponse', 0, 2, 0, False, ('broker',)),
+    67: ApiSpec('AllocateProducerIds', 'allocate_producer_ids', 'AllocateProducerIdsRequest', 'AllocateProducerIdsResponse', 0, 0, 0, False, ('controller',)),
+    68: ApiSpec('ConsumerGroupHeartbeat', 'consumer_group_heartbeat', 'ConsumerGroupHeartbeatRequest', 'ConsumerGroupHeartbeatResponse', 0, 1, 0, False, ('broker',)),
+    69: ApiSpec('ConsumerGroupDescribe', 'consumer_group_describe', 'ConsumerGroupDescribeRequest', 'ConsumerGroupDescribeResponse', 0, 1, 0, False, ('broker',)),
     70: ApiSpec('ControllerRegistration', 'controller_registration', 'ControllerRegistrationRequest', 'ControllerRegistrationResponse', 0, 0, 0, False, ('controller',)),
     71: ApiSpec('GetTelemetrySubscriptions', 'get_telemetry_subscriptions', 'GetTelemetrySubscriptionsRequest', 'GetTelemetrySubscriptionsResponse', 0, 0, 0, False, ('broker',)),
     72: ApiSpec('PushTelemetry', 'push_telemetry', 'PushTelemetryRequest', 'PushTelemetryResponse', 0, 0, 0, False, ('broker',)),
     73: ApiSpec('AssignReplicasToDirs', 'assign_replicas_to_dirs', 'AssignReplicasToDirsRequest', 'AssignReplicasToDirsResponse', 0, 0, 0, False, ('controller',)),
-    74: ApiSpec('ListClientMetricsResources', 'list_client_metrics_resources', 'ListClientMetricsResourcesRequest', 'ListClientMetricsResourcesResponse', 0, 0, 0, False, ('broker',)),
+    74: ApiSpec('ListConfigResources', 'list_config_resources', 'ListConfigResourcesRequest', 'ListConfigResourcesResponse', 0, 1, 0, False, ('broker',)),
     75: ApiSpec('DescribeTopicPartitions', 'describe_topic_partitions', 'DescribeTopicPartitionsRequest', 'DescribeTopicPartitionsResponse', 0, 0, 0, False, ('broker',)),
-    76: ApiSpec('ShareGroupHeartbeat', 'share_group_heartbeat', 'ShareGroupHeartbeatRequest', 'ShareGroupHeartbeatResponse', 0, 0, 0, True, ('broker',)),
-    77: ApiSpec('ShareGroupDescribe', 'share_group_describe', 'ShareGroupDescribeRequest', 'ShareGroupDescribeResponse', 0, 0, 0, True, ('broker',)),
-    78: ApiSpec('ShareFetch', 'share_fetch', 'ShareFetchRequest', 'ShareFetchResponse', 0, 0, 0, True, ('broker',)),
-    79: ApiSpec('ShareAcknowledge', 'share_acknowledge', 'ShareAcknowledgeRequest', 'ShareAcknowledgeResponse', 0, 0, 0, True, ('broker',)),
-    80: ApiSpec('AddRaftVoter', 'add_raft_voter', 'AddRaftVoterRequest', 'AddRaftVoterResponse', 0, 0, 0, False, ('controller', 'broker')),
+    76: ApiSpec('ShareGroupHeartbeat', 'share_group_heartbeat', 'ShareGroupHeartbeatRequest', 'ShareGroupHeartbeatResponse', 1, 1, 0, False, ('broker',)),
+    77: ApiSpec('ShareGroupDescribe', 'share_group_describe', 'ShareGroupDescribeRequest', 'ShareGroupDescribeResponse', 1, 1, 0, False, ('broker',)),
+    78: ApiSpec('ShareFetch', 'share_fetch', 'ShareFetchRequest', 'ShareFetchResponse', 1, 2, 0, False, ('broker',)),
+    79: ApiSpec('ShareAcknowledge', 'share_acknowledge', 'ShareAcknowledgeRequest', 'ShareAcknowledgeResponse', 1, 2, 0, False, ('broker',)),
+    80: ApiSpec('AddRaftVoter', 'add_raft_voter', 'AddRaftVoterRequest', 'AddRaftVoterResponse', 0, 1, 0, False, ('controller', 'broker')),
     81: ApiSpec('RemoveRaftVoter', 'remove_raft_voter', 'RemoveRaftVoterRequest', 'RemoveRaftVoterResponse', 0, 0, 0, False, ('controller', 'broker')),
     82: ApiSpec('UpdateRaftVoter', 'update_raft_voter', 'UpdateRaftVoterRequest', 'UpdateRaftVoterResponse', 0, 0, 0, False, ('controller',)),
-    83: ApiSpec('InitializeShareGroupState', 'initialize_share_group_state', 'InitializeShareGroupStateRequest', 'InitializeShareGroupStateResponse', 0, 0, 0, True, ('broker',)),
-    84: ApiSpec('ReadShareGroupState', 'read_share_group_state', 'ReadShareGroupStateRequest', 'ReadShareGroupStateResponse', 0, 0, 0, True, ('broker',)),
-    85: ApiSpec('WriteShareGroupState', 'write_share_group_state', 'WriteShareGroupStateRequest', 'WriteShareGroupStateResponse', 0, 0, 0, True, ('broker',)),
-    86: ApiSpec('DeleteShareGroupState', 'delete_share_group_state', 'DeleteShareGroupStateRequest', 'DeleteShareGroupStateResponse', 0, 0, 0, True, ('broker',)),
-    87: ApiSpec('ReadShareGroupStateSummary', 'read_share_group_state_summary', 'ReadShareGroupStateSummaryRequest', 'ReadShareGroupStateSummaryResponse', 0, 0, 0, True, ('broker',)),
+    83: ApiSpec('InitializeShareGroupState', 'initialize_share_group_state', 'InitializeShareGroupStateRequest', 'InitializeShareGroupStateResponse', 0, 0, 0, False, ('broker',)),
+    84: ApiSpec('ReadShareGroupState', 'read_share_group_state', 'ReadShareGroupStateRequest', 'ReadShareGroupStateResponse', 0, 0, 0, False, ('broker',)),
+    85: ApiSpec('WriteShareGroupState', 'write_share_group_state', 'WriteShareGroupStateRequest', 'WriteShareGroupStateResponse', 0, 1, 0, False, ('broker',)),
+    86: ApiSpec('DeleteShareGroupState', 'delete_share_group_state', 'DeleteShareGroupStateRequest', 'DeleteShareGroupStateResponse', 0, 0, 0, False, ('broker',)),
+    87: ApiSpec('ReadShareGroupStateSummary', 'read_share_group_state_summary', 'ReadShareGroupStateSummaryRequest', 'ReadShareGroupStateSummaryResponse', 0, 1, 0, False, ('broker',)),
+    88: ApiSpec('StreamsGroupHeartbeat', 'streams_group_heartbeat', 'StreamsGroupHeartbeatRequest', 'StreamsGroupHeartbeatResponse', 0, 0, 0, False, ('broker',)),
+    89: ApiSpec('StreamsGroupDescribe', 'streams_group_describe', 'StreamsGroupDescribeRequest', 'StreamsGroupDescribeResponse', 0, 0, 0, False, ('broker',)),
+    90: ApiSpec('DescribeShareGroupOffsets', 'describe_share_group_offsets', 'DescribeShareGroupOffsetsRequest', 'DescribeShareGroupOffsetsResponse', 0, 1, 0, False, ('broker',)),
+    91: ApiSpec('AlterShareGroupOffsets', 'alter_share_group_offsets', 'AlterShareGroupOffsetsRequest', 'AlterShareGroupOffsetsResponse', 0, 0, 0, False, ('broker',)),
+    92: ApiSpec('DeleteShareGroupOffsets', 'delete_share_group_offsets', 'DeleteShareGroupOffsetsRequest', 'DeleteShareGroupOffsetsResponse', 0, 0, 0, False, ('broker',)),
 }
 
 # schemas/manifest.json: the versions a broker may advertise (before it narrows them to what it serves).
@@ -142,14 +147,14 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     31: (1, 3),  # DeleteAcls
     32: (1, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
-    34: (0, 2),  # AlterReplicaLogDirs
-    35: (0, 4),  # DescribeLogDirs
+    34: (1, 2),  # AlterReplicaLogDirs
+    35: (1, 4),  # DescribeLogDirs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
-    38: (0, 3),  # CreateDelegationToken
-    39: (0, 2),  # RenewDelegationToken
-    40: (0, 2),  # ExpireDelegationToken
-    41: (0, 3),  # DescribeDelegationToken
+    38: (1, 3),  # CreateDelegationToken
+    39: (1, 2),  # RenewDelegationToken
+    40: (1, 2),  # ExpireDelegationToken
+    41: (1, 3),  # DescribeDelegationToken
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs
@@ -171,16 +176,112 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     69: (0, 0),  # ConsumerGroupDescribe
     71: (0, 0),  # GetTelemetrySubscriptions
     72: (0, 0),  # PushTelemetry
-    74: (0, 0),  # ListClientMetricsResources
+    74: (0, 0),  # ListConfigResources
     75: (0, 0),  # DescribeTopicPartitions
+    76: (1, 1),  # ShareGroupHeartbeat
+    77: (1, 1),  # ShareGroupDescribe
+    78: (1, 2),  # ShareFetch
+    79: (1, 2),  # ShareAcknowledge
     80: (0, 0),  # AddRaftVoter
     81: (0, 0),  # RemoveRaftVoter
+    83: (0, 0),  # InitializeShareGroupState
+    84: (0, 0),  # ReadShareGroupState
+    85: (0, 1),  # WriteShareGroupState
+    86: (0, 0),  # DeleteShareGroupState
+    87: (0, 1),  # ReadShareGroupStateSummary
+    88: (0, 0),  # StreamsGroupHeartbeat
+    89: (0, 0),  # StreamsGroupDescribe
+    90: (0, 1),  # DescribeShareGroupOffsets
+    91: (0, 0),  # AlterShareGroupOffsets
+    92: (0, 0),  # DeleteShareGroupOffsets
+}
+
+# schemas/kafka-advertised.json: what Apache Kafka 4.3.1, whose schemas these are, advertises.
+KAFKA_VERSION = '4.3.1'
+KAFKA_ADVERTISED_VERSIONS: dict[int, tuple[int, int]] = {
+    0: (0, 13),  # Produce
+    1: (4, 18),  # Fetch
+    2: (1, 11),  # ListOffsets
+    3: (0, 13),  # Metadata
+    8: (2, 10),  # OffsetCommit
+    9: (1, 10),  # OffsetFetch
+    10: (0, 6),  # FindCoordinator
+    11: (0, 9),  # JoinGroup
+    12: (0, 4),  # Heartbeat
+    13: (0, 5),  # LeaveGroup
+    14: (0, 5),  # SyncGroup
+    15: (0, 6),  # DescribeGroups
+    16: (0, 5),  # ListGroups
+    17: (0, 1),  # SaslHandshake
+    18: (0, 4),  # ApiVersions
+    19: (2, 7),  # CreateTopics
+    20: (1, 6),  # DeleteTopics
+    21: (0, 2),  # DeleteRecords
+    22: (0, 5),  # InitProducerId
+    23: (2, 4),  # OffsetForLeaderEpoch
+    24: (0, 5),  # AddPartitionsToTxn
+    25: (0, 4),  # AddOffsetsToTxn
+    26: (0, 5),  # EndTxn
+    27: (1, 2),  # WriteTxnMarkers
+    28: (0, 5),  # TxnOffsetCommit
+    29: (1, 3),  # DescribeAcls
+    30: (1, 3),  # CreateAcls
+    31: (1, 3),  # DeleteAcls
+    32: (1, 4),  # DescribeConfigs
+    33: (0, 2),  # AlterConfigs
+    34: (1, 2),  # AlterReplicaLogDirs
+    35: (1, 5),  # DescribeLogDirs
+    36: (0, 2),  # SaslAuthenticate
+    37: (0, 3),  # CreatePartitions
+    38: (1, 3),  # CreateDelegationToken
+    39: (1, 2),  # RenewDelegationToken
+    40: (1, 2),  # ExpireDelegationToken
+    41: (1, 3),  # DescribeDelegationToken
+    42: (0, 2),  # DeleteGroups
+    43: (0, 2),  # ElectLeaders
+    44: (0, 1),  # IncrementalAlterConfigs
+    45: (0, 1),  # AlterPartitionReassignments
+    46: (0, 0),  # ListPartitionReassignments
+    47: (0, 0),  # OffsetDelete
+    48: (0, 1),  # DescribeClientQuotas
+    49: (0, 1),  # AlterClientQuotas
+    50: (0, 0),  # DescribeUserScramCredentials
+    51: (0, 0),  # AlterUserScramCredentials
+    55: (0, 2),  # DescribeQuorum
+    57: (0, 2),  # UpdateFeatures
+    60: (0, 2),  # DescribeCluster
+    61: (0, 0),  # DescribeProducers
+    64: (0, 0),  # UnregisterBroker
+    65: (0, 0),  # DescribeTransactions
+    66: (0, 2),  # ListTransactions
+    68: (0, 1),  # ConsumerGroupHeartbeat
+    69: (0, 1),  # ConsumerGroupDescribe
+    74: (0, 1),  # ListConfigResources
+    75: (0, 0),  # DescribeTopicPartitions
+    76: (1, 1),  # ShareGroupHeartbeat
+    77: (1, 1),  # ShareGroupDescribe
+    78: (1, 2),  # ShareFetch
+    79: (1, 2),  # ShareAcknowledge
+    80: (0, 1),  # AddRaftVoter
+    81: (0, 0),  # RemoveRaftVoter
+    83: (0, 0),  # InitializeShareGroupState
+    84: (0, 0),  # ReadShareGroupState
+    85: (0, 1),  # WriteShareGroupState
+    86: (0, 0),  # DeleteShareGroupState
+    87: (0, 1),  # ReadShareGroupStateSummary
+    88: (0, 0),  # StreamsGroupHeartbeat
+    89: (0, 0),  # StreamsGroupDescribe
+    90: (0, 1),  # DescribeShareGroupOffsets
+    91: (0, 0),  # AlterShareGroupOffsets
+    92: (0, 0),  # DeleteShareGroupOffsets
 }
 
 OTHER_MESSAGES: dict[str, str] = {
     'ConsumerProtocolAssignment': 'consumer_protocol_assignment',
     'ConsumerProtocolSubscription': 'consumer_protocol_subscription',
+    'ControlRecordTypeSchema': 'control_record_type_schema',
     'DefaultPrincipalData': 'default_principal_data',
+    'EndTxnMarker': 'end_txn_marker',
     'KRaftVersionRecord': 'k_raft_version_record',
     'LeaderChangeMessage': 'leader_change_message',
     'RequestHeader': 'request_header',
@@ -196,12 +297,16 @@ OTHER_MESSAGES: dict[str, str] = {
     'ConsumerGroupMetadataValue': 'consumer_group_metadata_value',
     'ConsumerGroupPartitionMetadataKey': 'consumer_group_partition_metadata_key',
     'ConsumerGroupPartitionMetadataValue': 'consumer_group_partition_metadata_value',
+    'ConsumerGroupRegularExpressionKey': 'consumer_group_regular_expression_key',
+    'ConsumerGroupRegularExpressionValue': 'consumer_group_regular_expression_value',
     'ConsumerGroupTargetAssignmentMemberKey': 'consumer_group_target_assignment_member_key',
     'ConsumerGroupTargetAssignmentMemberValue': 'consumer_group_target_assignment_member_value',
     'ConsumerGroupTargetAssignmentMetadataKey': 'consumer_group_target_assignment_metadata_key',
     'ConsumerGroupTargetAssignmentMetadataValue': 'consumer_group_target_assignment_metadata_value',
     'GroupMetadataKey': 'group_metadata_key',
     'GroupMetadataValue': 'group_metadata_value',
+    'LegacyOffsetCommitKey': 'legacy_offset_commit_key',
+    'LegacyOffsetCommitValue': 'legacy_offset_commit_value',
     'OffsetCommitKey': 'offset_commit_key',
     'OffsetCommitValue': 'offset_commit_value',
     'ShareGroupCurrentMemberAssignmentKey': 'share_group_current_member_assignment_key',
@@ -210,14 +315,33 @@ OTHER_MESSAGES: dict[str, str] = {
     'ShareGroupMemberMetadataValue': 'share_group_member_metadata_value',
     'ShareGroupMetadataKey': 'share_group_metadata_key',
     'ShareGroupMetadataValue': 'share_group_metadata_value',
-    'ShareGroupPartitionMetadataKey': 'share_group_partition_metadata_key',
-    'ShareGroupPartitionMetadataValue': 'share_group_partition_metadata_value',
     'ShareGroupStatePartitionMetadataKey': 'share_group_state_partition_metadata_key',
     'ShareGroupStatePartitionMetadataValue': 'share_group_state_partition_metadata_value',
     'ShareGroupTargetAssignmentMemberKey': 'share_group_target_assignment_member_key',
     'ShareGroupTargetAssignmentMemberValue': 'share_group_target_assignment_member_value',
     'ShareGroupTargetAssignmentMetadataKey': 'share_group_target_assignment_metadata_key',
     'ShareGroupTargetAssignmentMetadataValue': 'share_group_target_assignment_metadata_value',
+    'StreamsGroupCurrentMemberAssignmentKey': 'streams_group_current_member_assignment_key',
+    'StreamsGroupCurrentMemberAssignmentValue': 'streams_group_current_member_assignment_value',
+    'StreamsGroupMemberMetadataKey': 'streams_group_member_metadata_key',
+    'StreamsGroupMemberMetadataValue': 'streams_group_member_metadata_value',
+    'StreamsGroupMetadataKey': 'streams_group_metadata_key',
+    'StreamsGroupMetadataValue': 'streams_group_metadata_value',
+    'StreamsGroupTargetAssignmentMemberKey': 'streams_group_target_assignment_member_key',
+    'StreamsGroupTargetAssignmentMemberValue': 'streams_group_target_assignment_member_value',
+    'StreamsGroupTargetAssignmentMetadataKey': 'streams_group_target_assignment_metadata_key',
+    'StreamsGroupTargetAssignmentMetadataValue': 'streams_group_target_assignment_metadata_value',
+    'StreamsGroupTopologyKey': 'streams_group_topology_key',
+    'StreamsGroupTopologyValue': 'streams_group_topology_value',
+    'ShareSnapshotKey': 'share_snapshot_key',
+    'ShareSnapshotValue': 'share_snapshot_value',
+    'ShareUpdateKey': 'share_update_key',
+    'ShareUpdateValue': 'share_update_value',
+    'ProducerSnapshot': 'producer_snapshot',
+    'RemoteLogSegmentMetadataRecord': 'remote_log_segment_metadata_record',
+    'RemoteLogSegmentMetadataSnapshotRecord': 'remote_log_segment_metadata_snapshot_record',
+    'RemoteLogSegmentMetadataUpdateRecord': 'remote_log_segment_metadata_update_record',
+    'RemotePartitionDeleteMetadataRecord': 'remote_partition_delete_metadata_record',
     'TransactionLogKey': 'transaction_log_key',
     'TransactionLogValue': 'transaction_log_value',
 }

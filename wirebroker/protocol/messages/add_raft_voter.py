@@ -30,24 +30,26 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>ii16s')
 _S1 = _struct.Struct('>H')
-_S2 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>?')
+_S3 = _struct.Struct('>ih')
 
 
 class AddRaftVoterRequest(Message):
-    """AddRaftVoterRequest: versions 0-0, flexible from 0. Schema: clients/AddRaftVoterRequest.json."""
+    """AddRaftVoterRequest: versions 0-1, flexible from 0. Schema: clients/AddRaftVoterRequest.json."""
 
     API_KEY = 80
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('cluster_id', 'timeout_ms', 'voter_id', 'voter_directory_id', 'listeners', 'unknown_tagged_fields',)
+    __slots__ = ('cluster_id', 'timeout_ms', 'voter_id', 'voter_directory_id', 'listeners', 'ack_when_committed', 'unknown_tagged_fields',)
 
-    def __init__(self, cluster_id: str | None = '', timeout_ms: int | None = None, voter_id: int | None = None, voter_directory_id: bytes | None = None, listeners: list[AddRaftVoterRequest.Listener] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, cluster_id: str | None = '', timeout_ms: int | None = None, voter_id: int | None = None, voter_directory_id: bytes | None = None, listeners: list[AddRaftVoterRequest.Listener] | None = None, ack_when_committed: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.cluster_id = cluster_id
         self.timeout_ms = 0 if timeout_ms is None else timeout_ms
         self.voter_id = 0 if voter_id is None else voter_id
         self.voter_directory_id = UUID_ZERO if voter_directory_id is None else voter_directory_id
         self.listeners = [] if listeners is None else listeners
+        self.ack_when_committed = True if ack_when_committed is None else ack_when_committed
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class Listener(Struct):
@@ -65,11 +67,11 @@ _AddRaftVoterRequest_Listener = AddRaftVoterRequest.Listener
 
 
 class AddRaftVoterResponse(Message):
-    """AddRaftVoterResponse: versions 0-0, flexible from 0. Schema: clients/AddRaftVoterResponse.json."""
+    """AddRaftVoterResponse: versions 0-1, flexible from 0. Schema: clients/AddRaftVoterResponse.json."""
 
     API_KEY = 80
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'unknown_tagged_fields',)
 
@@ -191,6 +193,7 @@ def _r_AddRaftVoterRequest_0(b, p):
             e5, p = _r_AddRaftVoterRequest_Listener_0(b, p)
             xs4.append(e5)
         o.listeners = xs4
+    o.ack_when_committed = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -216,6 +219,8 @@ def _r_AddRaftVoterRequest_0(b, p):
 
 
 def _w_AddRaftVoterRequest_0(o, w):
+    if o.ack_when_committed != True:
+        raise UnsupportedFieldError('AddRaftVoterRequest.AckWhenCommitted exists only in versions 1+')
     v1 = o.cluster_id
     if v1 is None:
         w.append(0)
@@ -242,9 +247,95 @@ def _w_AddRaftVoterRequest_0(o, w):
         w.append(0)
 
 
+def _r_AddRaftVoterRequest_1(b, p):
+    o = _new(AddRaftVoterRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.cluster_id = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
+        o.cluster_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.timeout_ms, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
+    p += 24
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_AddRaftVoterRequest_Listener_0(b, p)
+            xs4.append(e5)
+        o.listeners = xs4
+    o.ack_when_committed, = _S2.unpack_from(b, p)
+    p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('AddRaftVoterRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('AddRaftVoterRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_AddRaftVoterRequest_1(o, w):
+    v1 = o.cluster_id
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    w += _S0.pack(o.timeout_ms, o.voter_id, o.voter_directory_id)
+    xs2 = o.listeners
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_AddRaftVoterRequest_Listener_0(e3, w)
+    w += _S2.pack(o.ack_when_committed)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_AddRaftVoterResponse_0(b, p):
     o = _new(AddRaftVoterResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -284,7 +375,7 @@ def _r_AddRaftVoterResponse_0(b, p):
 
 
 def _w_AddRaftVoterResponse_0(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -302,7 +393,7 @@ def _w_AddRaftVoterResponse_0(o, w):
         w.append(0)
 
 
-AddRaftVoterRequest._READERS = (_r_AddRaftVoterRequest_0,)
-AddRaftVoterRequest._WRITERS = (_w_AddRaftVoterRequest_0,)
-AddRaftVoterResponse._READERS = (_r_AddRaftVoterResponse_0,)
-AddRaftVoterResponse._WRITERS = (_w_AddRaftVoterResponse_0,)
+AddRaftVoterRequest._READERS = (_r_AddRaftVoterRequest_0, _r_AddRaftVoterRequest_1,)
+AddRaftVoterRequest._WRITERS = (_w_AddRaftVoterRequest_0, _w_AddRaftVoterRequest_1,)
+AddRaftVoterResponse._READERS = (_r_AddRaftVoterResponse_0, _r_AddRaftVoterResponse_0,)
+AddRaftVoterResponse._WRITERS = (_w_AddRaftVoterResponse_0, _w_AddRaftVoterResponse_0,)

@@ -29,21 +29,24 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>ih')
+_S1 = _struct.Struct('>i?')
+_S2 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>i?h')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class AlterPartitionReassignmentsRequest(Message):
-    """AlterPartitionReassignmentsRequest: versions 0-0, flexible from 0. Schema: clients/AlterPartitionReassignmentsRequest.json."""
+    """AlterPartitionReassignmentsRequest: versions 0-1, flexible from 0. Schema: clients/AlterPartitionReassignmentsRequest.json."""
 
     API_KEY = 45
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('timeout_ms', 'topics', 'unknown_tagged_fields',)
+    __slots__ = ('timeout_ms', 'allow_replication_factor_change', 'topics', 'unknown_tagged_fields',)
 
-    def __init__(self, timeout_ms: int | None = None, topics: list[AlterPartitionReassignmentsRequest.ReassignableTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, timeout_ms: int | None = None, allow_replication_factor_change: bool | None = None, topics: list[AlterPartitionReassignmentsRequest.ReassignableTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.timeout_ms = 60000 if timeout_ms is None else timeout_ms
+        self.allow_replication_factor_change = True if allow_replication_factor_change is None else allow_replication_factor_change
         self.topics = [] if topics is None else topics
         self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -72,16 +75,17 @@ _AlterPartitionReassignmentsRequest_ReassignableTopic = AlterPartitionReassignme
 
 
 class AlterPartitionReassignmentsResponse(Message):
-    """AlterPartitionReassignmentsResponse: versions 0-0, flexible from 0. Schema: clients/AlterPartitionReassignmentsResponse.json."""
+    """AlterPartitionReassignmentsResponse: versions 0-1, flexible from 0. Schema: clients/AlterPartitionReassignmentsResponse.json."""
 
     API_KEY = 45
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'responses', 'unknown_tagged_fields',)
+    __slots__ = ('throttle_time_ms', 'allow_replication_factor_change', 'error_code', 'error_message', 'responses', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = '', responses: list[AlterPartitionReassignmentsResponse.ReassignableTopicResponse] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, allow_replication_factor_change: bool | None = None, error_code: int | None = None, error_message: str | None = '', responses: list[AlterPartitionReassignmentsResponse.ReassignableTopicResponse] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
+        self.allow_replication_factor_change = True if allow_replication_factor_change is None else allow_replication_factor_change
         self.error_code = 0 if error_code is None else error_code
         self.error_message = error_message
         self.responses = [] if responses is None else responses
@@ -269,6 +273,7 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
             e3, p = _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p)
             xs2.append(e3)
         o.topics = xs2
+    o.allow_replication_factor_change = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -294,7 +299,68 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
 
 
 def _w_AlterPartitionReassignmentsRequest_0(o, w):
+    if o.allow_replication_factor_change != True:
+        raise UnsupportedFieldError('AlterPartitionReassignmentsRequest.AllowReplicationFactorChange exists only in versions 1+')
     w += _S0.pack(o.timeout_ms)
+    xs1 = o.topics
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_AlterPartitionReassignmentsRequest_ReassignableTopic_0(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_AlterPartitionReassignmentsRequest_1(b, p):
+    o = _new(AlterPartitionReassignmentsRequest)
+    o.timeout_ms, o.allow_replication_factor_change, = _S1.unpack_from(b, p)
+    p += 5
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('AlterPartitionReassignmentsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('AlterPartitionReassignmentsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_AlterPartitionReassignmentsRequest_1(o, w):
+    w += _S1.pack(o.timeout_ms, o.allow_replication_factor_change)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -311,7 +377,7 @@ def _w_AlterPartitionReassignmentsRequest_0(o, w):
 
 def _r_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p):
     o = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-    o.partition_index, o.error_code, = _S1.unpack_from(b, p)
+    o.partition_index, o.error_code, = _S2.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -351,7 +417,7 @@ def _r_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p)
 
 
 def _w_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(o, w):
-    w += _S1.pack(o.partition_index, o.error_code)
+    w += _S2.pack(o.partition_index, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -448,8 +514,92 @@ def _w_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(o, w):
 
 def _r_AlterPartitionReassignmentsResponse_0(b, p):
     o = _new(AlterPartitionReassignmentsResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p)
+            xs4.append(e5)
+        o.responses = xs4
+    o.allow_replication_factor_change = True
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('AlterPartitionReassignmentsResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('AlterPartitionReassignmentsResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_AlterPartitionReassignmentsResponse_0(o, w):
+    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    v1 = o.error_message
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    xs2 = o.responses
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(e3, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_AlterPartitionReassignmentsResponse_1(b, p):
+    o = _new(AlterPartitionReassignmentsResponse)
+    o.throttle_time_ms, o.allow_replication_factor_change, o.error_code, = _S3.unpack_from(b, p)
+    p += 7
     n1 = b[p]
     p += 1
     if n1 > 127:
@@ -502,8 +652,8 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
     return o, p
 
 
-def _w_AlterPartitionReassignmentsResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code)
+def _w_AlterPartitionReassignmentsResponse_1(o, w):
+    w += _S3.pack(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -529,7 +679,7 @@ def _w_AlterPartitionReassignmentsResponse_0(o, w):
         w.append(0)
 
 
-AlterPartitionReassignmentsRequest._READERS = (_r_AlterPartitionReassignmentsRequest_0,)
-AlterPartitionReassignmentsRequest._WRITERS = (_w_AlterPartitionReassignmentsRequest_0,)
-AlterPartitionReassignmentsResponse._READERS = (_r_AlterPartitionReassignmentsResponse_0,)
-AlterPartitionReassignmentsResponse._WRITERS = (_w_AlterPartitionReassignmentsResponse_0,)
+AlterPartitionReassignmentsRequest._READERS = (_r_AlterPartitionReassignmentsRequest_0, _r_AlterPartitionReassignmentsRequest_1,)
+AlterPartitionReassignmentsRequest._WRITERS = (_w_AlterPartitionReassignmentsRequest_0, _w_AlterPartitionReassignmentsRequest_1,)
+AlterPartitionReassignmentsResponse._READERS = (_r_AlterPartitionReassignmentsResponse_0, _r_AlterPartitionReassignmentsResponse_1,)
+AlterPartitionReassignmentsResponse._WRITERS = (_w_AlterPartitionReassignmentsResponse_0, _w_AlterPartitionReassignmentsResponse_1,)

@@ -34,31 +34,32 @@ _S2 = _struct.Struct('>ih???')
 
 
 class BrokerHeartbeatRequest(Message):
-    """BrokerHeartbeatRequest: versions 0-1, flexible from 0. Schema: clients/BrokerHeartbeatRequest.json."""
+    """BrokerHeartbeatRequest: versions 0-2, flexible from 0. Schema: clients/BrokerHeartbeatRequest.json."""
 
     API_KEY = 63
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('broker_id', 'broker_epoch', 'current_metadata_offset', 'want_fence', 'want_shut_down', 'offline_log_dirs', 'unknown_tagged_fields',)
+    __slots__ = ('broker_id', 'broker_epoch', 'current_metadata_offset', 'want_fence', 'want_shut_down', 'offline_log_dirs', 'cordoned_log_dirs', 'unknown_tagged_fields',)
 
-    def __init__(self, broker_id: int | None = None, broker_epoch: int | None = None, current_metadata_offset: int | None = None, want_fence: bool | None = None, want_shut_down: bool | None = None, offline_log_dirs: list[bytes] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, broker_id: int | None = None, broker_epoch: int | None = None, current_metadata_offset: int | None = None, want_fence: bool | None = None, want_shut_down: bool | None = None, offline_log_dirs: list[bytes] | None = None, cordoned_log_dirs: list[bytes] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.broker_id = 0 if broker_id is None else broker_id
         self.broker_epoch = -1 if broker_epoch is None else broker_epoch
         self.current_metadata_offset = 0 if current_metadata_offset is None else current_metadata_offset
         self.want_fence = False if want_fence is None else want_fence
         self.want_shut_down = False if want_shut_down is None else want_shut_down
         self.offline_log_dirs = [] if offline_log_dirs is None else offline_log_dirs
+        self.cordoned_log_dirs = cordoned_log_dirs
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
 
 class BrokerHeartbeatResponse(Message):
-    """BrokerHeartbeatResponse: versions 0-1, flexible from 0. Schema: clients/BrokerHeartbeatResponse.json."""
+    """BrokerHeartbeatResponse: versions 0-2, flexible from 0. Schema: clients/BrokerHeartbeatResponse.json."""
 
     API_KEY = 63
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'is_caught_up', 'is_fenced', 'should_shut_down', 'unknown_tagged_fields',)
 
@@ -77,6 +78,7 @@ def _r_BrokerHeartbeatRequest_0(b, p):
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
     p += 22
     o.offline_log_dirs = []
+    o.cordoned_log_dirs = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -113,6 +115,7 @@ def _r_BrokerHeartbeatRequest_1(b, p):
     o = _new(BrokerHeartbeatRequest)
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
     p += 22
+    o.cordoned_log_dirs = None
     o.offline_log_dirs = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -178,6 +181,107 @@ def _w_BrokerHeartbeatRequest_1(o, w):
         w.append(0)
 
 
+def _r_BrokerHeartbeatRequest_2(b, p):
+    o = _new(BrokerHeartbeatRequest)
+    o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
+    p += 22
+    o.offline_log_dirs = []
+    o.cordoned_log_dirs = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('BrokerHeartbeatRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('BrokerHeartbeatRequest: tagged field past the end')
+        if tag == 0:
+            n1 = b[p]
+            p += 1
+            if n1 > 127:
+                n1, p = _uvt(b, p, n1)
+            n1 -= 1
+            if n1 < 0:
+                raise DecodeError('BrokerHeartbeatRequest.OfflineLogDirs: null where not nullable')
+            else:
+                if n1 > len(b) - p:
+                    raise DecodeError('BrokerHeartbeatRequest.OfflineLogDirs: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3, = _S1.unpack_from(b, p)
+                    p += 16
+                    xs2.append(e3)
+                o.offline_log_dirs = xs2
+        elif tag == 1:
+            n4 = b[p]
+            p += 1
+            if n4 > 127:
+                n4, p = _uvt(b, p, n4)
+            n4 -= 1
+            if n4 < 0:
+                o.cordoned_log_dirs = None
+            else:
+                if n4 > len(b) - p:
+                    raise DecodeError('BrokerHeartbeatRequest.CordonedLogDirs: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6, = _S1.unpack_from(b, p)
+                    p += 16
+                    xs5.append(e6)
+                o.cordoned_log_dirs = xs5
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_BrokerHeartbeatRequest_2(o, w):
+    w += _S0.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
+    tags = []
+    if o.offline_log_dirs:
+        t1 = bytearray()
+        xs2 = o.offline_log_dirs
+        ln = len(xs2) + 1
+        if ln < 128:
+            t1.append(ln)
+        else:
+            _wuv(t1, ln)
+        for e3 in xs2:
+            t1 += _S1.pack(e3)
+        tags.append((0, t1))
+    if o.cordoned_log_dirs is not None:
+        t4 = bytearray()
+        xs5 = o.cordoned_log_dirs
+        if xs5 is None:
+            t4.append(0)
+        else:
+            ln = len(xs5) + 1
+            if ln < 128:
+                t4.append(ln)
+            else:
+                _wuv(t4, ln)
+            for e6 in xs5:
+                t4 += _S1.pack(e6)
+        tags.append((1, t4))
+    if o.unknown_tagged_fields:
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
+
+
 def _r_BrokerHeartbeatResponse_0(b, p):
     o = _new(BrokerHeartbeatResponse)
     o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down, = _S2.unpack_from(b, p)
@@ -214,7 +318,7 @@ def _w_BrokerHeartbeatResponse_0(o, w):
         w.append(0)
 
 
-BrokerHeartbeatRequest._READERS = (_r_BrokerHeartbeatRequest_0, _r_BrokerHeartbeatRequest_1,)
-BrokerHeartbeatRequest._WRITERS = (_w_BrokerHeartbeatRequest_0, _w_BrokerHeartbeatRequest_1,)
-BrokerHeartbeatResponse._READERS = (_r_BrokerHeartbeatResponse_0, _r_BrokerHeartbeatResponse_0,)
-BrokerHeartbeatResponse._WRITERS = (_w_BrokerHeartbeatResponse_0, _w_BrokerHeartbeatResponse_0,)
+BrokerHeartbeatRequest._READERS = (_r_BrokerHeartbeatRequest_0, _r_BrokerHeartbeatRequest_1, _r_BrokerHeartbeatRequest_2,)
+BrokerHeartbeatRequest._WRITERS = (_w_BrokerHeartbeatRequest_0, _w_BrokerHeartbeatRequest_1, _w_BrokerHeartbeatRequest_2,)
+BrokerHeartbeatResponse._READERS = (_r_BrokerHeartbeatResponse_0, _r_BrokerHeartbeatResponse_0, _r_BrokerHeartbeatResponse_0,)
+BrokerHeartbeatResponse._WRITERS = (_w_BrokerHeartbeatResponse_0, _w_BrokerHeartbeatResponse_0, _w_BrokerHeartbeatResponse_0,)

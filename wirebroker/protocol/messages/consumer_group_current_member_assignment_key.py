@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ConsumerGroupCurrentMemberAssignmentKey(Message):
-    """ConsumerGroupCurrentMemberAssignmentKey: versions 8-8, flexible from None. Schema: group-coordinator/ConsumerGroupCurrentMemberAssignmentKey.json."""
+    """ConsumerGroupCurrentMemberAssignmentKey: versions 0-0, flexible from None. Schema: group-coordinator/ConsumerGroupCurrentMemberAssignmentKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 8
-    MAX_VERSION = 8
+    API_KEY = 8
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'member_id', 'unknown_tagged_fields',)
 
@@ -84,5 +84,5 @@ def _w_ConsumerGroupCurrentMemberAssignmentKey_0(o, w):
     w += v2
 
 
-ConsumerGroupCurrentMemberAssignmentKey._READERS = (None, None, None, None, None, None, None, None, _r_ConsumerGroupCurrentMemberAssignmentKey_0,)
-ConsumerGroupCurrentMemberAssignmentKey._WRITERS = (None, None, None, None, None, None, None, None, _w_ConsumerGroupCurrentMemberAssignmentKey_0,)
+ConsumerGroupCurrentMemberAssignmentKey._READERS = (_r_ConsumerGroupCurrentMemberAssignmentKey_0,)
+ConsumerGroupCurrentMemberAssignmentKey._WRITERS = (_w_ConsumerGroupCurrentMemberAssignmentKey_0,)

@@ -36,7 +36,7 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 class ConsumerGroupCurrentMemberAssignmentValue(Message):
     """ConsumerGroupCurrentMemberAssignmentValue: versions 0-0, flexible from 0. Schema: group-coordinator/ConsumerGroupCurrentMemberAssignmentValue.json."""
 
-    API_KEY = None
+    API_KEY = 8
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0
@@ -53,11 +53,12 @@ class ConsumerGroupCurrentMemberAssignmentValue(Message):
     class TopicPartitions(Struct):
         """ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions"""
 
-        __slots__ = ('topic_id', 'partitions', 'unknown_tagged_fields',)
+        __slots__ = ('topic_id', 'partitions', 'assignment_epochs', 'unknown_tagged_fields',)
 
-        def __init__(self, topic_id: bytes | None = None, partitions: list[int] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, topic_id: bytes | None = None, partitions: list[int] | None = None, assignment_epochs: list[int] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.partitions = [] if partitions is None else partitions
+            self.assignment_epochs = assignment_epochs
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions = ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions
@@ -79,6 +80,7 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p):
             raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
         o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
         p += 4 * n1
+    o.assignment_epochs = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -95,9 +97,23 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p):
         end = p + size
         if end > len(b):
             raise DecodeError('TopicPartitions: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
+        if tag == 0:
+            n2 = b[p]
+            p += 1
+            if n2 > 127:
+                n2, p = _uvt(b, p, n2)
+            n2 -= 1
+            if n2 < 0:
+                o.assignment_epochs = None
+            else:
+                if n2 > len(b) - p:
+                    raise DecodeError('TopicPartitions.AssignmentEpochs: count ' + str(n2) + ' past the end')
+                o.assignment_epochs = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
+                p += 4 * n2
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
     return o, p
@@ -115,8 +131,27 @@ def _w_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(o, w):
         w += _ARRAY_i[len(xs1)].pack(*xs1)
     else:
         w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    tags = []
+    if o.assignment_epochs is not None:
+        t2 = bytearray()
+        xs3 = o.assignment_epochs
+        if xs3 is None:
+            t2.append(0)
+        else:
+            ln = len(xs3) + 1
+            if ln < 128:
+                t2.append(ln)
+            else:
+                _wuv(t2, ln)
+            if len(xs3) < 64:
+                t2 += _ARRAY_i[len(xs3)].pack(*xs3)
+            else:
+                t2 += _pack('>' + str(len(xs3)) + 'i', *xs3)
+        tags.append((0, t2))
     if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
     else:
         w.append(0)
 

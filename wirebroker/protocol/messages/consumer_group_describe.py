@@ -33,15 +33,16 @@ _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>h')
 _S3 = _struct.Struct('>ii')
 _S4 = _struct.Struct('>16s')
+_S5 = _struct.Struct('>b')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ConsumerGroupDescribeRequest(Message):
-    """ConsumerGroupDescribeRequest: versions 0-0, flexible from 0. Schema: clients/ConsumerGroupDescribeRequest.json."""
+    """ConsumerGroupDescribeRequest: versions 0-1, flexible from 0. Schema: clients/ConsumerGroupDescribeRequest.json."""
 
     API_KEY = 69
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('group_ids', 'include_authorized_operations', 'unknown_tagged_fields',)
 
@@ -53,11 +54,11 @@ class ConsumerGroupDescribeRequest(Message):
 
 
 class ConsumerGroupDescribeResponse(Message):
-    """ConsumerGroupDescribeResponse: versions 0-0, flexible from 0. Schema: clients/ConsumerGroupDescribeResponse.json."""
+    """ConsumerGroupDescribeResponse: versions 0-1, flexible from 0. Schema: clients/ConsumerGroupDescribeResponse.json."""
 
     API_KEY = 69
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'groups', 'unknown_tagged_fields',)
 
@@ -89,9 +90,9 @@ class ConsumerGroupDescribeResponse(Message):
     class Member(Struct):
         """ConsumerGroupDescribeResponse.Member"""
 
-        __slots__ = ('member_id', 'instance_id', 'rack_id', 'member_epoch', 'client_id', 'client_host', 'subscribed_topic_names', 'subscribed_topic_regex', 'assignment', 'target_assignment', 'unknown_tagged_fields',)
+        __slots__ = ('member_id', 'instance_id', 'rack_id', 'member_epoch', 'client_id', 'client_host', 'subscribed_topic_names', 'subscribed_topic_regex', 'assignment', 'target_assignment', 'member_type', 'unknown_tagged_fields',)
 
-        def __init__(self, member_id: str | None = None, instance_id: str | None = None, rack_id: str | None = None, member_epoch: int | None = None, client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = None, assignment: ConsumerGroupDescribeResponse.Assignment | None = None, target_assignment: ConsumerGroupDescribeResponse.Assignment | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, member_id: str | None = None, instance_id: str | None = None, rack_id: str | None = None, member_epoch: int | None = None, client_id: str | None = None, client_host: str | None = None, subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = None, assignment: ConsumerGroupDescribeResponse.Assignment | None = None, target_assignment: ConsumerGroupDescribeResponse.Assignment | None = None, member_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.member_id = '' if member_id is None else member_id
             self.instance_id = instance_id
             self.rack_id = rack_id
@@ -102,6 +103,7 @@ class ConsumerGroupDescribeResponse(Message):
             self.subscribed_topic_regex = subscribed_topic_regex
             self.assignment = _ConsumerGroupDescribeResponse_Assignment() if assignment is None else assignment
             self.target_assignment = _ConsumerGroupDescribeResponse_Assignment() if target_assignment is None else target_assignment
+            self.member_type = -1 if member_type is None else member_type
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class DescribedGroup(Struct):
@@ -451,6 +453,7 @@ def _r_ConsumerGroupDescribeResponse_Member_0(b, p):
         p = q17
     o.assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
     o.target_assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
+    o.member_type = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -768,7 +771,438 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
         w.append(0)
 
 
-ConsumerGroupDescribeRequest._READERS = (_r_ConsumerGroupDescribeRequest_0,)
-ConsumerGroupDescribeRequest._WRITERS = (_w_ConsumerGroupDescribeRequest_0,)
-ConsumerGroupDescribeResponse._READERS = (_r_ConsumerGroupDescribeResponse_0,)
-ConsumerGroupDescribeResponse._WRITERS = (_w_ConsumerGroupDescribeResponse_0,)
+def _r_ConsumerGroupDescribeResponse_Member_1(b, p):
+    o = _new(_ConsumerGroupDescribeResponse_Member)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('Member.MemberId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('Member.MemberId: length ' + str(n1) + ' past the end')
+        o.member_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        o.instance_id = None
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('Member.InstanceId: length ' + str(n3) + ' past the end')
+        o.instance_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        o.rack_id = None
+    else:
+        q6 = p + n5
+        if q6 > len(b):
+            raise DecodeError('Member.RackId: length ' + str(n5) + ' past the end')
+        o.rack_id = str(b[p:q6], 'utf-8')
+        p = q6
+    o.member_epoch, = _S1.unpack_from(b, p)
+    p += 4
+    n7 = b[p]
+    p += 1
+    if n7 > 127:
+        n7, p = _uvt(b, p, n7)
+    n7 -= 1
+    if n7 < 0:
+        raise DecodeError('Member.ClientId: null where not nullable')
+    else:
+        q8 = p + n7
+        if q8 > len(b):
+            raise DecodeError('Member.ClientId: length ' + str(n7) + ' past the end')
+        o.client_id = str(b[p:q8], 'utf-8')
+        p = q8
+    n9 = b[p]
+    p += 1
+    if n9 > 127:
+        n9, p = _uvt(b, p, n9)
+    n9 -= 1
+    if n9 < 0:
+        raise DecodeError('Member.ClientHost: null where not nullable')
+    else:
+        q10 = p + n9
+        if q10 > len(b):
+            raise DecodeError('Member.ClientHost: length ' + str(n9) + ' past the end')
+        o.client_host = str(b[p:q10], 'utf-8')
+        p = q10
+    n11 = b[p]
+    p += 1
+    if n11 > 127:
+        n11, p = _uvt(b, p, n11)
+    n11 -= 1
+    if n11 < 0:
+        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+    else:
+        if n11 > len(b) - p:
+            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            n14 = b[p]
+            p += 1
+            if n14 > 127:
+                n14, p = _uvt(b, p, n14)
+            n14 -= 1
+            if n14 < 0:
+                raise DecodeError('Member.SubscribedTopicNames: null element')
+            else:
+                q15 = p + n14
+                if q15 > len(b):
+                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n14) + ' past the end')
+                e13 = str(b[p:q15], 'utf-8')
+                p = q15
+            xs12.append(e13)
+        o.subscribed_topic_names = xs12
+    n16 = b[p]
+    p += 1
+    if n16 > 127:
+        n16, p = _uvt(b, p, n16)
+    n16 -= 1
+    if n16 < 0:
+        o.subscribed_topic_regex = None
+    else:
+        q17 = p + n16
+        if q17 > len(b):
+            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n16) + ' past the end')
+        o.subscribed_topic_regex = str(b[p:q17], 'utf-8')
+        p = q17
+    o.assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
+    o.target_assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
+    o.member_type, = _S5.unpack_from(b, p)
+    p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('Member: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('Member: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ConsumerGroupDescribeResponse_Member_1(o, w):
+    v1 = o.member_id
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    v2 = o.instance_id
+    if v2 is None:
+        w.append(0)
+    else:
+        v2 = v2.encode()
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v2
+    v3 = o.rack_id
+    if v3 is None:
+        w.append(0)
+    else:
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+    w += _S1.pack(o.member_epoch)
+    v4 = o.client_id
+    v4 = v4.encode()
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v4
+    v5 = o.client_host
+    v5 = v5.encode()
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v5
+    xs6 = o.subscribed_topic_names
+    ln = len(xs6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e7 in xs6:
+        v8 = e7
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+    v9 = o.subscribed_topic_regex
+    if v9 is None:
+        w.append(0)
+    else:
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+    _w_ConsumerGroupDescribeResponse_Assignment_0(o.assignment, w)
+    _w_ConsumerGroupDescribeResponse_Assignment_0(o.target_assignment, w)
+    w += _S5.pack(o.member_type)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ConsumerGroupDescribeResponse_DescribedGroup_1(b, p):
+    o = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
+    o.error_code, = _S2.unpack_from(b, p)
+    p += 2
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('DescribedGroup.GroupId: length ' + str(n3) + ' past the end')
+        o.group_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > len(b):
+            raise DecodeError('DescribedGroup.GroupState: length ' + str(n5) + ' past the end')
+        o.group_state = str(b[p:q6], 'utf-8')
+        p = q6
+    o.group_epoch, o.assignment_epoch, = _S3.unpack_from(b, p)
+    p += 8
+    n7 = b[p]
+    p += 1
+    if n7 > 127:
+        n7, p = _uvt(b, p, n7)
+    n7 -= 1
+    if n7 < 0:
+        raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+    else:
+        q8 = p + n7
+        if q8 > len(b):
+            raise DecodeError('DescribedGroup.AssignorName: length ' + str(n7) + ' past the end')
+        o.assignor_name = str(b[p:q8], 'utf-8')
+        p = q8
+    n9 = b[p]
+    p += 1
+    if n9 > 127:
+        n9, p = _uvt(b, p, n9)
+    n9 -= 1
+    if n9 < 0:
+        raise DecodeError('DescribedGroup.Members: null where not nullable')
+    else:
+        if n9 > len(b) - p:
+            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11, p = _r_ConsumerGroupDescribeResponse_Member_1(b, p)
+            xs10.append(e11)
+        o.members = xs10
+    o.authorized_operations, = _S1.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribedGroup: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribedGroup: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ConsumerGroupDescribeResponse_DescribedGroup_1(o, w):
+    w += _S2.pack(o.error_code)
+    v1 = o.error_message
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    v2 = o.group_id
+    v2 = v2.encode()
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v2
+    v3 = o.group_state
+    v3 = v3.encode()
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v3
+    w += _S3.pack(o.group_epoch, o.assignment_epoch)
+    v4 = o.assignor_name
+    v4 = v4.encode()
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v4
+    xs5 = o.members
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e6 in xs5:
+        _w_ConsumerGroupDescribeResponse_Member_1(e6, w)
+    w += _S1.pack(o.authorized_operations)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ConsumerGroupDescribeResponse_1(b, p):
+    o = _new(ConsumerGroupDescribeResponse)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_ConsumerGroupDescribeResponse_DescribedGroup_1(b, p)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ConsumerGroupDescribeResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ConsumerGroupDescribeResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ConsumerGroupDescribeResponse_1(o, w):
+    w += _S1.pack(o.throttle_time_ms)
+    xs1 = o.groups
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_ConsumerGroupDescribeResponse_DescribedGroup_1(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+ConsumerGroupDescribeRequest._READERS = (_r_ConsumerGroupDescribeRequest_0, _r_ConsumerGroupDescribeRequest_0,)
+ConsumerGroupDescribeRequest._WRITERS = (_w_ConsumerGroupDescribeRequest_0, _w_ConsumerGroupDescribeRequest_0,)
+ConsumerGroupDescribeResponse._READERS = (_r_ConsumerGroupDescribeResponse_0, _r_ConsumerGroupDescribeResponse_1,)
+ConsumerGroupDescribeResponse._WRITERS = (_w_ConsumerGroupDescribeResponse_0, _w_ConsumerGroupDescribeResponse_1,)

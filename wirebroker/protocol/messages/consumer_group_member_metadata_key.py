@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ConsumerGroupMemberMetadataKey(Message):
-    """ConsumerGroupMemberMetadataKey: versions 5-5, flexible from None. Schema: group-coordinator/ConsumerGroupMemberMetadataKey.json."""
+    """ConsumerGroupMemberMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ConsumerGroupMemberMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 5
-    MAX_VERSION = 5
+    API_KEY = 5
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'member_id', 'unknown_tagged_fields',)
 
@@ -84,5 +84,5 @@ def _w_ConsumerGroupMemberMetadataKey_0(o, w):
     w += v2
 
 
-ConsumerGroupMemberMetadataKey._READERS = (None, None, None, None, None, _r_ConsumerGroupMemberMetadataKey_0,)
-ConsumerGroupMemberMetadataKey._WRITERS = (None, None, None, None, None, _w_ConsumerGroupMemberMetadataKey_0,)
+ConsumerGroupMemberMetadataKey._READERS = (_r_ConsumerGroupMemberMetadataKey_0,)
+ConsumerGroupMemberMetadataKey._WRITERS = (_w_ConsumerGroupMemberMetadataKey_0,)

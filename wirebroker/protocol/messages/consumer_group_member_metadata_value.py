@@ -34,7 +34,7 @@ _S0 = _struct.Struct('>i')
 class ConsumerGroupMemberMetadataValue(Message):
     """ConsumerGroupMemberMetadataValue: versions 0-0, flexible from 0. Schema: group-coordinator/ConsumerGroupMemberMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 5
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0

@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ConsumerGroupMetadataKey(Message):
-    """ConsumerGroupMetadataKey: versions 3-3, flexible from None. Schema: group-coordinator/ConsumerGroupMetadataKey.json."""
+    """ConsumerGroupMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ConsumerGroupMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 3
-    MAX_VERSION = 3
+    API_KEY = 3
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'unknown_tagged_fields',)
 
@@ -69,5 +69,5 @@ def _w_ConsumerGroupMetadataKey_0(o, w):
     w += v1
 
 
-ConsumerGroupMetadataKey._READERS = (None, None, None, _r_ConsumerGroupMetadataKey_0,)
-ConsumerGroupMetadataKey._WRITERS = (None, None, None, _w_ConsumerGroupMetadataKey_0,)
+ConsumerGroupMetadataKey._READERS = (_r_ConsumerGroupMetadataKey_0,)
+ConsumerGroupMetadataKey._WRITERS = (_w_ConsumerGroupMetadataKey_0,)

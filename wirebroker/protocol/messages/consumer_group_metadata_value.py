@@ -29,19 +29,21 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
+_S1 = _struct.Struct('>q')
 
 
 class ConsumerGroupMetadataValue(Message):
     """ConsumerGroupMetadataValue: versions 0-0, flexible from 0. Schema: group-coordinator/ConsumerGroupMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 3
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('epoch', 'unknown_tagged_fields',)
+    __slots__ = ('epoch', 'metadata_hash', 'unknown_tagged_fields',)
 
-    def __init__(self, epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, epoch: int | None = None, metadata_hash: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.epoch = 0 if epoch is None else epoch
+        self.metadata_hash = 0 if metadata_hash is None else metadata_hash
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
@@ -50,6 +52,7 @@ def _r_ConsumerGroupMetadataValue_0(b, p):
     o = _new(ConsumerGroupMetadataValue)
     o.epoch, = _S0.unpack_from(b, p)
     p += 4
+    o.metadata_hash = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -66,9 +69,13 @@ def _r_ConsumerGroupMetadataValue_0(b, p):
         end = p + size
         if end > len(b):
             raise DecodeError('ConsumerGroupMetadataValue: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
+        if tag == 0:
+            o.metadata_hash, = _S1.unpack_from(b, p)
+            p += 8
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
     return o, p
@@ -76,8 +83,15 @@ def _r_ConsumerGroupMetadataValue_0(b, p):
 
 def _w_ConsumerGroupMetadataValue_0(o, w):
     w += _S0.pack(o.epoch)
+    tags = []
+    if o.metadata_hash != 0:
+        t1 = bytearray()
+        t1 += _S1.pack(o.metadata_hash)
+        tags.append((0, t1))
     if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
     else:
         w.append(0)
 

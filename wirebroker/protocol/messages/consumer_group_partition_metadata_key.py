@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ConsumerGroupPartitionMetadataKey(Message):
-    """ConsumerGroupPartitionMetadataKey: versions 4-4, flexible from None. Schema: group-coordinator/ConsumerGroupPartitionMetadataKey.json."""
+    """ConsumerGroupPartitionMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ConsumerGroupPartitionMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 4
-    MAX_VERSION = 4
+    API_KEY = 4
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'unknown_tagged_fields',)
 
@@ -69,5 +69,5 @@ def _w_ConsumerGroupPartitionMetadataKey_0(o, w):
     w += v1
 
 
-ConsumerGroupPartitionMetadataKey._READERS = (None, None, None, None, _r_ConsumerGroupPartitionMetadataKey_0,)
-ConsumerGroupPartitionMetadataKey._WRITERS = (None, None, None, None, _w_ConsumerGroupPartitionMetadataKey_0,)
+ConsumerGroupPartitionMetadataKey._READERS = (_r_ConsumerGroupPartitionMetadataKey_0,)
+ConsumerGroupPartitionMetadataKey._WRITERS = (_w_ConsumerGroupPartitionMetadataKey_0,)

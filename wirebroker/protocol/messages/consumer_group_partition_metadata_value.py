@@ -35,7 +35,7 @@ _S1 = _struct.Struct('>i')
 class ConsumerGroupPartitionMetadataValue(Message):
     """ConsumerGroupPartitionMetadataValue: versions 0-0, flexible from 0. Schema: group-coordinator/ConsumerGroupPartitionMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 4
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0

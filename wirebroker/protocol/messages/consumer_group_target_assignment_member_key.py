@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ConsumerGroupTargetAssignmentMemberKey(Message):
-    """ConsumerGroupTargetAssignmentMemberKey: versions 7-7, flexible from None. Schema: group-coordinator/ConsumerGroupTargetAssignmentMemberKey.json."""
+    """ConsumerGroupTargetAssignmentMemberKey: versions 0-0, flexible from None. Schema: group-coordinator/ConsumerGroupTargetAssignmentMemberKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 7
-    MAX_VERSION = 7
+    API_KEY = 7
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'member_id', 'unknown_tagged_fields',)
 
@@ -84,5 +84,5 @@ def _w_ConsumerGroupTargetAssignmentMemberKey_0(o, w):
     w += v2
 
 
-ConsumerGroupTargetAssignmentMemberKey._READERS = (None, None, None, None, None, None, None, _r_ConsumerGroupTargetAssignmentMemberKey_0,)
-ConsumerGroupTargetAssignmentMemberKey._WRITERS = (None, None, None, None, None, None, None, _w_ConsumerGroupTargetAssignmentMemberKey_0,)
+ConsumerGroupTargetAssignmentMemberKey._READERS = (_r_ConsumerGroupTargetAssignmentMemberKey_0,)
+ConsumerGroupTargetAssignmentMemberKey._WRITERS = (_w_ConsumerGroupTargetAssignmentMemberKey_0,)

@@ -35,7 +35,7 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 class ConsumerGroupTargetAssignmentMemberValue(Message):
     """ConsumerGroupTargetAssignmentMemberValue: versions 0-0, flexible from 0. Schema: group-coordinator/ConsumerGroupTargetAssignmentMemberValue.json."""
 
-    API_KEY = None
+    API_KEY = 7
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0

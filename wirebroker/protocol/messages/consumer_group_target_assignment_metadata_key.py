@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ConsumerGroupTargetAssignmentMetadataKey(Message):
-    """ConsumerGroupTargetAssignmentMetadataKey: versions 6-6, flexible from None. Schema: group-coordinator/ConsumerGroupTargetAssignmentMetadataKey.json."""
+    """ConsumerGroupTargetAssignmentMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ConsumerGroupTargetAssignmentMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 6
-    MAX_VERSION = 6
+    API_KEY = 6
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'unknown_tagged_fields',)
 
@@ -69,5 +69,5 @@ def _w_ConsumerGroupTargetAssignmentMetadataKey_0(o, w):
     w += v1
 
 
-ConsumerGroupTargetAssignmentMetadataKey._READERS = (None, None, None, None, None, None, _r_ConsumerGroupTargetAssignmentMetadataKey_0,)
-ConsumerGroupTargetAssignmentMetadataKey._WRITERS = (None, None, None, None, None, None, _w_ConsumerGroupTargetAssignmentMetadataKey_0,)
+ConsumerGroupTargetAssignmentMetadataKey._READERS = (_r_ConsumerGroupTargetAssignmentMetadataKey_0,)
+ConsumerGroupTargetAssignmentMetadataKey._WRITERS = (_w_ConsumerGroupTargetAssignmentMetadataKey_0,)

@@ -29,19 +29,21 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
+_S1 = _struct.Struct('>q')
 
 
 class ConsumerGroupTargetAssignmentMetadataValue(Message):
     """ConsumerGroupTargetAssignmentMetadataValue: versions 0-0, flexible from 0. Schema: group-coordinator/ConsumerGroupTargetAssignmentMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 6
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('assignment_epoch', 'unknown_tagged_fields',)
+    __slots__ = ('assignment_epoch', 'assignment_timestamp', 'unknown_tagged_fields',)
 
-    def __init__(self, assignment_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, assignment_epoch: int | None = None, assignment_timestamp: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.assignment_epoch = 0 if assignment_epoch is None else assignment_epoch
+        self.assignment_timestamp = 0 if assignment_timestamp is None else assignment_timestamp
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
@@ -50,6 +52,7 @@ def _r_ConsumerGroupTargetAssignmentMetadataValue_0(b, p):
     o = _new(ConsumerGroupTargetAssignmentMetadataValue)
     o.assignment_epoch, = _S0.unpack_from(b, p)
     p += 4
+    o.assignment_timestamp = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -66,9 +69,13 @@ def _r_ConsumerGroupTargetAssignmentMetadataValue_0(b, p):
         end = p + size
         if end > len(b):
             raise DecodeError('ConsumerGroupTargetAssignmentMetadataValue: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
+        if tag == 0:
+            o.assignment_timestamp, = _S1.unpack_from(b, p)
+            p += 8
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
     return o, p
@@ -76,8 +83,15 @@ def _r_ConsumerGroupTargetAssignmentMetadataValue_0(b, p):
 
 def _w_ConsumerGroupTargetAssignmentMetadataValue_0(o, w):
     w += _S0.pack(o.assignment_epoch)
+    tags = []
+    if o.assignment_timestamp != 0:
+        t1 = bytearray()
+        t1 += _S1.pack(o.assignment_timestamp)
+        tags.append((0, t1))
     if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
     else:
         w.append(0)
 

@@ -30,33 +30,35 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>?')
 _S1 = _struct.Struct('>?b')
-_S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>i')
-_S4 = _struct.Struct('>b')
+_S2 = _struct.Struct('>?b?')
+_S3 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>i')
+_S5 = _struct.Struct('>b')
 
 
 class DescribeClusterRequest(Message):
-    """DescribeClusterRequest: versions 0-1, flexible from 0. Schema: clients/DescribeClusterRequest.json."""
+    """DescribeClusterRequest: versions 0-2, flexible from 0. Schema: clients/DescribeClusterRequest.json."""
 
     API_KEY = 60
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('include_cluster_authorized_operations', 'endpoint_type', 'unknown_tagged_fields',)
+    __slots__ = ('include_cluster_authorized_operations', 'endpoint_type', 'include_fenced_brokers', 'unknown_tagged_fields',)
 
-    def __init__(self, include_cluster_authorized_operations: bool | None = None, endpoint_type: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, include_cluster_authorized_operations: bool | None = None, endpoint_type: int | None = None, include_fenced_brokers: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.include_cluster_authorized_operations = False if include_cluster_authorized_operations is None else include_cluster_authorized_operations
         self.endpoint_type = 1 if endpoint_type is None else endpoint_type
+        self.include_fenced_brokers = False if include_fenced_brokers is None else include_fenced_brokers
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
 
 class DescribeClusterResponse(Message):
-    """DescribeClusterResponse: versions 0-1, flexible from 0. Schema: clients/DescribeClusterResponse.json."""
+    """DescribeClusterResponse: versions 0-2, flexible from 0. Schema: clients/DescribeClusterResponse.json."""
 
     API_KEY = 60
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'endpoint_type', 'cluster_id', 'controller_id', 'brokers', 'cluster_authorized_operations', 'unknown_tagged_fields',)
 
@@ -74,13 +76,14 @@ class DescribeClusterResponse(Message):
     class DescribeClusterBroker(Struct):
         """DescribeClusterResponse.DescribeClusterBroker"""
 
-        __slots__ = ('broker_id', 'host', 'port', 'rack', 'unknown_tagged_fields',)
+        __slots__ = ('broker_id', 'host', 'port', 'rack', 'is_fenced', 'unknown_tagged_fields',)
 
-        def __init__(self, broker_id: int | None = None, host: str | None = None, port: int | None = None, rack: str | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, broker_id: int | None = None, host: str | None = None, port: int | None = None, rack: str | None = None, is_fenced: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.broker_id = 0 if broker_id is None else broker_id
             self.host = '' if host is None else host
             self.port = 0 if port is None else port
             self.rack = rack
+            self.is_fenced = False if is_fenced is None else is_fenced
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _DescribeClusterResponse_DescribeClusterBroker = DescribeClusterResponse.DescribeClusterBroker
@@ -91,6 +94,7 @@ def _r_DescribeClusterRequest_0(b, p):
     o.include_cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 1
     o.endpoint_type = 1
+    o.include_fenced_brokers = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -118,6 +122,8 @@ def _r_DescribeClusterRequest_0(b, p):
 def _w_DescribeClusterRequest_0(o, w):
     if o.endpoint_type != 1:
         raise UnsupportedFieldError('DescribeClusterRequest.EndpointType exists only in versions 1+')
+    if o.include_fenced_brokers != False:
+        raise UnsupportedFieldError('DescribeClusterRequest.IncludeFencedBrokers exists only in versions 2+')
     w += _S0.pack(o.include_cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -129,6 +135,7 @@ def _r_DescribeClusterRequest_1(b, p):
     o = _new(DescribeClusterRequest)
     o.include_cluster_authorized_operations, o.endpoint_type, = _S1.unpack_from(b, p)
     p += 2
+    o.include_fenced_brokers = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -154,7 +161,45 @@ def _r_DescribeClusterRequest_1(b, p):
 
 
 def _w_DescribeClusterRequest_1(o, w):
+    if o.include_fenced_brokers != False:
+        raise UnsupportedFieldError('DescribeClusterRequest.IncludeFencedBrokers exists only in versions 2+')
     w += _S1.pack(o.include_cluster_authorized_operations, o.endpoint_type)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_DescribeClusterRequest_2(b, p):
+    o = _new(DescribeClusterRequest)
+    o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers, = _S2.unpack_from(b, p)
+    p += 3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribeClusterRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribeClusterRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_DescribeClusterRequest_2(o, w):
+    w += _S2.pack(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -163,7 +208,7 @@ def _w_DescribeClusterRequest_1(o, w):
 
 def _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p):
     o = _new(_DescribeClusterResponse_DescribeClusterBroker)
-    o.broker_id, = _S3.unpack_from(b, p)
+    o.broker_id, = _S4.unpack_from(b, p)
     p += 4
     n1 = b[p]
     p += 1
@@ -178,7 +223,7 @@ def _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p):
             raise DecodeError('DescribeClusterBroker.Host: length ' + str(n1) + ' past the end')
         o.host = str(b[p:q2], 'utf-8')
         p = q2
-    o.port, = _S3.unpack_from(b, p)
+    o.port, = _S4.unpack_from(b, p)
     p += 4
     n3 = b[p]
     p += 1
@@ -193,6 +238,7 @@ def _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p):
             raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n3) + ' past the end')
         o.rack = str(b[p:q4], 'utf-8')
         p = q4
+    o.is_fenced = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -218,7 +264,9 @@ def _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p):
 
 
 def _w_DescribeClusterResponse_DescribeClusterBroker_0(o, w):
-    w += _S3.pack(o.broker_id)
+    if o.is_fenced != False:
+        raise UnsupportedFieldError('DescribeClusterBroker.IsFenced exists only in versions 2+')
+    w += _S4.pack(o.broker_id)
     v1 = o.host
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -227,7 +275,7 @@ def _w_DescribeClusterResponse_DescribeClusterBroker_0(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S3.pack(o.port)
+    w += _S4.pack(o.port)
     v2 = o.rack
     if v2 is None:
         w.append(0)
@@ -247,7 +295,7 @@ def _w_DescribeClusterResponse_DescribeClusterBroker_0(o, w):
 
 def _r_DescribeClusterResponse_0(b, p):
     o = _new(DescribeClusterResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -275,7 +323,7 @@ def _r_DescribeClusterResponse_0(b, p):
             raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
         o.cluster_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.controller_id, = _S3.unpack_from(b, p)
+    o.controller_id, = _S4.unpack_from(b, p)
     p += 4
     n5 = b[p]
     p += 1
@@ -292,7 +340,7 @@ def _r_DescribeClusterResponse_0(b, p):
             e7, p = _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p)
             xs6.append(e7)
         o.brokers = xs6
-    o.cluster_authorized_operations, = _S3.unpack_from(b, p)
+    o.cluster_authorized_operations, = _S4.unpack_from(b, p)
     p += 4
     o.endpoint_type = 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -322,7 +370,7 @@ def _r_DescribeClusterResponse_0(b, p):
 def _w_DescribeClusterResponse_0(o, w):
     if o.endpoint_type != 1:
         raise UnsupportedFieldError('DescribeClusterResponse.EndpointType exists only in versions 1+')
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -342,7 +390,7 @@ def _w_DescribeClusterResponse_0(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S3.pack(o.controller_id)
+    w += _S4.pack(o.controller_id)
     xs3 = o.brokers
     ln = len(xs3) + 1
     if ln < 128:
@@ -351,7 +399,7 @@ def _w_DescribeClusterResponse_0(o, w):
         _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeClusterResponse_DescribeClusterBroker_0(e4, w)
-    w += _S3.pack(o.cluster_authorized_operations)
+    w += _S4.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -360,7 +408,7 @@ def _w_DescribeClusterResponse_0(o, w):
 
 def _r_DescribeClusterResponse_1(b, p):
     o = _new(DescribeClusterResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -375,7 +423,7 @@ def _r_DescribeClusterResponse_1(b, p):
             raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    o.endpoint_type, = _S4.unpack_from(b, p)
+    o.endpoint_type, = _S5.unpack_from(b, p)
     p += 1
     n3 = b[p]
     p += 1
@@ -390,7 +438,7 @@ def _r_DescribeClusterResponse_1(b, p):
             raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
         o.cluster_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.controller_id, = _S3.unpack_from(b, p)
+    o.controller_id, = _S4.unpack_from(b, p)
     p += 4
     n5 = b[p]
     p += 1
@@ -407,7 +455,7 @@ def _r_DescribeClusterResponse_1(b, p):
             e7, p = _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p)
             xs6.append(e7)
         o.brokers = xs6
-    o.cluster_authorized_operations, = _S3.unpack_from(b, p)
+    o.cluster_authorized_operations, = _S4.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -434,7 +482,7 @@ def _r_DescribeClusterResponse_1(b, p):
 
 
 def _w_DescribeClusterResponse_1(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -446,7 +494,7 @@ def _w_DescribeClusterResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S4.pack(o.endpoint_type)
+    w += _S5.pack(o.endpoint_type)
     v2 = o.cluster_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -455,7 +503,7 @@ def _w_DescribeClusterResponse_1(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S3.pack(o.controller_id)
+    w += _S4.pack(o.controller_id)
     xs3 = o.brokers
     ln = len(xs3) + 1
     if ln < 128:
@@ -464,14 +512,214 @@ def _w_DescribeClusterResponse_1(o, w):
         _wuv(w, ln)
     for e4 in xs3:
         _w_DescribeClusterResponse_DescribeClusterBroker_0(e4, w)
-    w += _S3.pack(o.cluster_authorized_operations)
+    w += _S4.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-DescribeClusterRequest._READERS = (_r_DescribeClusterRequest_0, _r_DescribeClusterRequest_1,)
-DescribeClusterRequest._WRITERS = (_w_DescribeClusterRequest_0, _w_DescribeClusterRequest_1,)
-DescribeClusterResponse._READERS = (_r_DescribeClusterResponse_0, _r_DescribeClusterResponse_1,)
-DescribeClusterResponse._WRITERS = (_w_DescribeClusterResponse_0, _w_DescribeClusterResponse_1,)
+def _r_DescribeClusterResponse_DescribeClusterBroker_1(b, p):
+    o = _new(_DescribeClusterResponse_DescribeClusterBroker)
+    o.broker_id, = _S4.unpack_from(b, p)
+    p += 4
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('DescribeClusterBroker.Host: length ' + str(n1) + ' past the end')
+        o.host = str(b[p:q2], 'utf-8')
+        p = q2
+    o.port, = _S4.unpack_from(b, p)
+    p += 4
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        o.rack = None
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n3) + ' past the end')
+        o.rack = str(b[p:q4], 'utf-8')
+        p = q4
+    o.is_fenced, = _S0.unpack_from(b, p)
+    p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribeClusterBroker: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribeClusterBroker: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_DescribeClusterResponse_DescribeClusterBroker_1(o, w):
+    w += _S4.pack(o.broker_id)
+    v1 = o.host
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    w += _S4.pack(o.port)
+    v2 = o.rack
+    if v2 is None:
+        w.append(0)
+    else:
+        v2 = v2.encode()
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v2
+    w += _S0.pack(o.is_fenced)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_DescribeClusterResponse_2(b, p):
+    o = _new(DescribeClusterResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    o.endpoint_type, = _S5.unpack_from(b, p)
+    p += 1
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
+        o.cluster_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.controller_id, = _S4.unpack_from(b, p)
+    p += 4
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
+    else:
+        if n5 > len(b) - p:
+            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7, p = _r_DescribeClusterResponse_DescribeClusterBroker_1(b, p)
+            xs6.append(e7)
+        o.brokers = xs6
+    o.cluster_authorized_operations, = _S4.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribeClusterResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribeClusterResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_DescribeClusterResponse_2(o, w):
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    v1 = o.error_message
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    w += _S5.pack(o.endpoint_type)
+    v2 = o.cluster_id
+    v2 = v2.encode()
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v2
+    w += _S4.pack(o.controller_id)
+    xs3 = o.brokers
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e4 in xs3:
+        _w_DescribeClusterResponse_DescribeClusterBroker_1(e4, w)
+    w += _S4.pack(o.cluster_authorized_operations)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+DescribeClusterRequest._READERS = (_r_DescribeClusterRequest_0, _r_DescribeClusterRequest_1, _r_DescribeClusterRequest_2,)
+DescribeClusterRequest._WRITERS = (_w_DescribeClusterRequest_0, _w_DescribeClusterRequest_1, _w_DescribeClusterRequest_2,)
+DescribeClusterResponse._READERS = (_r_DescribeClusterResponse_0, _r_DescribeClusterResponse_1, _r_DescribeClusterResponse_2,)
+DescribeClusterResponse._WRITERS = (_w_DescribeClusterResponse_0, _w_DescribeClusterResponse_1, _w_DescribeClusterResponse_2,)

@@ -34,11 +34,11 @@ _S2 = _struct.Struct('>?')
 
 
 class DescribeGroupsRequest(Message):
-    """DescribeGroupsRequest: versions 0-5, flexible from 5. Schema: clients/DescribeGroupsRequest.json."""
+    """DescribeGroupsRequest: versions 0-6, flexible from 5. Schema: clients/DescribeGroupsRequest.json."""
 
     API_KEY = 15
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FIRST_FLEXIBLE_VERSION = 5
     __slots__ = ('groups', 'include_authorized_operations', 'unknown_tagged_fields',)
 
@@ -50,11 +50,11 @@ class DescribeGroupsRequest(Message):
 
 
 class DescribeGroupsResponse(Message):
-    """DescribeGroupsResponse: versions 0-5, flexible from 5. Schema: clients/DescribeGroupsResponse.json."""
+    """DescribeGroupsResponse: versions 0-6, flexible from 5. Schema: clients/DescribeGroupsResponse.json."""
 
     API_KEY = 15
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FIRST_FLEXIBLE_VERSION = 5
     __slots__ = ('throttle_time_ms', 'groups', 'unknown_tagged_fields',)
 
@@ -80,10 +80,11 @@ class DescribeGroupsResponse(Message):
     class DescribedGroup(Struct):
         """DescribeGroupsResponse.DescribedGroup"""
 
-        __slots__ = ('error_code', 'group_id', 'group_state', 'protocol_type', 'protocol_data', 'members', 'authorized_operations', 'unknown_tagged_fields',)
+        __slots__ = ('error_code', 'error_message', 'group_id', 'group_state', 'protocol_type', 'protocol_data', 'members', 'authorized_operations', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, group_id: str | None = None, group_state: str | None = None, protocol_type: str | None = None, protocol_data: str | None = None, members: list[DescribeGroupsResponse.DescribedGroupMember] | None = None, authorized_operations: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, error_message: str | None = None, group_id: str | None = None, group_state: str | None = None, protocol_type: str | None = None, protocol_data: str | None = None, members: list[DescribeGroupsResponse.DescribedGroupMember] | None = None, authorized_operations: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
+            self.error_message = error_message
             self.group_id = '' if group_id is None else group_id
             self.group_state = '' if group_state is None else group_state
             self.protocol_type = '' if protocol_type is None else protocol_type
@@ -388,12 +389,15 @@ def _r_DescribeGroupsResponse_DescribedGroup_0(b, p):
             e11, p = _r_DescribeGroupsResponse_DescribedGroupMember_0(b, p)
             xs10.append(e11)
         o.members = xs10
+    o.error_message = None
     o.authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_DescribeGroupsResponse_DescribedGroup_0(o, w):
+    if o.error_message is not None:
+        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
     if o.authorized_operations != -2147483648:
         raise UnsupportedFieldError('DescribedGroup.AuthorizedOperations exists only in versions 3+')
     w += _S1.pack(o.error_code)
@@ -531,11 +535,14 @@ def _r_DescribeGroupsResponse_DescribedGroup_1(b, p):
         o.members = xs10
     o.authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    o.error_message = None
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_DescribeGroupsResponse_DescribedGroup_1(o, w):
+    if o.error_message is not None:
+        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
     w += _S1.pack(o.error_code)
     v1 = o.group_id
     v1 = v1.encode()
@@ -740,11 +747,14 @@ def _r_DescribeGroupsResponse_DescribedGroup_2(b, p):
         o.members = xs10
     o.authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    o.error_message = None
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_DescribeGroupsResponse_DescribedGroup_2(o, w):
+    if o.error_message is not None:
+        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
     w += _S1.pack(o.error_code)
     v1 = o.group_id
     v1 = v1.encode()
@@ -1030,6 +1040,7 @@ def _r_DescribeGroupsResponse_DescribedGroup_3(b, p):
         o.members = xs10
     o.authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    o.error_message = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -1055,6 +1066,8 @@ def _r_DescribeGroupsResponse_DescribedGroup_3(b, p):
 
 
 def _w_DescribeGroupsResponse_DescribedGroup_3(o, w):
+    if o.error_message is not None:
+        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
     w += _S1.pack(o.error_code)
     v1 = o.group_id
     v1 = v1.encode()
@@ -1162,7 +1175,236 @@ def _w_DescribeGroupsResponse_4(o, w):
         w.append(0)
 
 
-DescribeGroupsRequest._READERS = (_r_DescribeGroupsRequest_0, _r_DescribeGroupsRequest_0, _r_DescribeGroupsRequest_0, _r_DescribeGroupsRequest_1, _r_DescribeGroupsRequest_1, _r_DescribeGroupsRequest_2,)
-DescribeGroupsRequest._WRITERS = (_w_DescribeGroupsRequest_0, _w_DescribeGroupsRequest_0, _w_DescribeGroupsRequest_0, _w_DescribeGroupsRequest_1, _w_DescribeGroupsRequest_1, _w_DescribeGroupsRequest_2,)
-DescribeGroupsResponse._READERS = (_r_DescribeGroupsResponse_0, _r_DescribeGroupsResponse_1, _r_DescribeGroupsResponse_1, _r_DescribeGroupsResponse_2, _r_DescribeGroupsResponse_3, _r_DescribeGroupsResponse_4,)
-DescribeGroupsResponse._WRITERS = (_w_DescribeGroupsResponse_0, _w_DescribeGroupsResponse_1, _w_DescribeGroupsResponse_1, _w_DescribeGroupsResponse_2, _w_DescribeGroupsResponse_3, _w_DescribeGroupsResponse_4,)
+def _r_DescribeGroupsResponse_DescribedGroup_4(b, p):
+    o = _new(_DescribeGroupsResponse_DescribedGroup)
+    o.error_code, = _S1.unpack_from(b, p)
+    p += 2
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('DescribedGroup.GroupId: length ' + str(n3) + ' past the end')
+        o.group_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > len(b):
+            raise DecodeError('DescribedGroup.GroupState: length ' + str(n5) + ' past the end')
+        o.group_state = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p]
+    p += 1
+    if n7 > 127:
+        n7, p = _uvt(b, p, n7)
+    n7 -= 1
+    if n7 < 0:
+        raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+    else:
+        q8 = p + n7
+        if q8 > len(b):
+            raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n7) + ' past the end')
+        o.protocol_type = str(b[p:q8], 'utf-8')
+        p = q8
+    n9 = b[p]
+    p += 1
+    if n9 > 127:
+        n9, p = _uvt(b, p, n9)
+    n9 -= 1
+    if n9 < 0:
+        raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+    else:
+        q10 = p + n9
+        if q10 > len(b):
+            raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n9) + ' past the end')
+        o.protocol_data = str(b[p:q10], 'utf-8')
+        p = q10
+    n11 = b[p]
+    p += 1
+    if n11 > 127:
+        n11, p = _uvt(b, p, n11)
+    n11 -= 1
+    if n11 < 0:
+        raise DecodeError('DescribedGroup.Members: null where not nullable')
+    else:
+        if n11 > len(b) - p:
+            raise DecodeError('DescribedGroup.Members: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13, p = _r_DescribeGroupsResponse_DescribedGroupMember_2(b, p)
+            xs12.append(e13)
+        o.members = xs12
+    o.authorized_operations, = _S0.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribedGroup: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribedGroup: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_DescribeGroupsResponse_DescribedGroup_4(o, w):
+    w += _S1.pack(o.error_code)
+    v1 = o.error_message
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    v2 = o.group_id
+    v2 = v2.encode()
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v2
+    v3 = o.group_state
+    v3 = v3.encode()
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v3
+    v4 = o.protocol_type
+    v4 = v4.encode()
+    ln = len(v4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v4
+    v5 = o.protocol_data
+    v5 = v5.encode()
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v5
+    xs6 = o.members
+    ln = len(xs6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e7 in xs6:
+        _w_DescribeGroupsResponse_DescribedGroupMember_2(e7, w)
+    w += _S0.pack(o.authorized_operations)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_DescribeGroupsResponse_5(b, p):
+    o = _new(DescribeGroupsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_DescribeGroupsResponse_DescribedGroup_4(b, p)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribeGroupsResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribeGroupsResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_DescribeGroupsResponse_5(o, w):
+    w += _S0.pack(o.throttle_time_ms)
+    xs1 = o.groups
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_DescribeGroupsResponse_DescribedGroup_4(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+DescribeGroupsRequest._READERS = (_r_DescribeGroupsRequest_0, _r_DescribeGroupsRequest_0, _r_DescribeGroupsRequest_0, _r_DescribeGroupsRequest_1, _r_DescribeGroupsRequest_1, _r_DescribeGroupsRequest_2, _r_DescribeGroupsRequest_2,)
+DescribeGroupsRequest._WRITERS = (_w_DescribeGroupsRequest_0, _w_DescribeGroupsRequest_0, _w_DescribeGroupsRequest_0, _w_DescribeGroupsRequest_1, _w_DescribeGroupsRequest_1, _w_DescribeGroupsRequest_2, _w_DescribeGroupsRequest_2,)
+DescribeGroupsResponse._READERS = (_r_DescribeGroupsResponse_0, _r_DescribeGroupsResponse_1, _r_DescribeGroupsResponse_1, _r_DescribeGroupsResponse_2, _r_DescribeGroupsResponse_3, _r_DescribeGroupsResponse_4, _r_DescribeGroupsResponse_5,)
+DescribeGroupsResponse._WRITERS = (_w_DescribeGroupsResponse_0, _w_DescribeGroupsResponse_1, _w_DescribeGroupsResponse_1, _w_DescribeGroupsResponse_2, _w_DescribeGroupsResponse_3, _w_DescribeGroupsResponse_4, _w_DescribeGroupsResponse_5,)

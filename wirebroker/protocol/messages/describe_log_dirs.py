@@ -33,15 +33,16 @@ _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>iqq?')
 _S3 = _struct.Struct('>ih')
 _S4 = _struct.Struct('>qq')
+_S5 = _struct.Struct('>qq?')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class DescribeLogDirsRequest(Message):
-    """DescribeLogDirsRequest: versions 0-4, flexible from 2. Schema: clients/DescribeLogDirsRequest.json."""
+    """DescribeLogDirsRequest: versions 0-5, flexible from 2. Schema: clients/DescribeLogDirsRequest.json."""
 
     API_KEY = 35
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('topics', 'unknown_tagged_fields',)
 
@@ -63,11 +64,11 @@ _DescribeLogDirsRequest_DescribableLogDirTopic = DescribeLogDirsRequest.Describa
 
 
 class DescribeLogDirsResponse(Message):
-    """DescribeLogDirsResponse: versions 0-4, flexible from 2. Schema: clients/DescribeLogDirsResponse.json."""
+    """DescribeLogDirsResponse: versions 0-5, flexible from 2. Schema: clients/DescribeLogDirsResponse.json."""
 
     API_KEY = 35
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FIRST_FLEXIBLE_VERSION = 2
     __slots__ = ('throttle_time_ms', 'error_code', 'results', 'unknown_tagged_fields',)
 
@@ -102,14 +103,15 @@ class DescribeLogDirsResponse(Message):
     class DescribeLogDirsResult(Struct):
         """DescribeLogDirsResponse.DescribeLogDirsResult"""
 
-        __slots__ = ('error_code', 'log_dir', 'topics', 'total_bytes', 'usable_bytes', 'unknown_tagged_fields',)
+        __slots__ = ('error_code', 'log_dir', 'topics', 'total_bytes', 'usable_bytes', 'is_cordoned', 'unknown_tagged_fields',)
 
-        def __init__(self, error_code: int | None = None, log_dir: str | None = None, topics: list[DescribeLogDirsResponse.DescribeLogDirsTopic] | None = None, total_bytes: int | None = None, usable_bytes: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, error_code: int | None = None, log_dir: str | None = None, topics: list[DescribeLogDirsResponse.DescribeLogDirsTopic] | None = None, total_bytes: int | None = None, usable_bytes: int | None = None, is_cordoned: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.error_code = 0 if error_code is None else error_code
             self.log_dir = '' if log_dir is None else log_dir
             self.topics = [] if topics is None else topics
             self.total_bytes = -1 if total_bytes is None else total_bytes
             self.usable_bytes = -1 if usable_bytes is None else usable_bytes
+            self.is_cordoned = False if is_cordoned is None else is_cordoned
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _DescribeLogDirsResponse_DescribeLogDirsPartition = DescribeLogDirsResponse.DescribeLogDirsPartition
@@ -397,6 +399,7 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p):
         o.topics = xs4
     o.total_bytes = -1
     o.usable_bytes = -1
+    o.is_cordoned = False
     o.unknown_tagged_fields = None
     return o, p
 
@@ -589,6 +592,7 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsResult_1(b, p):
         o.topics = xs4
     o.total_bytes = -1
     o.usable_bytes = -1
+    o.is_cordoned = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -790,6 +794,7 @@ def _r_DescribeLogDirsResponse_DescribeLogDirsResult_2(b, p):
         o.topics = xs4
     o.total_bytes, o.usable_bytes, = _S4.unpack_from(b, p)
     p += 16
+    o.is_cordoned = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -898,7 +903,149 @@ def _w_DescribeLogDirsResponse_3(o, w):
         w.append(0)
 
 
-DescribeLogDirsRequest._READERS = (_r_DescribeLogDirsRequest_0, _r_DescribeLogDirsRequest_0, _r_DescribeLogDirsRequest_1, _r_DescribeLogDirsRequest_1, _r_DescribeLogDirsRequest_1,)
-DescribeLogDirsRequest._WRITERS = (_w_DescribeLogDirsRequest_0, _w_DescribeLogDirsRequest_0, _w_DescribeLogDirsRequest_1, _w_DescribeLogDirsRequest_1, _w_DescribeLogDirsRequest_1,)
-DescribeLogDirsResponse._READERS = (_r_DescribeLogDirsResponse_0, _r_DescribeLogDirsResponse_0, _r_DescribeLogDirsResponse_1, _r_DescribeLogDirsResponse_2, _r_DescribeLogDirsResponse_3,)
-DescribeLogDirsResponse._WRITERS = (_w_DescribeLogDirsResponse_0, _w_DescribeLogDirsResponse_0, _w_DescribeLogDirsResponse_1, _w_DescribeLogDirsResponse_2, _w_DescribeLogDirsResponse_3,)
+def _r_DescribeLogDirsResponse_DescribeLogDirsResult_3(b, p):
+    o = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+    o.error_code, = _S1.unpack_from(b, p)
+    p += 2
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n1) + ' past the end')
+        o.log_dir = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsTopic_1(b, p)
+            xs4.append(e5)
+        o.topics = xs4
+    o.total_bytes, o.usable_bytes, o.is_cordoned, = _S5.unpack_from(b, p)
+    p += 17
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribeLogDirsResult: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribeLogDirsResult: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_DescribeLogDirsResponse_DescribeLogDirsResult_3(o, w):
+    w += _S1.pack(o.error_code)
+    v1 = o.log_dir
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    xs2 = o.topics
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(e3, w)
+    w += _S5.pack(o.total_bytes, o.usable_bytes, o.is_cordoned)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_DescribeLogDirsResponse_4(b, p):
+    o = _new(DescribeLogDirsResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_3(b, p)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('DescribeLogDirsResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('DescribeLogDirsResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_DescribeLogDirsResponse_4(o, w):
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    xs1 = o.results
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_DescribeLogDirsResponse_DescribeLogDirsResult_3(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+DescribeLogDirsRequest._READERS = (_r_DescribeLogDirsRequest_0, _r_DescribeLogDirsRequest_0, _r_DescribeLogDirsRequest_1, _r_DescribeLogDirsRequest_1, _r_DescribeLogDirsRequest_1, _r_DescribeLogDirsRequest_1,)
+DescribeLogDirsRequest._WRITERS = (_w_DescribeLogDirsRequest_0, _w_DescribeLogDirsRequest_0, _w_DescribeLogDirsRequest_1, _w_DescribeLogDirsRequest_1, _w_DescribeLogDirsRequest_1, _w_DescribeLogDirsRequest_1,)
+DescribeLogDirsResponse._READERS = (_r_DescribeLogDirsResponse_0, _r_DescribeLogDirsResponse_0, _r_DescribeLogDirsResponse_1, _r_DescribeLogDirsResponse_2, _r_DescribeLogDirsResponse_3, _r_DescribeLogDirsResponse_4,)
+DescribeLogDirsResponse._WRITERS = (_w_DescribeLogDirsResponse_0, _w_DescribeLogDirsResponse_0, _w_DescribeLogDirsResponse_1, _w_DescribeLogDirsResponse_2, _w_DescribeLogDirsResponse_3, _w_DescribeLogDirsResponse_4,)

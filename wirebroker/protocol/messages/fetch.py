@@ -41,22 +41,23 @@ _S9 = _struct.Struct('>iiqiqi')
 _S10 = _struct.Struct('>16s')
 _S11 = _struct.Struct('>iiibii')
 _S12 = _struct.Struct('>iq')
-_S13 = _struct.Struct('>ihq')
-_S14 = _struct.Struct('>ihqq')
-_S15 = _struct.Struct('>qq')
-_S16 = _struct.Struct('>ihqqq')
-_S17 = _struct.Struct('>ihi')
-_S18 = _struct.Struct('>ii')
-_S19 = _struct.Struct('>qi')
+_S13 = _struct.Struct('>q')
+_S14 = _struct.Struct('>ihq')
+_S15 = _struct.Struct('>ihqq')
+_S16 = _struct.Struct('>qq')
+_S17 = _struct.Struct('>ihqqq')
+_S18 = _struct.Struct('>ihi')
+_S19 = _struct.Struct('>ii')
+_S20 = _struct.Struct('>qi')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class FetchRequest(Message):
-    """FetchRequest: versions 0-17, flexible from 12. Schema: clients/FetchRequest.json."""
+    """FetchRequest: versions 0-18, flexible from 12. Schema: clients/FetchRequest.json."""
 
     API_KEY = 1
     MIN_VERSION = 0
-    MAX_VERSION = 17
+    MAX_VERSION = 18
     FIRST_FLEXIBLE_VERSION = 12
     __slots__ = ('cluster_id', 'replica_id', 'replica_state', 'max_wait_ms', 'min_bytes', 'max_bytes', 'isolation_level', 'session_id', 'session_epoch', 'topics', 'forgotten_topics_data', 'rack_id', 'unknown_tagged_fields',)
 
@@ -88,9 +89,9 @@ class FetchRequest(Message):
     class FetchPartition(Struct):
         """FetchRequest.FetchPartition"""
 
-        __slots__ = ('partition', 'current_leader_epoch', 'fetch_offset', 'last_fetched_epoch', 'log_start_offset', 'partition_max_bytes', 'replica_directory_id', 'unknown_tagged_fields',)
+        __slots__ = ('partition', 'current_leader_epoch', 'fetch_offset', 'last_fetched_epoch', 'log_start_offset', 'partition_max_bytes', 'replica_directory_id', 'high_watermark', 'unknown_tagged_fields',)
 
-        def __init__(self, partition: int | None = None, current_leader_epoch: int | None = None, fetch_offset: int | None = None, last_fetched_epoch: int | None = None, log_start_offset: int | None = None, partition_max_bytes: int | None = None, replica_directory_id: bytes | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition: int | None = None, current_leader_epoch: int | None = None, fetch_offset: int | None = None, last_fetched_epoch: int | None = None, log_start_offset: int | None = None, partition_max_bytes: int | None = None, replica_directory_id: bytes | None = None, high_watermark: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition = 0 if partition is None else partition
             self.current_leader_epoch = -1 if current_leader_epoch is None else current_leader_epoch
             self.fetch_offset = 0 if fetch_offset is None else fetch_offset
@@ -98,6 +99,7 @@ class FetchRequest(Message):
             self.log_start_offset = -1 if log_start_offset is None else log_start_offset
             self.partition_max_bytes = 0 if partition_max_bytes is None else partition_max_bytes
             self.replica_directory_id = UUID_ZERO if replica_directory_id is None else replica_directory_id
+            self.high_watermark = 9223372036854775807 if high_watermark is None else high_watermark
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class FetchTopic(Struct):
@@ -129,11 +131,11 @@ _FetchRequest_ForgottenTopic = FetchRequest.ForgottenTopic
 
 
 class FetchResponse(Message):
-    """FetchResponse: versions 0-17, flexible from 12. Schema: clients/FetchResponse.json."""
+    """FetchResponse: versions 0-18, flexible from 12. Schema: clients/FetchResponse.json."""
 
     API_KEY = 1
     MIN_VERSION = 0
-    MAX_VERSION = 17
+    MAX_VERSION = 18
     FIRST_FLEXIBLE_VERSION = 12
     __slots__ = ('throttle_time_ms', 'error_code', 'session_id', 'responses', 'node_endpoints', 'unknown_tagged_fields',)
 
@@ -244,6 +246,7 @@ def _r_FetchRequest_FetchPartition_0(b, p):
     o.last_fetched_epoch = -1
     o.log_start_offset = -1
     o.replica_directory_id = UUID_ZERO
+    o.high_watermark = 9223372036854775807
     o.unknown_tagged_fields = None
     return o, p
 
@@ -412,6 +415,7 @@ def _r_FetchRequest_FetchPartition_1(b, p):
     o.current_leader_epoch = -1
     o.last_fetched_epoch = -1
     o.replica_directory_id = UUID_ZERO
+    o.high_watermark = 9223372036854775807
     o.unknown_tagged_fields = None
     return o, p
 
@@ -590,6 +594,7 @@ def _r_FetchRequest_FetchPartition_2(b, p):
     p += 28
     o.last_fetched_epoch = -1
     o.replica_directory_id = UUID_ZERO
+    o.high_watermark = 9223372036854775807
     o.unknown_tagged_fields = None
     return o, p
 
@@ -752,6 +757,7 @@ def _r_FetchRequest_FetchPartition_3(b, p):
     o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
     p += 32
     o.replica_directory_id = UUID_ZERO
+    o.high_watermark = 9223372036854775807
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -1518,6 +1524,7 @@ def _r_FetchRequest_FetchPartition_4(b, p):
     o = _new(_FetchRequest_FetchPartition)
     o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
     p += 32
+    o.high_watermark = 9223372036854775807
     o.replica_directory_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1768,9 +1775,271 @@ def _w_FetchRequest_10(o, w):
         w.append(0)
 
 
+def _r_FetchRequest_FetchPartition_5(b, p):
+    o = _new(_FetchRequest_FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = UUID_ZERO
+    o.high_watermark = 9223372036854775807
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('FetchPartition: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('FetchPartition: tagged field past the end')
+        if tag == 0:
+            o.replica_directory_id, = _S10.unpack_from(b, p)
+            p += 16
+        elif tag == 1:
+            o.high_watermark, = _S13.unpack_from(b, p)
+            p += 8
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_FetchRequest_FetchPartition_5(o, w):
+    w += _S9.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
+    tags = []
+    if o.replica_directory_id != UUID_ZERO:
+        t1 = bytearray()
+        t1 += _S10.pack(o.replica_directory_id)
+        tags.append((0, t1))
+    if o.high_watermark != 9223372036854775807:
+        t2 = bytearray()
+        t2 += _S13.pack(o.high_watermark)
+        tags.append((1, t2))
+    if o.unknown_tagged_fields:
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
+
+
+def _r_FetchRequest_FetchTopic_6(b, p):
+    o = _new(_FetchRequest_FetchTopic)
+    o.topic_id, = _S10.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchTopic.Partitions: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('FetchTopic.Partitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_FetchRequest_FetchPartition_5(b, p)
+            xs2.append(e3)
+        o.partitions = xs2
+    o.topic = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('FetchTopic: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('FetchTopic: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_FetchRequest_FetchTopic_6(o, w):
+    w += _S10.pack(o.topic_id)
+    xs1 = o.partitions
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_FetchRequest_FetchPartition_5(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_FetchRequest_11(b, p):
+    o = _new(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
+    p += 21
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_FetchRequest_FetchTopic_6(b, p)
+            xs2.append(e3)
+        o.topics = xs2
+    n4 = b[p]
+    p += 1
+    if n4 > 127:
+        n4, p = _uvt(b, p, n4)
+    n4 -= 1
+    if n4 < 0:
+        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    else:
+        if n4 > len(b) - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6, p = _r_FetchRequest_ForgottenTopic_2(b, p)
+            xs5.append(e6)
+        o.forgotten_topics_data = xs5
+    n7 = b[p]
+    p += 1
+    if n7 > 127:
+        n7, p = _uvt(b, p, n7)
+    n7 -= 1
+    if n7 < 0:
+        raise DecodeError('FetchRequest.RackId: null where not nullable')
+    else:
+        q8 = p + n7
+        if q8 > len(b):
+            raise DecodeError('FetchRequest.RackId: length ' + str(n7) + ' past the end')
+        o.rack_id = str(b[p:q8], 'utf-8')
+        p = q8
+    o.replica_id = -1
+    o.cluster_id = None
+    o.replica_state = _FetchRequest_ReplicaState()
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('FetchRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('FetchRequest: tagged field past the end')
+        if tag == 0:
+            n9 = b[p]
+            p += 1
+            if n9 > 127:
+                n9, p = _uvt(b, p, n9)
+            n9 -= 1
+            if n9 < 0:
+                o.cluster_id = None
+            else:
+                q10 = p + n9
+                if q10 > len(b):
+                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n9) + ' past the end')
+                o.cluster_id = str(b[p:q10], 'utf-8')
+                p = q10
+        elif tag == 1:
+            o.replica_state, p = _r_FetchRequest_ReplicaState_0(b, p)
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_FetchRequest_11(o, w):
+    if o.replica_id != -1:
+        raise UnsupportedFieldError('FetchRequest.ReplicaId exists only in versions 0-14')
+    w += _S11.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    xs1 = o.topics
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_FetchRequest_FetchTopic_6(e2, w)
+    xs3 = o.forgotten_topics_data
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e4 in xs3:
+        _w_FetchRequest_ForgottenTopic_2(e4, w)
+    v5 = o.rack_id
+    v5 = v5.encode()
+    ln = len(v5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v5
+    tags = []
+    if o.cluster_id is not None:
+        t6 = bytearray()
+        v7 = o.cluster_id
+        if v7 is None:
+            t6.append(0)
+        else:
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                t6.append(ln)
+            else:
+                _wuv(t6, ln)
+            t6 += v7
+        tags.append((0, t6))
+    if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
+        t8 = bytearray()
+        _w_FetchRequest_ReplicaState_0(o.replica_state, t8)
+        tags.append((1, t8))
+    if o.unknown_tagged_fields:
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
+
+
 def _r_FetchResponse_PartitionData_0(b, p):
     o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, = _S13.unpack_from(b, p)
+    o.partition_index, o.error_code, o.high_watermark, = _S14.unpack_from(b, p)
     p += 14
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -1796,7 +2065,7 @@ def _r_FetchResponse_PartitionData_0(b, p):
 def _w_FetchResponse_PartitionData_0(o, w):
     if o.preferred_read_replica != -1:
         raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-    w += _S13.pack(o.partition_index, o.error_code, o.high_watermark)
+    w += _S14.pack(o.partition_index, o.error_code, o.high_watermark)
     v1 = o.records
     if v1 is None:
         w += b'\xff\xff\xff\xff'
@@ -1911,19 +2180,19 @@ def _w_FetchResponse_1(o, w):
 
 def _r_FetchResponse_AbortedTransaction_0(b, p):
     o = _new(_FetchResponse_AbortedTransaction)
-    o.producer_id, o.first_offset, = _S15.unpack_from(b, p)
+    o.producer_id, o.first_offset, = _S16.unpack_from(b, p)
     p += 16
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_FetchResponse_AbortedTransaction_0(o, w):
-    w += _S15.pack(o.producer_id, o.first_offset)
+    w += _S16.pack(o.producer_id, o.first_offset)
 
 
 def _r_FetchResponse_PartitionData_1(b, p):
     o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, = _S14.unpack_from(b, p)
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, = _S15.unpack_from(b, p)
     p += 22
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -1959,7 +2228,7 @@ def _r_FetchResponse_PartitionData_1(b, p):
 def _w_FetchResponse_PartitionData_1(o, w):
     if o.preferred_read_replica != -1:
         raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-    w += _S14.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset)
+    w += _S15.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset)
     xs1 = o.aborted_transactions
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
@@ -2050,7 +2319,7 @@ def _w_FetchResponse_2(o, w):
 
 def _r_FetchResponse_PartitionData_2(b, p):
     o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S16.unpack_from(b, p)
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S17.unpack_from(b, p)
     p += 30
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -2085,7 +2354,7 @@ def _r_FetchResponse_PartitionData_2(b, p):
 def _w_FetchResponse_PartitionData_2(o, w):
     if o.preferred_read_replica != -1:
         raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-    w += _S16.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
+    w += _S17.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
     xs1 = o.aborted_transactions
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
@@ -2176,7 +2445,7 @@ def _w_FetchResponse_3(o, w):
 
 def _r_FetchResponse_4(b, p):
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S17.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -2196,7 +2465,7 @@ def _r_FetchResponse_4(b, p):
 
 
 def _w_FetchResponse_4(o, w):
-    w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
@@ -2205,7 +2474,7 @@ def _w_FetchResponse_4(o, w):
 
 def _r_FetchResponse_PartitionData_3(b, p):
     o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S16.unpack_from(b, p)
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S17.unpack_from(b, p)
     p += 30
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -2239,7 +2508,7 @@ def _r_FetchResponse_PartitionData_3(b, p):
 
 
 def _w_FetchResponse_PartitionData_3(o, w):
-    w += _S16.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
+    w += _S17.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
     xs1 = o.aborted_transactions
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
@@ -2298,7 +2567,7 @@ def _w_FetchResponse_FetchableTopicResponse_3(o, w):
 
 def _r_FetchResponse_5(b, p):
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S17.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -2318,7 +2587,7 @@ def _r_FetchResponse_5(b, p):
 
 
 def _w_FetchResponse_5(o, w):
-    w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
@@ -2327,7 +2596,7 @@ def _w_FetchResponse_5(o, w):
 
 def _r_FetchResponse_AbortedTransaction_1(b, p):
     o = _new(_FetchResponse_AbortedTransaction)
-    o.producer_id, o.first_offset, = _S15.unpack_from(b, p)
+    o.producer_id, o.first_offset, = _S16.unpack_from(b, p)
     p += 16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2354,7 +2623,7 @@ def _r_FetchResponse_AbortedTransaction_1(b, p):
 
 
 def _w_FetchResponse_AbortedTransaction_1(o, w):
-    w += _S15.pack(o.producer_id, o.first_offset)
+    w += _S16.pack(o.producer_id, o.first_offset)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2399,7 +2668,7 @@ def _w_FetchResponse_EpochEndOffset_0(o, w):
 
 def _r_FetchResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_FetchResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S18.unpack_from(b, p)
+    o.leader_id, o.leader_epoch, = _S19.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2426,7 +2695,7 @@ def _r_FetchResponse_LeaderIdAndEpoch_0(b, p):
 
 
 def _w_FetchResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S18.pack(o.leader_id, o.leader_epoch)
+    w += _S19.pack(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2435,7 +2704,7 @@ def _w_FetchResponse_LeaderIdAndEpoch_0(o, w):
 
 def _r_FetchResponse_SnapshotId_0(b, p):
     o = _new(_FetchResponse_SnapshotId)
-    o.end_offset, o.epoch, = _S19.unpack_from(b, p)
+    o.end_offset, o.epoch, = _S20.unpack_from(b, p)
     p += 12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2462,7 +2731,7 @@ def _r_FetchResponse_SnapshotId_0(b, p):
 
 
 def _w_FetchResponse_SnapshotId_0(o, w):
-    w += _S19.pack(o.end_offset, o.epoch)
+    w += _S20.pack(o.end_offset, o.epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2471,7 +2740,7 @@ def _w_FetchResponse_SnapshotId_0(o, w):
 
 def _r_FetchResponse_PartitionData_4(b, p):
     o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S16.unpack_from(b, p)
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S17.unpack_from(b, p)
     p += 30
     n1 = b[p]
     p += 1
@@ -2538,7 +2807,7 @@ def _r_FetchResponse_PartitionData_4(b, p):
 
 
 def _w_FetchResponse_PartitionData_4(o, w):
-    w += _S16.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
+    w += _S17.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
     xs1 = o.aborted_transactions
     if xs1 is None:
         w.append(0)
@@ -2662,7 +2931,7 @@ def _w_FetchResponse_FetchableTopicResponse_4(o, w):
 
 def _r_FetchResponse_6(b, p):
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S17.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
     n1 = b[p]
     p += 1
@@ -2705,7 +2974,7 @@ def _r_FetchResponse_6(b, p):
 
 
 def _w_FetchResponse_6(o, w):
-    w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -2782,7 +3051,7 @@ def _w_FetchResponse_FetchableTopicResponse_5(o, w):
 
 def _r_FetchResponse_7(b, p):
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S17.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
     n1 = b[p]
     p += 1
@@ -2825,7 +3094,7 @@ def _r_FetchResponse_7(b, p):
 
 
 def _w_FetchResponse_7(o, w):
-    w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -2926,7 +3195,7 @@ def _w_FetchResponse_NodeEndpoint_0(o, w):
 
 def _r_FetchResponse_8(b, p):
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S17.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
     n1 = b[p]
     p += 1
@@ -2986,7 +3255,7 @@ def _r_FetchResponse_8(b, p):
 
 
 def _w_FetchResponse_8(o, w):
-    w += _S17.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -3015,7 +3284,7 @@ def _w_FetchResponse_8(o, w):
         w.append(0)
 
 
-FetchRequest._READERS = (_r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_1, _r_FetchRequest_2, _r_FetchRequest_3, _r_FetchRequest_3, _r_FetchRequest_4, _r_FetchRequest_4, _r_FetchRequest_5, _r_FetchRequest_5, _r_FetchRequest_6, _r_FetchRequest_7, _r_FetchRequest_8, _r_FetchRequest_8, _r_FetchRequest_9, _r_FetchRequest_9, _r_FetchRequest_10,)
-FetchRequest._WRITERS = (_w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_1, _w_FetchRequest_2, _w_FetchRequest_3, _w_FetchRequest_3, _w_FetchRequest_4, _w_FetchRequest_4, _w_FetchRequest_5, _w_FetchRequest_5, _w_FetchRequest_6, _w_FetchRequest_7, _w_FetchRequest_8, _w_FetchRequest_8, _w_FetchRequest_9, _w_FetchRequest_9, _w_FetchRequest_10,)
-FetchResponse._READERS = (_r_FetchResponse_0, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_2, _r_FetchResponse_3, _r_FetchResponse_3, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_5, _r_FetchResponse_6, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_8, _r_FetchResponse_8,)
-FetchResponse._WRITERS = (_w_FetchResponse_0, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_2, _w_FetchResponse_3, _w_FetchResponse_3, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_5, _w_FetchResponse_6, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_8, _w_FetchResponse_8,)
+FetchRequest._READERS = (_r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_1, _r_FetchRequest_2, _r_FetchRequest_3, _r_FetchRequest_3, _r_FetchRequest_4, _r_FetchRequest_4, _r_FetchRequest_5, _r_FetchRequest_5, _r_FetchRequest_6, _r_FetchRequest_7, _r_FetchRequest_8, _r_FetchRequest_8, _r_FetchRequest_9, _r_FetchRequest_9, _r_FetchRequest_10, _r_FetchRequest_11,)
+FetchRequest._WRITERS = (_w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_1, _w_FetchRequest_2, _w_FetchRequest_3, _w_FetchRequest_3, _w_FetchRequest_4, _w_FetchRequest_4, _w_FetchRequest_5, _w_FetchRequest_5, _w_FetchRequest_6, _w_FetchRequest_7, _w_FetchRequest_8, _w_FetchRequest_8, _w_FetchRequest_9, _w_FetchRequest_9, _w_FetchRequest_10, _w_FetchRequest_11,)
+FetchResponse._READERS = (_r_FetchResponse_0, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_2, _r_FetchResponse_3, _r_FetchResponse_3, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_5, _r_FetchResponse_6, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_8, _r_FetchResponse_8, _r_FetchResponse_8,)
+FetchResponse._WRITERS = (_w_FetchResponse_0, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_2, _w_FetchResponse_3, _w_FetchResponse_3, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_5, _w_FetchResponse_6, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_8, _w_FetchResponse_8, _w_FetchResponse_8,)

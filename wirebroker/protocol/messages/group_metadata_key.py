@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class GroupMetadataKey(Message):
-    """GroupMetadataKey: versions 2-2, flexible from None. Schema: group-coordinator/GroupMetadataKey.json."""
+    """GroupMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/GroupMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 2
-    MAX_VERSION = 2
+    API_KEY = 2
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group', 'unknown_tagged_fields',)
 
@@ -69,5 +69,5 @@ def _w_GroupMetadataKey_0(o, w):
     w += v1
 
 
-GroupMetadataKey._READERS = (None, None, _r_GroupMetadataKey_0,)
-GroupMetadataKey._WRITERS = (None, None, _w_GroupMetadataKey_0,)
+GroupMetadataKey._READERS = (_r_GroupMetadataKey_0,)
+GroupMetadataKey._WRITERS = (_w_GroupMetadataKey_0,)

@@ -37,7 +37,7 @@ _S3 = _struct.Struct('>q')
 class GroupMetadataValue(Message):
     """GroupMetadataValue: versions 0-4, flexible from 4. Schema: group-coordinator/GroupMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 2
     MIN_VERSION = 0
     MAX_VERSION = 4
     FIRST_FLEXIBLE_VERSION = 4

@@ -31,41 +31,47 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>iqh')
-_S3 = _struct.Struct('>ihqh')
+_S3 = _struct.Struct('>iqh??')
+_S4 = _struct.Struct('>ihqh')
+_S5 = _struct.Struct('>ihqhqh')
 
 
 class InitProducerIdRequest(Message):
-    """InitProducerIdRequest: versions 0-5, flexible from 2. Schema: clients/InitProducerIdRequest.json."""
+    """InitProducerIdRequest: versions 0-6, flexible from 2. Schema: clients/InitProducerIdRequest.json."""
 
     API_KEY = 22
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FIRST_FLEXIBLE_VERSION = 2
-    __slots__ = ('transactional_id', 'transaction_timeout_ms', 'producer_id', 'producer_epoch', 'unknown_tagged_fields',)
+    __slots__ = ('transactional_id', 'transaction_timeout_ms', 'producer_id', 'producer_epoch', 'enable2_pc', 'keep_prepared_txn', 'unknown_tagged_fields',)
 
-    def __init__(self, transactional_id: str | None = '', transaction_timeout_ms: int | None = None, producer_id: int | None = None, producer_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, transactional_id: str | None = '', transaction_timeout_ms: int | None = None, producer_id: int | None = None, producer_epoch: int | None = None, enable2_pc: bool | None = None, keep_prepared_txn: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = 0 if transaction_timeout_ms is None else transaction_timeout_ms
         self.producer_id = -1 if producer_id is None else producer_id
         self.producer_epoch = -1 if producer_epoch is None else producer_epoch
+        self.enable2_pc = False if enable2_pc is None else enable2_pc
+        self.keep_prepared_txn = False if keep_prepared_txn is None else keep_prepared_txn
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
 
 class InitProducerIdResponse(Message):
-    """InitProducerIdResponse: versions 0-5, flexible from 2. Schema: clients/InitProducerIdResponse.json."""
+    """InitProducerIdResponse: versions 0-6, flexible from 2. Schema: clients/InitProducerIdResponse.json."""
 
     API_KEY = 22
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FIRST_FLEXIBLE_VERSION = 2
-    __slots__ = ('throttle_time_ms', 'error_code', 'producer_id', 'producer_epoch', 'unknown_tagged_fields',)
+    __slots__ = ('throttle_time_ms', 'error_code', 'producer_id', 'producer_epoch', 'ongoing_txn_producer_id', 'ongoing_txn_producer_epoch', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, producer_id: int | None = None, producer_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, producer_id: int | None = None, producer_epoch: int | None = None, ongoing_txn_producer_id: int | None = None, ongoing_txn_producer_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
         self.producer_id = -1 if producer_id is None else producer_id
         self.producer_epoch = 0 if producer_epoch is None else producer_epoch
+        self.ongoing_txn_producer_id = -1 if ongoing_txn_producer_id is None else ongoing_txn_producer_id
+        self.ongoing_txn_producer_epoch = -1 if ongoing_txn_producer_epoch is None else ongoing_txn_producer_epoch
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
@@ -86,6 +92,8 @@ def _r_InitProducerIdRequest_0(b, p):
     p += 4
     o.producer_id = -1
     o.producer_epoch = -1
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
     o.unknown_tagged_fields = None
     return o, p
 
@@ -95,6 +103,10 @@ def _w_InitProducerIdRequest_0(o, w):
         raise UnsupportedFieldError('InitProducerIdRequest.ProducerId exists only in versions 3+')
     if o.producer_epoch != -1:
         raise UnsupportedFieldError('InitProducerIdRequest.ProducerEpoch exists only in versions 3+')
+    if o.enable2_pc != False:
+        raise UnsupportedFieldError('InitProducerIdRequest.Enable2Pc exists only in versions 6+')
+    if o.keep_prepared_txn != False:
+        raise UnsupportedFieldError('InitProducerIdRequest.KeepPreparedTxn exists only in versions 6+')
     v1 = o.transactional_id
     if v1 is None:
         w += b'\xff\xff'
@@ -124,6 +136,8 @@ def _r_InitProducerIdRequest_1(b, p):
     p += 4
     o.producer_id = -1
     o.producer_epoch = -1
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -153,6 +167,10 @@ def _w_InitProducerIdRequest_1(o, w):
         raise UnsupportedFieldError('InitProducerIdRequest.ProducerId exists only in versions 3+')
     if o.producer_epoch != -1:
         raise UnsupportedFieldError('InitProducerIdRequest.ProducerEpoch exists only in versions 3+')
+    if o.enable2_pc != False:
+        raise UnsupportedFieldError('InitProducerIdRequest.Enable2Pc exists only in versions 6+')
+    if o.keep_prepared_txn != False:
+        raise UnsupportedFieldError('InitProducerIdRequest.KeepPreparedTxn exists only in versions 6+')
     v1 = o.transactional_id
     if v1 is None:
         w.append(0)
@@ -188,6 +206,8 @@ def _r_InitProducerIdRequest_2(b, p):
         p = q2
     o.transaction_timeout_ms, o.producer_id, o.producer_epoch, = _S2.unpack_from(b, p)
     p += 14
+    o.enable2_pc = False
+    o.keep_prepared_txn = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -213,6 +233,10 @@ def _r_InitProducerIdRequest_2(b, p):
 
 
 def _w_InitProducerIdRequest_2(o, w):
+    if o.enable2_pc != False:
+        raise UnsupportedFieldError('InitProducerIdRequest.Enable2Pc exists only in versions 6+')
+    if o.keep_prepared_txn != False:
+        raise UnsupportedFieldError('InitProducerIdRequest.KeepPreparedTxn exists only in versions 6+')
     v1 = o.transactional_id
     if v1 is None:
         w.append(0)
@@ -231,22 +255,90 @@ def _w_InitProducerIdRequest_2(o, w):
         w.append(0)
 
 
+def _r_InitProducerIdRequest_3(b, p):
+    o = _new(InitProducerIdRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.transactional_id = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
+        o.transactional_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn, = _S3.unpack_from(b, p)
+    p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('InitProducerIdRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('InitProducerIdRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_InitProducerIdRequest_3(o, w):
+    v1 = o.transactional_id
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    w += _S3.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_InitProducerIdResponse_0(b, p):
     o = _new(InitProducerIdResponse)
-    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S3.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S4.unpack_from(b, p)
     p += 16
+    o.ongoing_txn_producer_id = -1
+    o.ongoing_txn_producer_epoch = -1
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_InitProducerIdResponse_0(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
+    if o.ongoing_txn_producer_id != -1:
+        raise UnsupportedFieldError('InitProducerIdResponse.OngoingTxnProducerId exists only in versions 6+')
+    if o.ongoing_txn_producer_epoch != -1:
+        raise UnsupportedFieldError('InitProducerIdResponse.OngoingTxnProducerEpoch exists only in versions 6+')
+    w += _S4.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
 
 
 def _r_InitProducerIdResponse_1(b, p):
     o = _new(InitProducerIdResponse)
-    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S3.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S4.unpack_from(b, p)
     p += 16
+    o.ongoing_txn_producer_id = -1
+    o.ongoing_txn_producer_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -272,14 +364,54 @@ def _r_InitProducerIdResponse_1(b, p):
 
 
 def _w_InitProducerIdResponse_1(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
+    if o.ongoing_txn_producer_id != -1:
+        raise UnsupportedFieldError('InitProducerIdResponse.OngoingTxnProducerId exists only in versions 6+')
+    if o.ongoing_txn_producer_epoch != -1:
+        raise UnsupportedFieldError('InitProducerIdResponse.OngoingTxnProducerEpoch exists only in versions 6+')
+    w += _S4.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-InitProducerIdRequest._READERS = (_r_InitProducerIdRequest_0, _r_InitProducerIdRequest_0, _r_InitProducerIdRequest_1, _r_InitProducerIdRequest_2, _r_InitProducerIdRequest_2, _r_InitProducerIdRequest_2,)
-InitProducerIdRequest._WRITERS = (_w_InitProducerIdRequest_0, _w_InitProducerIdRequest_0, _w_InitProducerIdRequest_1, _w_InitProducerIdRequest_2, _w_InitProducerIdRequest_2, _w_InitProducerIdRequest_2,)
-InitProducerIdResponse._READERS = (_r_InitProducerIdResponse_0, _r_InitProducerIdResponse_0, _r_InitProducerIdResponse_1, _r_InitProducerIdResponse_1, _r_InitProducerIdResponse_1, _r_InitProducerIdResponse_1,)
-InitProducerIdResponse._WRITERS = (_w_InitProducerIdResponse_0, _w_InitProducerIdResponse_0, _w_InitProducerIdResponse_1, _w_InitProducerIdResponse_1, _w_InitProducerIdResponse_1, _w_InitProducerIdResponse_1,)
+def _r_InitProducerIdResponse_2(b, p):
+    o = _new(InitProducerIdResponse)
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch, = _S5.unpack_from(b, p)
+    p += 26
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('InitProducerIdResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('InitProducerIdResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_InitProducerIdResponse_2(o, w):
+    w += _S5.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+InitProducerIdRequest._READERS = (_r_InitProducerIdRequest_0, _r_InitProducerIdRequest_0, _r_InitProducerIdRequest_1, _r_InitProducerIdRequest_2, _r_InitProducerIdRequest_2, _r_InitProducerIdRequest_2, _r_InitProducerIdRequest_3,)
+InitProducerIdRequest._WRITERS = (_w_InitProducerIdRequest_0, _w_InitProducerIdRequest_0, _w_InitProducerIdRequest_1, _w_InitProducerIdRequest_2, _w_InitProducerIdRequest_2, _w_InitProducerIdRequest_2, _w_InitProducerIdRequest_3,)
+InitProducerIdResponse._READERS = (_r_InitProducerIdResponse_0, _r_InitProducerIdResponse_0, _r_InitProducerIdResponse_1, _r_InitProducerIdResponse_1, _r_InitProducerIdResponse_1, _r_InitProducerIdResponse_1, _r_InitProducerIdResponse_2,)
+InitProducerIdResponse._WRITERS = (_w_InitProducerIdResponse_0, _w_InitProducerIdResponse_0, _w_InitProducerIdResponse_1, _w_InitProducerIdResponse_1, _w_InitProducerIdResponse_1, _w_InitProducerIdResponse_1, _w_InitProducerIdResponse_2,)

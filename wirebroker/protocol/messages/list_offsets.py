@@ -41,11 +41,11 @@ _ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
 
 
 class ListOffsetsRequest(Message):
-    """ListOffsetsRequest: versions 0-10, flexible from 6. Schema: clients/ListOffsetsRequest.json."""
+    """ListOffsetsRequest: versions 0-11, flexible from 6. Schema: clients/ListOffsetsRequest.json."""
 
     API_KEY = 2
     MIN_VERSION = 0
-    MAX_VERSION = 10
+    MAX_VERSION = 11
     FIRST_FLEXIBLE_VERSION = 6
     __slots__ = ('replica_id', 'isolation_level', 'topics', 'timeout_ms', 'unknown_tagged_fields',)
 
@@ -83,11 +83,11 @@ _ListOffsetsRequest_ListOffsetsTopic = ListOffsetsRequest.ListOffsetsTopic
 
 
 class ListOffsetsResponse(Message):
-    """ListOffsetsResponse: versions 0-10, flexible from 6. Schema: clients/ListOffsetsResponse.json."""
+    """ListOffsetsResponse: versions 0-11, flexible from 6. Schema: clients/ListOffsetsResponse.json."""
 
     API_KEY = 2
     MIN_VERSION = 0
-    MAX_VERSION = 10
+    MAX_VERSION = 11
     FIRST_FLEXIBLE_VERSION = 6
     __slots__ = ('throttle_time_ms', 'topics', 'unknown_tagged_fields',)
 
@@ -1114,7 +1114,7 @@ def _w_ListOffsetsResponse_4(o, w):
         w.append(0)
 
 
-ListOffsetsRequest._READERS = (_r_ListOffsetsRequest_0, _r_ListOffsetsRequest_1, _r_ListOffsetsRequest_2, _r_ListOffsetsRequest_2, _r_ListOffsetsRequest_3, _r_ListOffsetsRequest_3, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_5,)
-ListOffsetsRequest._WRITERS = (_w_ListOffsetsRequest_0, _w_ListOffsetsRequest_1, _w_ListOffsetsRequest_2, _w_ListOffsetsRequest_2, _w_ListOffsetsRequest_3, _w_ListOffsetsRequest_3, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_5,)
-ListOffsetsResponse._READERS = (_r_ListOffsetsResponse_0, _r_ListOffsetsResponse_1, _r_ListOffsetsResponse_2, _r_ListOffsetsResponse_2, _r_ListOffsetsResponse_3, _r_ListOffsetsResponse_3, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4,)
-ListOffsetsResponse._WRITERS = (_w_ListOffsetsResponse_0, _w_ListOffsetsResponse_1, _w_ListOffsetsResponse_2, _w_ListOffsetsResponse_2, _w_ListOffsetsResponse_3, _w_ListOffsetsResponse_3, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4,)
+ListOffsetsRequest._READERS = (_r_ListOffsetsRequest_0, _r_ListOffsetsRequest_1, _r_ListOffsetsRequest_2, _r_ListOffsetsRequest_2, _r_ListOffsetsRequest_3, _r_ListOffsetsRequest_3, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_4, _r_ListOffsetsRequest_5, _r_ListOffsetsRequest_5,)
+ListOffsetsRequest._WRITERS = (_w_ListOffsetsRequest_0, _w_ListOffsetsRequest_1, _w_ListOffsetsRequest_2, _w_ListOffsetsRequest_2, _w_ListOffsetsRequest_3, _w_ListOffsetsRequest_3, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_4, _w_ListOffsetsRequest_5, _w_ListOffsetsRequest_5,)
+ListOffsetsResponse._READERS = (_r_ListOffsetsResponse_0, _r_ListOffsetsResponse_1, _r_ListOffsetsResponse_2, _r_ListOffsetsResponse_2, _r_ListOffsetsResponse_3, _r_ListOffsetsResponse_3, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4, _r_ListOffsetsResponse_4,)
+ListOffsetsResponse._WRITERS = (_w_ListOffsetsResponse_0, _w_ListOffsetsResponse_1, _w_ListOffsetsResponse_2, _w_ListOffsetsResponse_2, _w_ListOffsetsResponse_3, _w_ListOffsetsResponse_3, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4, _w_ListOffsetsResponse_4,)

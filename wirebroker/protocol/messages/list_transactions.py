@@ -34,28 +34,29 @@ _ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
 
 
 class ListTransactionsRequest(Message):
-    """ListTransactionsRequest: versions 0-1, flexible from 0. Schema: clients/ListTransactionsRequest.json."""
+    """ListTransactionsRequest: versions 0-2, flexible from 0. Schema: clients/ListTransactionsRequest.json."""
 
     API_KEY = 66
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('state_filters', 'producer_id_filters', 'duration_filter', 'unknown_tagged_fields',)
+    __slots__ = ('state_filters', 'producer_id_filters', 'duration_filter', 'transactional_id_pattern', 'unknown_tagged_fields',)
 
-    def __init__(self, state_filters: list[str] | None = None, producer_id_filters: list[int] | None = None, duration_filter: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, state_filters: list[str] | None = None, producer_id_filters: list[int] | None = None, duration_filter: int | None = None, transactional_id_pattern: str | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.state_filters = [] if state_filters is None else state_filters
         self.producer_id_filters = [] if producer_id_filters is None else producer_id_filters
         self.duration_filter = -1 if duration_filter is None else duration_filter
+        self.transactional_id_pattern = transactional_id_pattern
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
 
 class ListTransactionsResponse(Message):
-    """ListTransactionsResponse: versions 0-1, flexible from 0. Schema: clients/ListTransactionsResponse.json."""
+    """ListTransactionsResponse: versions 0-2, flexible from 0. Schema: clients/ListTransactionsResponse.json."""
 
     API_KEY = 66
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'unknown_state_filters', 'transaction_states', 'unknown_tagged_fields',)
 
@@ -122,6 +123,7 @@ def _r_ListTransactionsRequest_0(b, p):
         o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
         p += 8 * n6
     o.duration_filter = -1
+    o.transactional_id_pattern = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -149,6 +151,8 @@ def _r_ListTransactionsRequest_0(b, p):
 def _w_ListTransactionsRequest_0(o, w):
     if o.duration_filter != -1:
         raise UnsupportedFieldError('ListTransactionsRequest.DurationFilter exists only in versions 1+')
+    if o.transactional_id_pattern is not None:
+        raise UnsupportedFieldError('ListTransactionsRequest.TransactionalIdPattern exists only in versions 2+')
     xs1 = o.state_filters
     ln = len(xs1) + 1
     if ln < 128:
@@ -223,6 +227,7 @@ def _r_ListTransactionsRequest_1(b, p):
         p += 8 * n6
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8
+    o.transactional_id_pattern = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -248,6 +253,8 @@ def _r_ListTransactionsRequest_1(b, p):
 
 
 def _w_ListTransactionsRequest_1(o, w):
+    if o.transactional_id_pattern is not None:
+        raise UnsupportedFieldError('ListTransactionsRequest.TransactionalIdPattern exists only in versions 2+')
     xs1 = o.state_filters
     ln = len(xs1) + 1
     if ln < 128:
@@ -274,6 +281,130 @@ def _w_ListTransactionsRequest_1(o, w):
     else:
         w += _pack('>' + str(len(xs4)) + 'q', *xs4)
     w += _S0.pack(o.duration_filter)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ListTransactionsRequest_2(b, p):
+    o = _new(ListTransactionsRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            n4 = b[p]
+            p += 1
+            if n4 > 127:
+                n4, p = _uvt(b, p, n4)
+            n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListTransactionsRequest.StateFilters: null element')
+            else:
+                q5 = p + n4
+                if q5 > len(b):
+                    raise DecodeError('ListTransactionsRequest.StateFilters: length ' + str(n4) + ' past the end')
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+            xs2.append(e3)
+        o.state_filters = xs2
+    n6 = b[p]
+    p += 1
+    if n6 > 127:
+        n6, p = _uvt(b, p, n6)
+    n6 -= 1
+    if n6 < 0:
+        raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
+    else:
+        if n6 > len(b) - p:
+            raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
+        o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
+        p += 8 * n6
+    o.duration_filter, = _S0.unpack_from(b, p)
+    p += 8
+    n7 = b[p]
+    p += 1
+    if n7 > 127:
+        n7, p = _uvt(b, p, n7)
+    n7 -= 1
+    if n7 < 0:
+        o.transactional_id_pattern = None
+    else:
+        q8 = p + n7
+        if q8 > len(b):
+            raise DecodeError('ListTransactionsRequest.TransactionalIdPattern: length ' + str(n7) + ' past the end')
+        o.transactional_id_pattern = str(b[p:q8], 'utf-8')
+        p = q8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ListTransactionsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ListTransactionsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ListTransactionsRequest_2(o, w):
+    xs1 = o.state_filters
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        v3 = e2
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+    xs4 = o.producer_id_filters
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs4) < 64:
+        w += _ARRAY_q[len(xs4)].pack(*xs4)
+    else:
+        w += _pack('>' + str(len(xs4)) + 'q', *xs4)
+    w += _S0.pack(o.duration_filter)
+    v5 = o.transactional_id_pattern
+    if v5 is None:
+        w.append(0)
+    else:
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -459,7 +590,7 @@ def _w_ListTransactionsResponse_0(o, w):
         w.append(0)
 
 
-ListTransactionsRequest._READERS = (_r_ListTransactionsRequest_0, _r_ListTransactionsRequest_1,)
-ListTransactionsRequest._WRITERS = (_w_ListTransactionsRequest_0, _w_ListTransactionsRequest_1,)
-ListTransactionsResponse._READERS = (_r_ListTransactionsResponse_0, _r_ListTransactionsResponse_0,)
-ListTransactionsResponse._WRITERS = (_w_ListTransactionsResponse_0, _w_ListTransactionsResponse_0,)
+ListTransactionsRequest._READERS = (_r_ListTransactionsRequest_0, _r_ListTransactionsRequest_1, _r_ListTransactionsRequest_2,)
+ListTransactionsRequest._WRITERS = (_w_ListTransactionsRequest_0, _w_ListTransactionsRequest_1, _w_ListTransactionsRequest_2,)
+ListTransactionsResponse._READERS = (_r_ListTransactionsResponse_0, _r_ListTransactionsResponse_0, _r_ListTransactionsResponse_0,)
+ListTransactionsResponse._WRITERS = (_w_ListTransactionsResponse_0, _w_ListTransactionsResponse_0, _w_ListTransactionsResponse_0,)

@@ -41,11 +41,11 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class MetadataRequest(Message):
-    """MetadataRequest: versions 0-12, flexible from 9. Schema: clients/MetadataRequest.json."""
+    """MetadataRequest: versions 0-13, flexible from 9. Schema: clients/MetadataRequest.json."""
 
     API_KEY = 3
     MIN_VERSION = 0
-    MAX_VERSION = 12
+    MAX_VERSION = 13
     FIRST_FLEXIBLE_VERSION = 9
     __slots__ = ('topics', 'allow_auto_topic_creation', 'include_cluster_authorized_operations', 'include_topic_authorized_operations', 'unknown_tagged_fields',)
 
@@ -70,21 +70,22 @@ _MetadataRequest_MetadataRequestTopic = MetadataRequest.MetadataRequestTopic
 
 
 class MetadataResponse(Message):
-    """MetadataResponse: versions 0-12, flexible from 9. Schema: clients/MetadataResponse.json."""
+    """MetadataResponse: versions 0-13, flexible from 9. Schema: clients/MetadataResponse.json."""
 
     API_KEY = 3
     MIN_VERSION = 0
-    MAX_VERSION = 12
+    MAX_VERSION = 13
     FIRST_FLEXIBLE_VERSION = 9
-    __slots__ = ('throttle_time_ms', 'brokers', 'cluster_id', 'controller_id', 'topics', 'cluster_authorized_operations', 'unknown_tagged_fields',)
+    __slots__ = ('throttle_time_ms', 'brokers', 'cluster_id', 'controller_id', 'topics', 'cluster_authorized_operations', 'error_code', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, brokers: list[MetadataResponse.MetadataResponseBroker] | None = None, cluster_id: str | None = None, controller_id: int | None = None, topics: list[MetadataResponse.MetadataResponseTopic] | None = None, cluster_authorized_operations: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, brokers: list[MetadataResponse.MetadataResponseBroker] | None = None, cluster_id: str | None = None, controller_id: int | None = None, topics: list[MetadataResponse.MetadataResponseTopic] | None = None, cluster_authorized_operations: int | None = None, error_code: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.brokers = [] if brokers is None else brokers
         self.cluster_id = cluster_id
         self.controller_id = -1 if controller_id is None else controller_id
         self.topics = [] if topics is None else topics
         self.cluster_authorized_operations = -2147483648 if cluster_authorized_operations is None else cluster_authorized_operations
+        self.error_code = 0 if error_code is None else error_code
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class MetadataResponseBroker(Struct):
@@ -751,6 +752,7 @@ def _r_MetadataResponse_0(b, p):
     o.cluster_id = None
     o.controller_id = -1
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -894,6 +896,7 @@ def _r_MetadataResponse_1(b, p):
     o.throttle_time_ms = 0
     o.cluster_id = None
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -952,6 +955,7 @@ def _r_MetadataResponse_2(b, p):
         o.topics = xs7
     o.throttle_time_ms = 0
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1018,6 +1022,7 @@ def _r_MetadataResponse_3(b, p):
             xs7.append(e8)
         o.topics = xs7
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1192,6 +1197,7 @@ def _r_MetadataResponse_4(b, p):
             xs7.append(e8)
         o.topics = xs7
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1365,6 +1371,7 @@ def _r_MetadataResponse_5(b, p):
             xs7.append(e8)
         o.topics = xs7
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1482,6 +1489,7 @@ def _r_MetadataResponse_6(b, p):
         o.topics = xs7
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1831,6 +1839,7 @@ def _r_MetadataResponse_7(b, p):
         o.topics = xs7
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -2029,6 +2038,7 @@ def _r_MetadataResponse_8(b, p):
         o.topics = xs7
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
+    o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -2140,6 +2150,7 @@ def _r_MetadataResponse_9(b, p):
             xs7.append(e8)
         o.topics = xs7
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -2341,6 +2352,7 @@ def _r_MetadataResponse_10(b, p):
             xs7.append(e8)
         o.topics = xs7
     o.cluster_authorized_operations = -2147483648
+    o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -2403,7 +2415,122 @@ def _w_MetadataResponse_10(o, w):
         w.append(0)
 
 
-MetadataRequest._READERS = (_r_MetadataRequest_0, _r_MetadataRequest_1, _r_MetadataRequest_1, _r_MetadataRequest_1, _r_MetadataRequest_2, _r_MetadataRequest_2, _r_MetadataRequest_2, _r_MetadataRequest_2, _r_MetadataRequest_3, _r_MetadataRequest_4, _r_MetadataRequest_5, _r_MetadataRequest_6, _r_MetadataRequest_6,)
-MetadataRequest._WRITERS = (_w_MetadataRequest_0, _w_MetadataRequest_1, _w_MetadataRequest_1, _w_MetadataRequest_1, _w_MetadataRequest_2, _w_MetadataRequest_2, _w_MetadataRequest_2, _w_MetadataRequest_2, _w_MetadataRequest_3, _w_MetadataRequest_4, _w_MetadataRequest_5, _w_MetadataRequest_6, _w_MetadataRequest_6,)
-MetadataResponse._READERS = (_r_MetadataResponse_0, _r_MetadataResponse_1, _r_MetadataResponse_2, _r_MetadataResponse_3, _r_MetadataResponse_3, _r_MetadataResponse_4, _r_MetadataResponse_4, _r_MetadataResponse_5, _r_MetadataResponse_6, _r_MetadataResponse_7, _r_MetadataResponse_8, _r_MetadataResponse_9, _r_MetadataResponse_10,)
-MetadataResponse._WRITERS = (_w_MetadataResponse_0, _w_MetadataResponse_1, _w_MetadataResponse_2, _w_MetadataResponse_3, _w_MetadataResponse_3, _w_MetadataResponse_4, _w_MetadataResponse_4, _w_MetadataResponse_5, _w_MetadataResponse_6, _w_MetadataResponse_7, _w_MetadataResponse_8, _w_MetadataResponse_9, _w_MetadataResponse_10,)
+def _r_MetadataResponse_11(b, p):
+    o = _new(MetadataResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_MetadataResponse_MetadataResponseBroker_2(b, p)
+            xs2.append(e3)
+        o.brokers = xs2
+    n4 = b[p]
+    p += 1
+    if n4 > 127:
+        n4, p = _uvt(b, p, n4)
+    n4 -= 1
+    if n4 < 0:
+        o.cluster_id = None
+    else:
+        q5 = p + n4
+        if q5 > len(b):
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
+        o.cluster_id = str(b[p:q5], 'utf-8')
+        p = q5
+    o.controller_id, = _S0.unpack_from(b, p)
+    p += 4
+    n6 = b[p]
+    p += 1
+    if n6 > 127:
+        n6, p = _uvt(b, p, n6)
+    n6 -= 1
+    if n6 < 0:
+        raise DecodeError('MetadataResponse.Topics: null where not nullable')
+    else:
+        if n6 > len(b) - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8, p = _r_MetadataResponse_MetadataResponseTopic_7(b, p)
+            xs7.append(e8)
+        o.topics = xs7
+    o.error_code, = _S1.unpack_from(b, p)
+    p += 2
+    o.cluster_authorized_operations = -2147483648
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('MetadataResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('MetadataResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_MetadataResponse_11(o, w):
+    if o.cluster_authorized_operations != -2147483648:
+        raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
+    w += _S0.pack(o.throttle_time_ms)
+    xs1 = o.brokers
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
+    v3 = o.cluster_id
+    if v3 is None:
+        w.append(0)
+    else:
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+    w += _S0.pack(o.controller_id)
+    xs4 = o.topics
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e5 in xs4:
+        _w_MetadataResponse_MetadataResponseTopic_7(e5, w)
+    w += _S1.pack(o.error_code)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+MetadataRequest._READERS = (_r_MetadataRequest_0, _r_MetadataRequest_1, _r_MetadataRequest_1, _r_MetadataRequest_1, _r_MetadataRequest_2, _r_MetadataRequest_2, _r_MetadataRequest_2, _r_MetadataRequest_2, _r_MetadataRequest_3, _r_MetadataRequest_4, _r_MetadataRequest_5, _r_MetadataRequest_6, _r_MetadataRequest_6, _r_MetadataRequest_6,)
+MetadataRequest._WRITERS = (_w_MetadataRequest_0, _w_MetadataRequest_1, _w_MetadataRequest_1, _w_MetadataRequest_1, _w_MetadataRequest_2, _w_MetadataRequest_2, _w_MetadataRequest_2, _w_MetadataRequest_2, _w_MetadataRequest_3, _w_MetadataRequest_4, _w_MetadataRequest_5, _w_MetadataRequest_6, _w_MetadataRequest_6, _w_MetadataRequest_6,)
+MetadataResponse._READERS = (_r_MetadataResponse_0, _r_MetadataResponse_1, _r_MetadataResponse_2, _r_MetadataResponse_3, _r_MetadataResponse_3, _r_MetadataResponse_4, _r_MetadataResponse_4, _r_MetadataResponse_5, _r_MetadataResponse_6, _r_MetadataResponse_7, _r_MetadataResponse_8, _r_MetadataResponse_9, _r_MetadataResponse_10, _r_MetadataResponse_11,)
+MetadataResponse._WRITERS = (_w_MetadataResponse_0, _w_MetadataResponse_1, _w_MetadataResponse_2, _w_MetadataResponse_3, _w_MetadataResponse_3, _w_MetadataResponse_4, _w_MetadataResponse_4, _w_MetadataResponse_5, _w_MetadataResponse_6, _w_MetadataResponse_7, _w_MetadataResponse_8, _w_MetadataResponse_9, _w_MetadataResponse_10, _w_MetadataResponse_11,)

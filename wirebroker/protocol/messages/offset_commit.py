@@ -34,15 +34,16 @@ _S2 = _struct.Struct('>iq')
 _S3 = _struct.Struct('>iqq')
 _S4 = _struct.Struct('>q')
 _S5 = _struct.Struct('>iqi')
-_S6 = _struct.Struct('>ih')
+_S6 = _struct.Struct('>16s')
+_S7 = _struct.Struct('>ih')
 
 
 class OffsetCommitRequest(Message):
-    """OffsetCommitRequest: versions 0-9, flexible from 8. Schema: clients/OffsetCommitRequest.json."""
+    """OffsetCommitRequest: versions 0-10, flexible from 8. Schema: clients/OffsetCommitRequest.json."""
 
     API_KEY = 8
     MIN_VERSION = 0
-    MAX_VERSION = 9
+    MAX_VERSION = 10
     FIRST_FLEXIBLE_VERSION = 8
     __slots__ = ('group_id', 'generation_id_or_member_epoch', 'member_id', 'group_instance_id', 'retention_time_ms', 'topics', 'unknown_tagged_fields',)
 
@@ -71,10 +72,11 @@ class OffsetCommitRequest(Message):
     class OffsetCommitRequestTopic(Struct):
         """OffsetCommitRequest.OffsetCommitRequestTopic"""
 
-        __slots__ = ('name', 'partitions', 'unknown_tagged_fields',)
+        __slots__ = ('name', 'topic_id', 'partitions', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, partitions: list[OffsetCommitRequest.OffsetCommitRequestPartition] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, topic_id: bytes | None = None, partitions: list[OffsetCommitRequest.OffsetCommitRequestPartition] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
+            self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.partitions = [] if partitions is None else partitions
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -83,11 +85,11 @@ _OffsetCommitRequest_OffsetCommitRequestTopic = OffsetCommitRequest.OffsetCommit
 
 
 class OffsetCommitResponse(Message):
-    """OffsetCommitResponse: versions 0-9, flexible from 8. Schema: clients/OffsetCommitResponse.json."""
+    """OffsetCommitResponse: versions 0-10, flexible from 8. Schema: clients/OffsetCommitResponse.json."""
 
     API_KEY = 8
     MIN_VERSION = 0
-    MAX_VERSION = 9
+    MAX_VERSION = 10
     FIRST_FLEXIBLE_VERSION = 8
     __slots__ = ('throttle_time_ms', 'topics', 'unknown_tagged_fields',)
 
@@ -109,10 +111,11 @@ class OffsetCommitResponse(Message):
     class OffsetCommitResponseTopic(Struct):
         """OffsetCommitResponse.OffsetCommitResponseTopic"""
 
-        __slots__ = ('name', 'partitions', 'unknown_tagged_fields',)
+        __slots__ = ('name', 'topic_id', 'partitions', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, partitions: list[OffsetCommitResponse.OffsetCommitResponsePartition] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, topic_id: bytes | None = None, partitions: list[OffsetCommitResponse.OffsetCommitResponsePartition] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
+            self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.partitions = [] if partitions is None else partitions
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -177,6 +180,7 @@ def _r_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p):
             e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -291,6 +295,7 @@ def _r_OffsetCommitRequest_OffsetCommitRequestTopic_1(b, p):
             e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -544,6 +549,7 @@ def _r_OffsetCommitRequest_OffsetCommitRequestTopic_2(b, p):
             e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_2(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -786,6 +792,7 @@ def _r_OffsetCommitRequest_OffsetCommitRequestTopic_3(b, p):
             e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_3(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -959,16 +966,202 @@ def _w_OffsetCommitRequest_6(o, w):
         w.append(0)
 
 
+def _r_OffsetCommitRequest_OffsetCommitRequestTopic_4(b, p):
+    o = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+    o.topic_id, = _S6.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_3(b, p)
+            xs2.append(e3)
+        o.partitions = xs2
+    o.name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetCommitRequestTopic: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetCommitRequestTopic: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetCommitRequest_OffsetCommitRequestTopic_4(o, w):
+    w += _S6.pack(o.topic_id)
+    xs1 = o.partitions
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_OffsetCommitRequest_OffsetCommitRequestPartition_3(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_OffsetCommitRequest_7(b, p):
+    o = _new(OffsetCommitRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
+    p += 4
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        o.group_instance_id = None
+    else:
+        q6 = p + n5
+        if q6 > len(b):
+            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
+        o.group_instance_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p]
+    p += 1
+    if n7 > 127:
+        n7, p = _uvt(b, p, n7)
+    n7 -= 1
+    if n7 < 0:
+        raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
+    else:
+        if n7 > len(b) - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_4(b, p)
+            xs8.append(e9)
+        o.topics = xs8
+    o.retention_time_ms = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetCommitRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetCommitRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetCommitRequest_7(o, w):
+    v1 = o.group_id
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    w += _S1.pack(o.generation_id_or_member_epoch)
+    v2 = o.member_id
+    v2 = v2.encode()
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v2
+    v3 = o.group_instance_id
+    if v3 is None:
+        w.append(0)
+    else:
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+    xs4 = o.topics
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e5 in xs4:
+        _w_OffsetCommitRequest_OffsetCommitRequestTopic_4(e5, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p):
     o = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-    o.partition_index, o.error_code, = _S6.unpack_from(b, p)
+    o.partition_index, o.error_code, = _S7.unpack_from(b, p)
     p += 6
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_OffsetCommitResponse_OffsetCommitResponsePartition_0(o, w):
-    w += _S6.pack(o.partition_index, o.error_code)
+    w += _S7.pack(o.partition_index, o.error_code)
 
 
 def _r_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p):
@@ -995,6 +1188,7 @@ def _r_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p):
             e5, p = _r_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1066,7 +1260,7 @@ def _w_OffsetCommitResponse_1(o, w):
 
 def _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p):
     o = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-    o.partition_index, o.error_code, = _S6.unpack_from(b, p)
+    o.partition_index, o.error_code, = _S7.unpack_from(b, p)
     p += 6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1093,7 +1287,7 @@ def _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p):
 
 
 def _w_OffsetCommitResponse_OffsetCommitResponsePartition_1(o, w):
-    w += _S6.pack(o.partition_index, o.error_code)
+    w += _S7.pack(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1130,6 +1324,7 @@ def _r_OffsetCommitResponse_OffsetCommitResponseTopic_1(b, p):
             e5, p = _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -1236,7 +1431,126 @@ def _w_OffsetCommitResponse_2(o, w):
         w.append(0)
 
 
-OffsetCommitRequest._READERS = (_r_OffsetCommitRequest_0, _r_OffsetCommitRequest_1, _r_OffsetCommitRequest_2, _r_OffsetCommitRequest_2, _r_OffsetCommitRequest_2, _r_OffsetCommitRequest_3, _r_OffsetCommitRequest_4, _r_OffsetCommitRequest_5, _r_OffsetCommitRequest_6, _r_OffsetCommitRequest_6,)
-OffsetCommitRequest._WRITERS = (_w_OffsetCommitRequest_0, _w_OffsetCommitRequest_1, _w_OffsetCommitRequest_2, _w_OffsetCommitRequest_2, _w_OffsetCommitRequest_2, _w_OffsetCommitRequest_3, _w_OffsetCommitRequest_4, _w_OffsetCommitRequest_5, _w_OffsetCommitRequest_6, _w_OffsetCommitRequest_6,)
-OffsetCommitResponse._READERS = (_r_OffsetCommitResponse_0, _r_OffsetCommitResponse_0, _r_OffsetCommitResponse_0, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_2, _r_OffsetCommitResponse_2,)
-OffsetCommitResponse._WRITERS = (_w_OffsetCommitResponse_0, _w_OffsetCommitResponse_0, _w_OffsetCommitResponse_0, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_2, _w_OffsetCommitResponse_2,)
+def _r_OffsetCommitResponse_OffsetCommitResponseTopic_2(b, p):
+    o = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+    o.topic_id, = _S6.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p)
+            xs2.append(e3)
+        o.partitions = xs2
+    o.name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetCommitResponseTopic: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetCommitResponseTopic: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetCommitResponse_OffsetCommitResponseTopic_2(o, w):
+    w += _S6.pack(o.topic_id)
+    xs1 = o.partitions
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_OffsetCommitResponse_OffsetCommitResponsePartition_1(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_OffsetCommitResponse_3(b, p):
+    o = _new(OffsetCommitResponse)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_OffsetCommitResponse_OffsetCommitResponseTopic_2(b, p)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetCommitResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetCommitResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetCommitResponse_3(o, w):
+    w += _S1.pack(o.throttle_time_ms)
+    xs1 = o.topics
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_OffsetCommitResponse_OffsetCommitResponseTopic_2(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+OffsetCommitRequest._READERS = (_r_OffsetCommitRequest_0, _r_OffsetCommitRequest_1, _r_OffsetCommitRequest_2, _r_OffsetCommitRequest_2, _r_OffsetCommitRequest_2, _r_OffsetCommitRequest_3, _r_OffsetCommitRequest_4, _r_OffsetCommitRequest_5, _r_OffsetCommitRequest_6, _r_OffsetCommitRequest_6, _r_OffsetCommitRequest_7,)
+OffsetCommitRequest._WRITERS = (_w_OffsetCommitRequest_0, _w_OffsetCommitRequest_1, _w_OffsetCommitRequest_2, _w_OffsetCommitRequest_2, _w_OffsetCommitRequest_2, _w_OffsetCommitRequest_3, _w_OffsetCommitRequest_4, _w_OffsetCommitRequest_5, _w_OffsetCommitRequest_6, _w_OffsetCommitRequest_6, _w_OffsetCommitRequest_7,)
+OffsetCommitResponse._READERS = (_r_OffsetCommitResponse_0, _r_OffsetCommitResponse_0, _r_OffsetCommitResponse_0, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_1, _r_OffsetCommitResponse_2, _r_OffsetCommitResponse_2, _r_OffsetCommitResponse_3,)
+OffsetCommitResponse._WRITERS = (_w_OffsetCommitResponse_0, _w_OffsetCommitResponse_0, _w_OffsetCommitResponse_0, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_1, _w_OffsetCommitResponse_2, _w_OffsetCommitResponse_2, _w_OffsetCommitResponse_3,)

@@ -33,11 +33,11 @@ _S1 = _struct.Struct('>i')
 
 
 class OffsetCommitKey(Message):
-    """OffsetCommitKey: versions 0-1, flexible from None. Schema: group-coordinator/OffsetCommitKey.json."""
+    """OffsetCommitKey: versions 0-0, flexible from None. Schema: group-coordinator/OffsetCommitKey.json."""
 
-    API_KEY = None
+    API_KEY = 1
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group', 'topic', 'partition', 'unknown_tagged_fields',)
 
@@ -89,5 +89,5 @@ def _w_OffsetCommitKey_0(o, w):
     w += _S1.pack(o.partition)
 
 
-OffsetCommitKey._READERS = (_r_OffsetCommitKey_0, _r_OffsetCommitKey_0,)
-OffsetCommitKey._WRITERS = (_w_OffsetCommitKey_0, _w_OffsetCommitKey_0,)
+OffsetCommitKey._READERS = (_r_OffsetCommitKey_0,)
+OffsetCommitKey._WRITERS = (_w_OffsetCommitKey_0,)

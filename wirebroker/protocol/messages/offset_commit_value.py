@@ -32,23 +32,25 @@ _S0 = _struct.Struct('>q')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>qq')
 _S3 = _struct.Struct('>qi')
+_S4 = _struct.Struct('>16s')
 
 
 class OffsetCommitValue(Message):
     """OffsetCommitValue: versions 0-4, flexible from 4. Schema: group-coordinator/OffsetCommitValue.json."""
 
-    API_KEY = None
+    API_KEY = 1
     MIN_VERSION = 0
     MAX_VERSION = 4
     FIRST_FLEXIBLE_VERSION = 4
-    __slots__ = ('offset', 'leader_epoch', 'metadata', 'commit_timestamp', 'expire_timestamp', 'unknown_tagged_fields',)
+    __slots__ = ('offset', 'leader_epoch', 'metadata', 'commit_timestamp', 'expire_timestamp', 'topic_id', 'unknown_tagged_fields',)
 
-    def __init__(self, offset: int | None = None, leader_epoch: int | None = None, metadata: str | None = None, commit_timestamp: int | None = None, expire_timestamp: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, offset: int | None = None, leader_epoch: int | None = None, metadata: str | None = None, commit_timestamp: int | None = None, expire_timestamp: int | None = None, topic_id: bytes | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.offset = 0 if offset is None else offset
         self.leader_epoch = -1 if leader_epoch is None else leader_epoch
         self.metadata = '' if metadata is None else metadata
         self.commit_timestamp = 0 if commit_timestamp is None else commit_timestamp
         self.expire_timestamp = -1 if expire_timestamp is None else expire_timestamp
+        self.topic_id = UUID_ZERO if topic_id is None else topic_id
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
@@ -71,6 +73,7 @@ def _r_OffsetCommitValue_0(b, p):
     p += 8
     o.leader_epoch = -1
     o.expire_timestamp = -1
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -101,6 +104,7 @@ def _r_OffsetCommitValue_1(b, p):
     o.commit_timestamp, o.expire_timestamp, = _S2.unpack_from(b, p)
     p += 16
     o.leader_epoch = -1
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -131,6 +135,7 @@ def _r_OffsetCommitValue_2(b, p):
     o.commit_timestamp, = _S0.unpack_from(b, p)
     p += 8
     o.expire_timestamp = -1
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -164,6 +169,7 @@ def _r_OffsetCommitValue_3(b, p):
     o.commit_timestamp, = _S0.unpack_from(b, p)
     p += 8
     o.expire_timestamp = -1
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -180,9 +186,13 @@ def _r_OffsetCommitValue_3(b, p):
         end = p + size
         if end > len(b):
             raise DecodeError('OffsetCommitValue: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
+        if tag == 0:
+            o.topic_id, = _S4.unpack_from(b, p)
+            p += 16
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
     return o, p
@@ -199,8 +209,15 @@ def _w_OffsetCommitValue_3(o, w):
         _wuv(w, ln)
     w += v1
     w += _S0.pack(o.commit_timestamp)
+    tags = []
+    if o.topic_id != UUID_ZERO:
+        t2 = bytearray()
+        t2 += _S4.pack(o.topic_id)
+        tags.append((0, t2))
     if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
     else:
         w.append(0)
 

@@ -31,17 +31,18 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>?')
-_S3 = _struct.Struct('>iq')
-_S4 = _struct.Struct('>iqi')
+_S3 = _struct.Struct('>16s')
+_S4 = _struct.Struct('>iq')
+_S5 = _struct.Struct('>iqi')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class OffsetFetchRequest(Message):
-    """OffsetFetchRequest: versions 0-9, flexible from 6. Schema: clients/OffsetFetchRequest.json."""
+    """OffsetFetchRequest: versions 0-10, flexible from 6. Schema: clients/OffsetFetchRequest.json."""
 
     API_KEY = 9
     MIN_VERSION = 0
-    MAX_VERSION = 9
+    MAX_VERSION = 10
     FIRST_FLEXIBLE_VERSION = 6
     __slots__ = ('group_id', 'topics', 'groups', 'require_stable', 'unknown_tagged_fields',)
 
@@ -65,10 +66,11 @@ class OffsetFetchRequest(Message):
     class OffsetFetchRequestTopics(Struct):
         """OffsetFetchRequest.OffsetFetchRequestTopics"""
 
-        __slots__ = ('name', 'partition_indexes', 'unknown_tagged_fields',)
+        __slots__ = ('name', 'topic_id', 'partition_indexes', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, partition_indexes: list[int] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, topic_id: bytes | None = None, partition_indexes: list[int] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
+            self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.partition_indexes = [] if partition_indexes is None else partition_indexes
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -90,11 +92,11 @@ _OffsetFetchRequest_OffsetFetchRequestGroup = OffsetFetchRequest.OffsetFetchRequ
 
 
 class OffsetFetchResponse(Message):
-    """OffsetFetchResponse: versions 0-9, flexible from 6. Schema: clients/OffsetFetchResponse.json."""
+    """OffsetFetchResponse: versions 0-10, flexible from 6. Schema: clients/OffsetFetchResponse.json."""
 
     API_KEY = 9
     MIN_VERSION = 0
-    MAX_VERSION = 9
+    MAX_VERSION = 10
     FIRST_FLEXIBLE_VERSION = 6
     __slots__ = ('throttle_time_ms', 'topics', 'error_code', 'groups', 'unknown_tagged_fields',)
 
@@ -144,10 +146,11 @@ class OffsetFetchResponse(Message):
     class OffsetFetchResponseTopics(Struct):
         """OffsetFetchResponse.OffsetFetchResponseTopics"""
 
-        __slots__ = ('name', 'partitions', 'unknown_tagged_fields',)
+        __slots__ = ('name', 'topic_id', 'partitions', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, partitions: list[OffsetFetchResponse.OffsetFetchResponsePartitions] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, topic_id: bytes | None = None, partitions: list[OffsetFetchResponse.OffsetFetchResponsePartitions] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
+            self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.partitions = [] if partitions is None else partitions
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -575,6 +578,7 @@ def _r_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p):
             raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n3) + ' past the end')
         o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
         p += 4 * n3
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -918,9 +922,240 @@ def _w_OffsetFetchRequest_5(o, w):
         w.append(0)
 
 
+def _r_OffsetFetchRequest_OffsetFetchRequestTopics_1(b, p):
+    o = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+    o.topic_id, = _S3.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n1) + ' past the end')
+        o.partition_indexes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
+        p += 4 * n1
+    o.name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetFetchRequestTopics: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetFetchRequestTopics: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetFetchRequest_OffsetFetchRequestTopics_0(o, w):
+    w += _S3.pack(o.topic_id)
+    xs1 = o.partition_indexes
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    if len(xs1) < 64:
+        w += _ARRAY_i[len(xs1)].pack(*xs1)
+    else:
+        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_OffsetFetchRequest_OffsetFetchRequestGroup_2(b, p):
+    o = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        o.member_id = None
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.member_epoch, = _S1.unpack_from(b, p)
+    p += 4
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        o.topics = None
+    else:
+        if n5 > len(b) - p:
+            raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7, p = _r_OffsetFetchRequest_OffsetFetchRequestTopics_1(b, p)
+            xs6.append(e7)
+        o.topics = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetFetchRequestGroup: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetFetchRequestGroup: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetFetchRequest_OffsetFetchRequestGroup_2(o, w):
+    v1 = o.group_id
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    v2 = o.member_id
+    if v2 is None:
+        w.append(0)
+    else:
+        v2 = v2.encode()
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v2
+    w += _S1.pack(o.member_epoch)
+    xs3 = o.topics
+    if xs3 is None:
+        w.append(0)
+    else:
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            _w_OffsetFetchRequest_OffsetFetchRequestTopics_0(e4, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_OffsetFetchRequest_6(b, p):
+    o = _new(OffsetFetchRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_OffsetFetchRequest_OffsetFetchRequestGroup_2(b, p)
+            xs2.append(e3)
+        o.groups = xs2
+    o.require_stable, = _S2.unpack_from(b, p)
+    p += 1
+    o.group_id = ''
+    o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetFetchRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetFetchRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetFetchRequest_6(o, w):
+    if o.group_id:
+        raise UnsupportedFieldError('OffsetFetchRequest.GroupId exists only in versions 0-7')
+    if o.topics:
+        raise UnsupportedFieldError('OffsetFetchRequest.Topics exists only in versions 0-7')
+    xs1 = o.groups
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_OffsetFetchRequest_OffsetFetchRequestGroup_2(e2, w)
+    w += _S2.pack(o.require_stable)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p):
     o = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-    o.partition_index, o.committed_offset, = _S3.unpack_from(b, p)
+    o.partition_index, o.committed_offset, = _S4.unpack_from(b, p)
     p += 12
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -940,7 +1175,7 @@ def _r_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p):
 
 
 def _w_OffsetFetchResponse_OffsetFetchResponsePartition_0(o, w):
-    w += _S3.pack(o.partition_index, o.committed_offset)
+    w += _S4.pack(o.partition_index, o.committed_offset)
     v1 = o.metadata
     if v1 is None:
         w += b'\xff\xff'
@@ -1088,7 +1323,7 @@ def _w_OffsetFetchResponse_2(o, w):
 
 def _r_OffsetFetchResponse_OffsetFetchResponsePartition_1(b, p):
     o = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S4.unpack_from(b, p)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
     p += 16
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -1107,7 +1342,7 @@ def _r_OffsetFetchResponse_OffsetFetchResponsePartition_1(b, p):
 
 
 def _w_OffsetFetchResponse_OffsetFetchResponsePartition_1(o, w):
-    w += _S4.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+    w += _S5.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
     v1 = o.metadata
     if v1 is None:
         w += b'\xff\xff'
@@ -1193,7 +1428,7 @@ def _w_OffsetFetchResponse_3(o, w):
 
 def _r_OffsetFetchResponse_OffsetFetchResponsePartition_2(b, p):
     o = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S4.unpack_from(b, p)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
     p += 16
     n1 = b[p]
     p += 1
@@ -1235,7 +1470,7 @@ def _r_OffsetFetchResponse_OffsetFetchResponsePartition_2(b, p):
 
 
 def _w_OffsetFetchResponse_OffsetFetchResponsePartition_2(o, w):
-    w += _S4.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
+    w += _S5.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
     v1 = o.metadata
     if v1 is None:
         w.append(0)
@@ -1398,7 +1633,7 @@ def _w_OffsetFetchResponse_4(o, w):
 
 def _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p):
     o = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S4.unpack_from(b, p)
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
     p += 16
     n1 = b[p]
     p += 1
@@ -1469,6 +1704,7 @@ def _r_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p):
             e5, p = _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p)
             xs4.append(e5)
         o.partitions = xs4
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -1636,7 +1872,210 @@ def _w_OffsetFetchResponse_5(o, w):
         w.append(0)
 
 
-OffsetFetchRequest._READERS = (_r_OffsetFetchRequest_0, _r_OffsetFetchRequest_0, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_2, _r_OffsetFetchRequest_3, _r_OffsetFetchRequest_4, _r_OffsetFetchRequest_5,)
-OffsetFetchRequest._WRITERS = (_w_OffsetFetchRequest_0, _w_OffsetFetchRequest_0, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_2, _w_OffsetFetchRequest_3, _w_OffsetFetchRequest_4, _w_OffsetFetchRequest_5,)
-OffsetFetchResponse._READERS = (_r_OffsetFetchResponse_0, _r_OffsetFetchResponse_0, _r_OffsetFetchResponse_1, _r_OffsetFetchResponse_2, _r_OffsetFetchResponse_2, _r_OffsetFetchResponse_3, _r_OffsetFetchResponse_4, _r_OffsetFetchResponse_4, _r_OffsetFetchResponse_5, _r_OffsetFetchResponse_5,)
-OffsetFetchResponse._WRITERS = (_w_OffsetFetchResponse_0, _w_OffsetFetchResponse_0, _w_OffsetFetchResponse_1, _w_OffsetFetchResponse_2, _w_OffsetFetchResponse_2, _w_OffsetFetchResponse_3, _w_OffsetFetchResponse_4, _w_OffsetFetchResponse_4, _w_OffsetFetchResponse_5, _w_OffsetFetchResponse_5,)
+def _r_OffsetFetchResponse_OffsetFetchResponseTopics_1(b, p):
+    o = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+    o.topic_id, = _S3.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p)
+            xs2.append(e3)
+        o.partitions = xs2
+    o.name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetFetchResponseTopics: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetFetchResponseTopics: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetFetchResponse_OffsetFetchResponseTopics_0(o, w):
+    w += _S3.pack(o.topic_id)
+    xs1 = o.partitions
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_OffsetFetchResponse_OffsetFetchResponsePartition_2(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_OffsetFetchResponse_OffsetFetchResponseGroup_1(b, p):
+    o = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_OffsetFetchResponse_OffsetFetchResponseTopics_1(b, p)
+            xs4.append(e5)
+        o.topics = xs4
+    o.error_code, = _S0.unpack_from(b, p)
+    p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetFetchResponseGroup: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetFetchResponseGroup: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetFetchResponse_OffsetFetchResponseGroup_1(o, w):
+    v1 = o.group_id
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    xs2 = o.topics
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_OffsetFetchResponse_OffsetFetchResponseTopics_0(e3, w)
+    w += _S0.pack(o.error_code)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_OffsetFetchResponse_6(b, p):
+    o = _new(OffsetFetchResponse)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseGroup_1(b, p)
+            xs2.append(e3)
+        o.groups = xs2
+    o.topics = []
+    o.error_code = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('OffsetFetchResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('OffsetFetchResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_OffsetFetchResponse_6(o, w):
+    if o.topics:
+        raise UnsupportedFieldError('OffsetFetchResponse.Topics exists only in versions 0-7')
+    w += _S1.pack(o.throttle_time_ms)
+    xs1 = o.groups
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_OffsetFetchResponse_OffsetFetchResponseGroup_1(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+OffsetFetchRequest._READERS = (_r_OffsetFetchRequest_0, _r_OffsetFetchRequest_0, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_1, _r_OffsetFetchRequest_2, _r_OffsetFetchRequest_3, _r_OffsetFetchRequest_4, _r_OffsetFetchRequest_5, _r_OffsetFetchRequest_6,)
+OffsetFetchRequest._WRITERS = (_w_OffsetFetchRequest_0, _w_OffsetFetchRequest_0, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_1, _w_OffsetFetchRequest_2, _w_OffsetFetchRequest_3, _w_OffsetFetchRequest_4, _w_OffsetFetchRequest_5, _w_OffsetFetchRequest_6,)
+OffsetFetchResponse._READERS = (_r_OffsetFetchResponse_0, _r_OffsetFetchResponse_0, _r_OffsetFetchResponse_1, _r_OffsetFetchResponse_2, _r_OffsetFetchResponse_2, _r_OffsetFetchResponse_3, _r_OffsetFetchResponse_4, _r_OffsetFetchResponse_4, _r_OffsetFetchResponse_5, _r_OffsetFetchResponse_5, _r_OffsetFetchResponse_6,)
+OffsetFetchResponse._WRITERS = (_w_OffsetFetchResponse_0, _w_OffsetFetchResponse_0, _w_OffsetFetchResponse_1, _w_OffsetFetchResponse_2, _w_OffsetFetchResponse_2, _w_OffsetFetchResponse_3, _w_OffsetFetchResponse_4, _w_OffsetFetchResponse_4, _w_OffsetFetchResponse_5, _w_OffsetFetchResponse_5, _w_OffsetFetchResponse_6,)

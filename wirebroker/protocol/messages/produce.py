@@ -31,18 +31,19 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>hi')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>ihq')
-_S4 = _struct.Struct('>ihqq')
-_S5 = _struct.Struct('>ihqqq')
-_S6 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>16s')
+_S4 = _struct.Struct('>ihq')
+_S5 = _struct.Struct('>ihqq')
+_S6 = _struct.Struct('>ihqqq')
+_S7 = _struct.Struct('>ii')
 
 
 class ProduceRequest(Message):
-    """ProduceRequest: versions 0-11, flexible from 9. Schema: clients/ProduceRequest.json."""
+    """ProduceRequest: versions 0-13, flexible from 9. Schema: clients/ProduceRequest.json."""
 
     API_KEY = 0
     MIN_VERSION = 0
-    MAX_VERSION = 11
+    MAX_VERSION = 13
     FIRST_FLEXIBLE_VERSION = 9
     __slots__ = ('transactional_id', 'acks', 'timeout_ms', 'topic_data', 'unknown_tagged_fields',)
 
@@ -66,10 +67,11 @@ class ProduceRequest(Message):
     class TopicProduceData(Struct):
         """ProduceRequest.TopicProduceData"""
 
-        __slots__ = ('name', 'partition_data', 'unknown_tagged_fields',)
+        __slots__ = ('name', 'topic_id', 'partition_data', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, partition_data: list[ProduceRequest.PartitionProduceData] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, topic_id: bytes | None = None, partition_data: list[ProduceRequest.PartitionProduceData] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
+            self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.partition_data = [] if partition_data is None else partition_data
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -78,11 +80,11 @@ _ProduceRequest_TopicProduceData = ProduceRequest.TopicProduceData
 
 
 class ProduceResponse(Message):
-    """ProduceResponse: versions 0-11, flexible from 9. Schema: clients/ProduceResponse.json."""
+    """ProduceResponse: versions 0-13, flexible from 9. Schema: clients/ProduceResponse.json."""
 
     API_KEY = 0
     MIN_VERSION = 0
-    MAX_VERSION = 11
+    MAX_VERSION = 13
     FIRST_FLEXIBLE_VERSION = 9
     __slots__ = ('responses', 'throttle_time_ms', 'node_endpoints', 'unknown_tagged_fields',)
 
@@ -131,10 +133,11 @@ class ProduceResponse(Message):
     class TopicProduceResponse(Struct):
         """ProduceResponse.TopicProduceResponse"""
 
-        __slots__ = ('name', 'partition_responses', 'unknown_tagged_fields',)
+        __slots__ = ('name', 'topic_id', 'partition_responses', 'unknown_tagged_fields',)
 
-        def __init__(self, name: str | None = None, partition_responses: list[ProduceResponse.PartitionProduceResponse] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, name: str | None = None, topic_id: bytes | None = None, partition_responses: list[ProduceResponse.PartitionProduceResponse] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.name = '' if name is None else name
+            self.topic_id = UUID_ZERO if topic_id is None else topic_id
             self.partition_responses = [] if partition_responses is None else partition_responses
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -209,6 +212,7 @@ def _r_ProduceRequest_TopicProduceData_0(b, p):
             e5, p = _r_ProduceRequest_PartitionProduceData_0(b, p)
             xs4.append(e5)
         o.partition_data = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -389,6 +393,7 @@ def _r_ProduceRequest_TopicProduceData_1(b, p):
             e5, p = _r_ProduceRequest_PartitionProduceData_1(b, p)
             xs4.append(e5)
         o.partition_data = xs4
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -519,9 +524,152 @@ def _w_ProduceRequest_2(o, w):
         w.append(0)
 
 
+def _r_ProduceRequest_TopicProduceData_2(b, p):
+    o = _new(_ProduceRequest_TopicProduceData)
+    o.topic_id, = _S3.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('TopicProduceData.PartitionData: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_ProduceRequest_PartitionProduceData_1(b, p)
+            xs2.append(e3)
+        o.partition_data = xs2
+    o.name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('TopicProduceData: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('TopicProduceData: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ProduceRequest_TopicProduceData_2(o, w):
+    w += _S3.pack(o.topic_id)
+    xs1 = o.partition_data
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_ProduceRequest_PartitionProduceData_1(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ProduceRequest_3(b, p):
+    o = _new(ProduceRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.transactional_id = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
+        o.transactional_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
+    p += 6
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ProduceRequest.TopicData: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_ProduceRequest_TopicProduceData_2(b, p)
+            xs4.append(e5)
+        o.topic_data = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ProduceRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ProduceRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ProduceRequest_3(o, w):
+    v1 = o.transactional_id
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    w += _S0.pack(o.acks, o.timeout_ms)
+    xs2 = o.topic_data
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_ProduceRequest_TopicProduceData_2(e3, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_ProduceResponse_PartitionProduceResponse_0(b, p):
     o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, = _S3.unpack_from(b, p)
+    o.index, o.error_code, o.base_offset, = _S4.unpack_from(b, p)
     p += 14
     o.log_append_time_ms = -1
     o.log_start_offset = -1
@@ -533,7 +681,7 @@ def _r_ProduceResponse_PartitionProduceResponse_0(b, p):
 
 
 def _w_ProduceResponse_PartitionProduceResponse_0(o, w):
-    w += _S3.pack(o.index, o.error_code, o.base_offset)
+    w += _S4.pack(o.index, o.error_code, o.base_offset)
 
 
 def _r_ProduceResponse_TopicProduceResponse_0(b, p):
@@ -560,6 +708,7 @@ def _r_ProduceResponse_TopicProduceResponse_0(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_0(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -633,7 +782,7 @@ def _w_ProduceResponse_1(o, w):
 
 def _r_ProduceResponse_PartitionProduceResponse_1(b, p):
     o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, = _S4.unpack_from(b, p)
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, = _S5.unpack_from(b, p)
     p += 22
     o.log_start_offset = -1
     o.record_errors = []
@@ -644,7 +793,7 @@ def _r_ProduceResponse_PartitionProduceResponse_1(b, p):
 
 
 def _w_ProduceResponse_PartitionProduceResponse_1(o, w):
-    w += _S4.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms)
+    w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms)
 
 
 def _r_ProduceResponse_TopicProduceResponse_1(b, p):
@@ -671,6 +820,7 @@ def _r_ProduceResponse_TopicProduceResponse_1(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_1(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -717,7 +867,7 @@ def _w_ProduceResponse_2(o, w):
 
 def _r_ProduceResponse_PartitionProduceResponse_2(b, p):
     o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S5.unpack_from(b, p)
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
     p += 30
     o.record_errors = []
     o.error_message = None
@@ -727,7 +877,7 @@ def _r_ProduceResponse_PartitionProduceResponse_2(b, p):
 
 
 def _w_ProduceResponse_PartitionProduceResponse_2(o, w):
-    w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
 
 
 def _r_ProduceResponse_TopicProduceResponse_2(b, p):
@@ -754,6 +904,7 @@ def _r_ProduceResponse_TopicProduceResponse_2(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_2(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -829,7 +980,7 @@ def _w_ProduceResponse_BatchIndexAndErrorMessage_0(o, w):
 
 def _r_ProduceResponse_PartitionProduceResponse_3(b, p):
     o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S5.unpack_from(b, p)
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
     p += 30
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -859,7 +1010,7 @@ def _r_ProduceResponse_PartitionProduceResponse_3(b, p):
 
 
 def _w_ProduceResponse_PartitionProduceResponse_3(o, w):
-    w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     xs1 = o.record_errors
     w += _S1.pack(len(xs1))
     for e2 in xs1:
@@ -897,6 +1048,7 @@ def _r_ProduceResponse_TopicProduceResponse_3(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_3(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1003,7 +1155,7 @@ def _w_ProduceResponse_BatchIndexAndErrorMessage_1(o, w):
 
 def _r_ProduceResponse_PartitionProduceResponse_4(b, p):
     o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S5.unpack_from(b, p)
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
     p += 30
     n1 = b[p]
     p += 1
@@ -1059,7 +1211,7 @@ def _r_ProduceResponse_PartitionProduceResponse_4(b, p):
 
 
 def _w_ProduceResponse_PartitionProduceResponse_4(o, w):
-    w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     xs1 = o.record_errors
     ln = len(xs1) + 1
     if ln < 128:
@@ -1115,6 +1267,7 @@ def _r_ProduceResponse_TopicProduceResponse_4(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_4(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -1224,7 +1377,7 @@ def _w_ProduceResponse_5(o, w):
 
 def _r_ProduceResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_ProduceResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S6.unpack_from(b, p)
+    o.leader_id, o.leader_epoch, = _S7.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1251,7 +1404,7 @@ def _r_ProduceResponse_LeaderIdAndEpoch_0(b, p):
 
 
 def _w_ProduceResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S6.pack(o.leader_id, o.leader_epoch)
+    w += _S7.pack(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1260,7 +1413,7 @@ def _w_ProduceResponse_LeaderIdAndEpoch_0(o, w):
 
 def _r_ProduceResponse_PartitionProduceResponse_5(b, p):
     o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S5.unpack_from(b, p)
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
     p += 30
     n1 = b[p]
     p += 1
@@ -1319,7 +1472,7 @@ def _r_ProduceResponse_PartitionProduceResponse_5(b, p):
 
 
 def _w_ProduceResponse_PartitionProduceResponse_5(o, w):
-    w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
+    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     xs1 = o.record_errors
     ln = len(xs1) + 1
     if ln < 128:
@@ -1382,6 +1535,7 @@ def _r_ProduceResponse_TopicProduceResponse_5(b, p):
             e5, p = _r_ProduceResponse_PartitionProduceResponse_5(b, p)
             xs4.append(e5)
         o.partition_responses = xs4
+    o.topic_id = UUID_ZERO
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -1604,7 +1758,158 @@ def _w_ProduceResponse_6(o, w):
         w.append(0)
 
 
-ProduceRequest._READERS = (_r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_2, _r_ProduceRequest_2, _r_ProduceRequest_2,)
-ProduceRequest._WRITERS = (_w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_2,)
-ProduceResponse._READERS = (_r_ProduceResponse_0, _r_ProduceResponse_1, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_4, _r_ProduceResponse_5, _r_ProduceResponse_6, _r_ProduceResponse_6,)
-ProduceResponse._WRITERS = (_w_ProduceResponse_0, _w_ProduceResponse_1, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_4, _w_ProduceResponse_5, _w_ProduceResponse_6, _w_ProduceResponse_6,)
+def _r_ProduceResponse_TopicProduceResponse_6(b, p):
+    o = _new(_ProduceResponse_TopicProduceResponse)
+    o.topic_id, = _S3.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_ProduceResponse_PartitionProduceResponse_5(b, p)
+            xs2.append(e3)
+        o.partition_responses = xs2
+    o.name = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('TopicProduceResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('TopicProduceResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ProduceResponse_TopicProduceResponse_6(o, w):
+    w += _S3.pack(o.topic_id)
+    xs1 = o.partition_responses
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_ProduceResponse_PartitionProduceResponse_5(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ProduceResponse_7(b, p):
+    o = _new(ProduceResponse)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ProduceResponse.Responses: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_ProduceResponse_TopicProduceResponse_6(b, p)
+            xs2.append(e3)
+        o.responses = xs2
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ProduceResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ProduceResponse: tagged field past the end')
+        if tag == 0:
+            n4 = b[p]
+            p += 1
+            if n4 > 127:
+                n4, p = _uvt(b, p, n4)
+            n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ProduceResponse.NodeEndpoints: null where not nullable')
+            else:
+                if n4 > len(b) - p:
+                    raise DecodeError('ProduceResponse.NodeEndpoints: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6, p = _r_ProduceResponse_NodeEndpoint_0(b, p)
+                    xs5.append(e6)
+                o.node_endpoints = xs5
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ProduceResponse_7(o, w):
+    xs1 = o.responses
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_ProduceResponse_TopicProduceResponse_6(e2, w)
+    w += _S1.pack(o.throttle_time_ms)
+    tags = []
+    if o.node_endpoints:
+        t3 = bytearray()
+        xs4 = o.node_endpoints
+        ln = len(xs4) + 1
+        if ln < 128:
+            t3.append(ln)
+        else:
+            _wuv(t3, ln)
+        for e5 in xs4:
+            _w_ProduceResponse_NodeEndpoint_0(e5, t3)
+        tags.append((0, t3))
+    if o.unknown_tagged_fields:
+        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
+    if tags:
+        _wtags(w, tags)
+    else:
+        w.append(0)
+
+
+ProduceRequest._READERS = (_r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_1, _r_ProduceRequest_2, _r_ProduceRequest_2, _r_ProduceRequest_2, _r_ProduceRequest_2, _r_ProduceRequest_3,)
+ProduceRequest._WRITERS = (_w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_3,)
+ProduceResponse._READERS = (_r_ProduceResponse_0, _r_ProduceResponse_1, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_4, _r_ProduceResponse_5, _r_ProduceResponse_6, _r_ProduceResponse_6, _r_ProduceResponse_6, _r_ProduceResponse_7,)
+ProduceResponse._WRITERS = (_w_ProduceResponse_0, _w_ProduceResponse_1, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_4, _w_ProduceResponse_5, _w_ProduceResponse_6, _w_ProduceResponse_6, _w_ProduceResponse_6, _w_ProduceResponse_7,)

@@ -82,7 +82,7 @@ def _r_PushTelemetryRequest_0(b, p):
         q2 = p + n1
         if q2 > len(b):
             raise DecodeError('PushTelemetryRequest.Metrics: length ' + str(n1) + ' past the end')
-        o.metrics = bytes(b[p:q2])
+        o.metrics = b[p:q2]
         p = q2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

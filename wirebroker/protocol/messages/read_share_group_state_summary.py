@@ -31,15 +31,16 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>16s')
 _S1 = _struct.Struct('>ii')
 _S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>iq')
+_S3 = _struct.Struct('>iiq')
+_S4 = _struct.Struct('>iiqi')
 
 
 class ReadShareGroupStateSummaryRequest(Message):
-    """ReadShareGroupStateSummaryRequest: versions 0-0, flexible from 0. Schema: clients/ReadShareGroupStateSummaryRequest.json."""
+    """ReadShareGroupStateSummaryRequest: versions 0-1, flexible from 0. Schema: clients/ReadShareGroupStateSummaryRequest.json."""
 
     API_KEY = 87
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('group_id', 'topics', 'unknown_tagged_fields',)
 
@@ -73,11 +74,11 @@ _ReadShareGroupStateSummaryRequest_ReadStateSummaryData = ReadShareGroupStateSum
 
 
 class ReadShareGroupStateSummaryResponse(Message):
-    """ReadShareGroupStateSummaryResponse: versions 0-0, flexible from 0. Schema: clients/ReadShareGroupStateSummaryResponse.json."""
+    """ReadShareGroupStateSummaryResponse: versions 0-1, flexible from 0. Schema: clients/ReadShareGroupStateSummaryResponse.json."""
 
     API_KEY = 87
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('results', 'unknown_tagged_fields',)
 
@@ -88,14 +89,16 @@ class ReadShareGroupStateSummaryResponse(Message):
     class PartitionResult(Struct):
         """ReadShareGroupStateSummaryResponse.PartitionResult"""
 
-        __slots__ = ('partition', 'error_code', 'error_message', 'state_epoch', 'start_offset', 'unknown_tagged_fields',)
+        __slots__ = ('partition', 'error_code', 'error_message', 'state_epoch', 'leader_epoch', 'start_offset', 'delivery_complete_count', 'unknown_tagged_fields',)
 
-        def __init__(self, partition: int | None = None, error_code: int | None = None, error_message: str | None = None, state_epoch: int | None = None, start_offset: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition: int | None = None, error_code: int | None = None, error_message: str | None = None, state_epoch: int | None = None, leader_epoch: int | None = None, start_offset: int | None = None, delivery_complete_count: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition = 0 if partition is None else partition
             self.error_code = 0 if error_code is None else error_code
             self.error_message = error_message
             self.state_epoch = 0 if state_epoch is None else state_epoch
+            self.leader_epoch = 0 if leader_epoch is None else leader_epoch
             self.start_offset = 0 if start_offset is None else start_offset
+            self.delivery_complete_count = -1 if delivery_complete_count is None else delivery_complete_count
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class ReadStateSummaryResult(Struct):
@@ -301,8 +304,9 @@ def _r_ReadShareGroupStateSummaryResponse_PartitionResult_0(b, p):
             raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    o.state_epoch, o.start_offset, = _S3.unpack_from(b, p)
-    p += 12
+    o.state_epoch, o.leader_epoch, o.start_offset, = _S3.unpack_from(b, p)
+    p += 16
+    o.delivery_complete_count = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -340,7 +344,7 @@ def _w_ReadShareGroupStateSummaryResponse_PartitionResult_0(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S3.pack(o.state_epoch, o.start_offset)
+    w += _S3.pack(o.state_epoch, o.leader_epoch, o.start_offset)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -462,7 +466,185 @@ def _w_ReadShareGroupStateSummaryResponse_0(o, w):
         w.append(0)
 
 
-ReadShareGroupStateSummaryRequest._READERS = (_r_ReadShareGroupStateSummaryRequest_0,)
-ReadShareGroupStateSummaryRequest._WRITERS = (_w_ReadShareGroupStateSummaryRequest_0,)
-ReadShareGroupStateSummaryResponse._READERS = (_r_ReadShareGroupStateSummaryResponse_0,)
-ReadShareGroupStateSummaryResponse._WRITERS = (_w_ReadShareGroupStateSummaryResponse_0,)
+def _r_ReadShareGroupStateSummaryResponse_PartitionResult_1(b, p):
+    o = _new(_ReadShareGroupStateSummaryResponse_PartitionResult)
+    o.partition, o.error_code, = _S2.unpack_from(b, p)
+    p += 6
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count, = _S4.unpack_from(b, p)
+    p += 20
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('PartitionResult: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('PartitionResult: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ReadShareGroupStateSummaryResponse_PartitionResult_1(o, w):
+    w += _S2.pack(o.partition, o.error_code)
+    v1 = o.error_message
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    w += _S4.pack(o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_1(b, p):
+    o = _new(_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult)
+    o.topic_id, = _S0.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ReadStateSummaryResult.Partitions: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('ReadStateSummaryResult.Partitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_ReadShareGroupStateSummaryResponse_PartitionResult_1(b, p)
+            xs2.append(e3)
+        o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ReadStateSummaryResult: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ReadStateSummaryResult: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_1(o, w):
+    w += _S0.pack(o.topic_id)
+    xs1 = o.partitions
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_ReadShareGroupStateSummaryResponse_PartitionResult_1(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ReadShareGroupStateSummaryResponse_1(b, p):
+    o = _new(ReadShareGroupStateSummaryResponse)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ReadShareGroupStateSummaryResponse.Results: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('ReadShareGroupStateSummaryResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_1(b, p)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ReadShareGroupStateSummaryResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ReadShareGroupStateSummaryResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ReadShareGroupStateSummaryResponse_1(o, w):
+    xs1 = o.results
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_1(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+ReadShareGroupStateSummaryRequest._READERS = (_r_ReadShareGroupStateSummaryRequest_0, _r_ReadShareGroupStateSummaryRequest_0,)
+ReadShareGroupStateSummaryRequest._WRITERS = (_w_ReadShareGroupStateSummaryRequest_0, _w_ReadShareGroupStateSummaryRequest_0,)
+ReadShareGroupStateSummaryResponse._READERS = (_r_ReadShareGroupStateSummaryResponse_0, _r_ReadShareGroupStateSummaryResponse_1,)
+ReadShareGroupStateSummaryResponse._WRITERS = (_w_ReadShareGroupStateSummaryResponse_0, _w_ReadShareGroupStateSummaryResponse_1,)

@@ -60,6 +60,8 @@ def _r_RequestHeader_0(b, p):
 
 
 def _w_RequestHeader_0(o, w):
+    if o.client_id:
+        raise UnsupportedFieldError('RequestHeader.ClientId exists only in versions 1+')
     w += _S0.pack(o.request_api_key, o.request_api_version, o.correlation_id)
 
 

@@ -31,24 +31,26 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>16s')
 _S2 = _struct.Struct('>qq')
-_S3 = _struct.Struct('>ih')
-_S4 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>i?')
+_S4 = _struct.Struct('>ih')
+_S5 = _struct.Struct('>ii')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 
 
 class ShareAcknowledgeRequest(Message):
-    """ShareAcknowledgeRequest: versions 0-0, flexible from 0. Schema: clients/ShareAcknowledgeRequest.json."""
+    """ShareAcknowledgeRequest: versions 1-2, flexible from 0. Schema: clients/ShareAcknowledgeRequest.json."""
 
     API_KEY = 79
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'topics', 'unknown_tagged_fields',)
+    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'is_renew_ack', 'topics', 'unknown_tagged_fields',)
 
-    def __init__(self, group_id: str | None = None, member_id: str | None = '', share_session_epoch: int | None = None, topics: list[ShareAcknowledgeRequest.AcknowledgeTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, group_id: str | None = None, member_id: str | None = '', share_session_epoch: int | None = None, is_renew_ack: bool | None = None, topics: list[ShareAcknowledgeRequest.AcknowledgeTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.group_id = group_id
         self.member_id = member_id
         self.share_session_epoch = 0 if share_session_epoch is None else share_session_epoch
+        self.is_renew_ack = False if is_renew_ack is None else is_renew_ack
         self.topics = [] if topics is None else topics
         self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -89,18 +91,19 @@ _ShareAcknowledgeRequest_AcknowledgeTopic = ShareAcknowledgeRequest.AcknowledgeT
 
 
 class ShareAcknowledgeResponse(Message):
-    """ShareAcknowledgeResponse: versions 0-0, flexible from 0. Schema: clients/ShareAcknowledgeResponse.json."""
+    """ShareAcknowledgeResponse: versions 1-2, flexible from 0. Schema: clients/ShareAcknowledgeResponse.json."""
 
     API_KEY = 79
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'responses', 'node_endpoints', 'unknown_tagged_fields',)
+    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'acquisition_lock_timeout_ms', 'responses', 'node_endpoints', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, responses: list[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse] | None = None, node_endpoints: list[ShareAcknowledgeResponse.NodeEndpoint] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, acquisition_lock_timeout_ms: int | None = None, responses: list[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse] | None = None, node_endpoints: list[ShareAcknowledgeResponse.NodeEndpoint] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
         self.error_message = error_message
+        self.acquisition_lock_timeout_ms = 0 if acquisition_lock_timeout_ms is None else acquisition_lock_timeout_ms
         self.responses = [] if responses is None else responses
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -376,6 +379,7 @@ def _r_ShareAcknowledgeRequest_0(b, p):
             e7, p = _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p)
             xs6.append(e7)
         o.topics = xs6
+    o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -401,6 +405,8 @@ def _r_ShareAcknowledgeRequest_0(b, p):
 
 
 def _w_ShareAcknowledgeRequest_0(o, w):
+    if o.is_renew_ack != False:
+        raise UnsupportedFieldError('ShareAcknowledgeRequest.IsRenewAck exists only in versions 2+')
     v1 = o.group_id
     if v1 is None:
         w.append(0)
@@ -438,9 +444,116 @@ def _w_ShareAcknowledgeRequest_0(o, w):
         w.append(0)
 
 
+def _r_ShareAcknowledgeRequest_1(b, p):
+    o = _new(ShareAcknowledgeRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.group_id = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('ShareAcknowledgeRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        o.member_id = None
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.share_session_epoch, o.is_renew_ack, = _S3.unpack_from(b, p)
+    p += 5
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
+    else:
+        if n5 > len(b) - p:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7, p = _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p)
+            xs6.append(e7)
+        o.topics = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ShareAcknowledgeRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ShareAcknowledgeRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ShareAcknowledgeRequest_1(o, w):
+    v1 = o.group_id
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    v2 = o.member_id
+    if v2 is None:
+        w.append(0)
+    else:
+        v2 = v2.encode()
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v2
+    w += _S3.pack(o.share_session_epoch, o.is_renew_ack)
+    xs3 = o.topics
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e4 in xs3:
+        _w_ShareAcknowledgeRequest_AcknowledgeTopic_0(e4, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S4.unpack_from(b, p)
+    o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -467,7 +580,7 @@ def _r_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p):
 
 
 def _w_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S4.pack(o.leader_id, o.leader_epoch)
+    w += _S5.pack(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -476,7 +589,7 @@ def _w_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(o, w):
 
 def _r_ShareAcknowledgeResponse_PartitionData_0(b, p):
     o = _new(_ShareAcknowledgeResponse_PartitionData)
-    o.partition_index, o.error_code, = _S3.unpack_from(b, p)
+    o.partition_index, o.error_code, = _S4.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -517,7 +630,7 @@ def _r_ShareAcknowledgeResponse_PartitionData_0(b, p):
 
 
 def _w_ShareAcknowledgeResponse_PartitionData_0(o, w):
-    w += _S3.pack(o.partition_index, o.error_code)
+    w += _S4.pack(o.partition_index, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -681,7 +794,7 @@ def _w_ShareAcknowledgeResponse_NodeEndpoint_0(o, w):
 
 def _r_ShareAcknowledgeResponse_0(b, p):
     o = _new(ShareAcknowledgeResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -696,6 +809,115 @@ def _r_ShareAcknowledgeResponse_0(b, p):
             raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p)
+            xs4.append(e5)
+        o.responses = xs4
+    n6 = b[p]
+    p += 1
+    if n6 > 127:
+        n6, p = _uvt(b, p, n6)
+    n6 -= 1
+    if n6 < 0:
+        raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
+    else:
+        if n6 > len(b) - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8, p = _r_ShareAcknowledgeResponse_NodeEndpoint_0(b, p)
+            xs7.append(e8)
+        o.node_endpoints = xs7
+    o.acquisition_lock_timeout_ms = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ShareAcknowledgeResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ShareAcknowledgeResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ShareAcknowledgeResponse_0(o, w):
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    v1 = o.error_message
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    xs2 = o.responses
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(e3, w)
+    xs4 = o.node_endpoints
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e5 in xs4:
+        _w_ShareAcknowledgeResponse_NodeEndpoint_0(e5, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ShareAcknowledgeResponse_1(b, p):
+    o = _new(ShareAcknowledgeResponse)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
+    p += 6
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    o.acquisition_lock_timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
     n3 = b[p]
     p += 1
     if n3 > 127:
@@ -750,8 +972,8 @@ def _r_ShareAcknowledgeResponse_0(b, p):
     return o, p
 
 
-def _w_ShareAcknowledgeResponse_0(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+def _w_ShareAcknowledgeResponse_1(o, w):
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -763,6 +985,7 @@ def _w_ShareAcknowledgeResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v1
+    w += _S0.pack(o.acquisition_lock_timeout_ms)
     xs2 = o.responses
     ln = len(xs2) + 1
     if ln < 128:
@@ -785,7 +1008,7 @@ def _w_ShareAcknowledgeResponse_0(o, w):
         w.append(0)
 
 
-ShareAcknowledgeRequest._READERS = (_r_ShareAcknowledgeRequest_0,)
-ShareAcknowledgeRequest._WRITERS = (_w_ShareAcknowledgeRequest_0,)
-ShareAcknowledgeResponse._READERS = (_r_ShareAcknowledgeResponse_0,)
-ShareAcknowledgeResponse._WRITERS = (_w_ShareAcknowledgeResponse_0,)
+ShareAcknowledgeRequest._READERS = (None, _r_ShareAcknowledgeRequest_0, _r_ShareAcknowledgeRequest_1,)
+ShareAcknowledgeRequest._WRITERS = (None, _w_ShareAcknowledgeRequest_0, _w_ShareAcknowledgeRequest_1,)
+ShareAcknowledgeResponse._READERS = (None, _r_ShareAcknowledgeResponse_0, _r_ShareAcknowledgeResponse_1,)
+ShareAcknowledgeResponse._WRITERS = (None, _w_ShareAcknowledgeResponse_0, _w_ShareAcknowledgeResponse_1,)

@@ -28,34 +28,39 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iiii')
+_S0 = _struct.Struct('>iiiiii')
 _S1 = _struct.Struct('>16s')
-_S2 = _struct.Struct('>ii')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>qq')
-_S4 = _struct.Struct('>ih')
-_S5 = _struct.Struct('>h')
-_S6 = _struct.Struct('>qqh')
-_S7 = _struct.Struct('>i')
+_S4 = _struct.Struct('>iiiiiib?')
+_S5 = _struct.Struct('>ih')
+_S6 = _struct.Struct('>h')
+_S7 = _struct.Struct('>ii')
+_S8 = _struct.Struct('>qqh')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ShareFetchRequest(Message):
-    """ShareFetchRequest: versions 0-0, flexible from 0. Schema: clients/ShareFetchRequest.json."""
+    """ShareFetchRequest: versions 1-2, flexible from 0. Schema: clients/ShareFetchRequest.json."""
 
     API_KEY = 78
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'max_wait_ms', 'min_bytes', 'max_bytes', 'topics', 'forgotten_topics_data', 'unknown_tagged_fields',)
+    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'max_wait_ms', 'min_bytes', 'max_bytes', 'max_records', 'batch_size', 'share_acquire_mode', 'is_renew_ack', 'topics', 'forgotten_topics_data', 'unknown_tagged_fields',)
 
-    def __init__(self, group_id: str | None = None, member_id: str | None = '', share_session_epoch: int | None = None, max_wait_ms: int | None = None, min_bytes: int | None = None, max_bytes: int | None = None, topics: list[ShareFetchRequest.FetchTopic] | None = None, forgotten_topics_data: list[ShareFetchRequest.ForgottenTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, group_id: str | None = None, member_id: str | None = '', share_session_epoch: int | None = None, max_wait_ms: int | None = None, min_bytes: int | None = None, max_bytes: int | None = None, max_records: int | None = None, batch_size: int | None = None, share_acquire_mode: int | None = None, is_renew_ack: bool | None = None, topics: list[ShareFetchRequest.FetchTopic] | None = None, forgotten_topics_data: list[ShareFetchRequest.ForgottenTopic] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.group_id = group_id
         self.member_id = member_id
         self.share_session_epoch = 0 if share_session_epoch is None else share_session_epoch
         self.max_wait_ms = 0 if max_wait_ms is None else max_wait_ms
         self.min_bytes = 0 if min_bytes is None else min_bytes
         self.max_bytes = 2147483647 if max_bytes is None else max_bytes
+        self.max_records = 0 if max_records is None else max_records
+        self.batch_size = 0 if batch_size is None else batch_size
+        self.share_acquire_mode = 0 if share_acquire_mode is None else share_acquire_mode
+        self.is_renew_ack = False if is_renew_ack is None else is_renew_ack
         self.topics = [] if topics is None else topics
         self.forgotten_topics_data = [] if forgotten_topics_data is None else forgotten_topics_data
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -109,18 +114,19 @@ _ShareFetchRequest_ForgottenTopic = ShareFetchRequest.ForgottenTopic
 
 
 class ShareFetchResponse(Message):
-    """ShareFetchResponse: versions 0-0, flexible from 0. Schema: clients/ShareFetchResponse.json."""
+    """ShareFetchResponse: versions 1-2, flexible from 0. Schema: clients/ShareFetchResponse.json."""
 
     API_KEY = 78
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'responses', 'node_endpoints', 'unknown_tagged_fields',)
+    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'acquisition_lock_timeout_ms', 'responses', 'node_endpoints', 'unknown_tagged_fields',)
 
-    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, responses: list[ShareFetchResponse.ShareFetchableTopicResponse] | None = None, node_endpoints: list[ShareFetchResponse.NodeEndpoint] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, error_message: str | None = None, acquisition_lock_timeout_ms: int | None = None, responses: list[ShareFetchResponse.ShareFetchableTopicResponse] | None = None, node_endpoints: list[ShareFetchResponse.NodeEndpoint] | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
         self.error_message = error_message
+        self.acquisition_lock_timeout_ms = 0 if acquisition_lock_timeout_ms is None else acquisition_lock_timeout_ms
         self.responses = [] if responses is None else responses
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -251,8 +257,8 @@ def _w_ShareFetchRequest_AcknowledgementBatch_0(o, w):
 
 def _r_ShareFetchRequest_FetchPartition_0(b, p):
     o = _new(_ShareFetchRequest_FetchPartition)
-    o.partition_index, o.partition_max_bytes, = _S2.unpack_from(b, p)
-    p += 8
+    o.partition_index, = _S2.unpack_from(b, p)
+    p += 4
     n1 = b[p]
     p += 1
     if n1 > 127:
@@ -268,6 +274,7 @@ def _r_ShareFetchRequest_FetchPartition_0(b, p):
             e3, p = _r_ShareFetchRequest_AcknowledgementBatch_0(b, p)
             xs2.append(e3)
         o.acknowledgement_batches = xs2
+    o.partition_max_bytes = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -293,7 +300,9 @@ def _r_ShareFetchRequest_FetchPartition_0(b, p):
 
 
 def _w_ShareFetchRequest_FetchPartition_0(o, w):
-    w += _S2.pack(o.partition_index, o.partition_max_bytes)
+    if o.partition_max_bytes != 0:
+        raise UnsupportedFieldError('FetchPartition.PartitionMaxBytes exists only in versions 0-0')
+    w += _S2.pack(o.partition_index)
     xs1 = o.acknowledgement_batches
     ln = len(xs1) + 1
     if ln < 128:
@@ -453,8 +462,142 @@ def _r_ShareFetchRequest_0(b, p):
             raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, = _S0.unpack_from(b, p)
-    p += 16
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, = _S0.unpack_from(b, p)
+    p += 24
+    n5 = b[p]
+    p += 1
+    if n5 > 127:
+        n5, p = _uvt(b, p, n5)
+    n5 -= 1
+    if n5 < 0:
+        raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
+    else:
+        if n5 > len(b) - p:
+            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7, p = _r_ShareFetchRequest_FetchTopic_0(b, p)
+            xs6.append(e7)
+        o.topics = xs6
+    n8 = b[p]
+    p += 1
+    if n8 > 127:
+        n8, p = _uvt(b, p, n8)
+    n8 -= 1
+    if n8 < 0:
+        raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
+    else:
+        if n8 > len(b) - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10, p = _r_ShareFetchRequest_ForgottenTopic_0(b, p)
+            xs9.append(e10)
+        o.forgotten_topics_data = xs9
+    o.share_acquire_mode = 0
+    o.is_renew_ack = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('ShareFetchRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('ShareFetchRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_ShareFetchRequest_0(o, w):
+    if o.is_renew_ack != False:
+        raise UnsupportedFieldError('ShareFetchRequest.IsRenewAck exists only in versions 2+')
+    v1 = o.group_id
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    v2 = o.member_id
+    if v2 is None:
+        w.append(0)
+    else:
+        v2 = v2.encode()
+        ln = len(v2) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v2
+    w += _S0.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size)
+    xs3 = o.topics
+    ln = len(xs3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e4 in xs3:
+        _w_ShareFetchRequest_FetchTopic_0(e4, w)
+    xs5 = o.forgotten_topics_data
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e6 in xs5:
+        _w_ShareFetchRequest_ForgottenTopic_0(e6, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_ShareFetchRequest_1(b, p):
+    o = _new(ShareFetchRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.group_id = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('ShareFetchRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        o.member_id = None
+    else:
+        q4 = p + n3
+        if q4 > len(b):
+            raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, = _S4.unpack_from(b, p)
+    p += 26
     n5 = b[p]
     p += 1
     if n5 > 127:
@@ -509,7 +652,7 @@ def _r_ShareFetchRequest_0(b, p):
     return o, p
 
 
-def _w_ShareFetchRequest_0(o, w):
+def _w_ShareFetchRequest_1(o, w):
     v1 = o.group_id
     if v1 is None:
         w.append(0)
@@ -532,7 +675,7 @@ def _w_ShareFetchRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v2
-    w += _S0.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes)
+    w += _S4.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack)
     xs3 = o.topics
     ln = len(xs3) + 1
     if ln < 128:
@@ -557,7 +700,7 @@ def _w_ShareFetchRequest_0(o, w):
 
 def _r_ShareFetchResponse_LeaderIdAndEpoch_0(b, p):
     o = _new(_ShareFetchResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S2.unpack_from(b, p)
+    o.leader_id, o.leader_epoch, = _S7.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -584,7 +727,7 @@ def _r_ShareFetchResponse_LeaderIdAndEpoch_0(b, p):
 
 
 def _w_ShareFetchResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S2.pack(o.leader_id, o.leader_epoch)
+    w += _S7.pack(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -593,7 +736,7 @@ def _w_ShareFetchResponse_LeaderIdAndEpoch_0(o, w):
 
 def _r_ShareFetchResponse_AcquiredRecords_0(b, p):
     o = _new(_ShareFetchResponse_AcquiredRecords)
-    o.first_offset, o.last_offset, o.delivery_count, = _S6.unpack_from(b, p)
+    o.first_offset, o.last_offset, o.delivery_count, = _S8.unpack_from(b, p)
     p += 18
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -620,7 +763,7 @@ def _r_ShareFetchResponse_AcquiredRecords_0(b, p):
 
 
 def _w_ShareFetchResponse_AcquiredRecords_0(o, w):
-    w += _S6.pack(o.first_offset, o.last_offset, o.delivery_count)
+    w += _S8.pack(o.first_offset, o.last_offset, o.delivery_count)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -629,7 +772,7 @@ def _w_ShareFetchResponse_AcquiredRecords_0(o, w):
 
 def _r_ShareFetchResponse_PartitionData_0(b, p):
     o = _new(_ShareFetchResponse_PartitionData)
-    o.partition_index, o.error_code, = _S4.unpack_from(b, p)
+    o.partition_index, o.error_code, = _S5.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -644,7 +787,7 @@ def _r_ShareFetchResponse_PartitionData_0(b, p):
             raise DecodeError('PartitionData.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    o.acknowledge_error_code, = _S5.unpack_from(b, p)
+    o.acknowledge_error_code, = _S6.unpack_from(b, p)
     p += 2
     n3 = b[p]
     p += 1
@@ -666,7 +809,7 @@ def _r_ShareFetchResponse_PartitionData_0(b, p):
         n5, p = _uvt(b, p, n5)
     n5 -= 1
     if n5 < 0:
-        o.records = None
+        raise DecodeError('PartitionData.Records: null where not nullable')
     else:
         q6 = p + n5
         if q6 > len(b):
@@ -713,7 +856,7 @@ def _r_ShareFetchResponse_PartitionData_0(b, p):
 
 
 def _w_ShareFetchResponse_PartitionData_0(o, w):
-    w += _S4.pack(o.partition_index, o.error_code)
+    w += _S5.pack(o.partition_index, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -725,7 +868,7 @@ def _w_ShareFetchResponse_PartitionData_0(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S5.pack(o.acknowledge_error_code)
+    w += _S6.pack(o.acknowledge_error_code)
     v2 = o.acknowledge_error_message
     if v2 is None:
         w.append(0)
@@ -739,15 +882,12 @@ def _w_ShareFetchResponse_PartitionData_0(o, w):
         w += v2
     _w_ShareFetchResponse_LeaderIdAndEpoch_0(o.current_leader, w)
     v3 = o.records
-    if v3 is None:
-        w.append(0)
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
     else:
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        _wrec(w, v3)
+        _wuv(w, ln)
+    _wrec(w, v3)
     xs4 = o.acquired_records
     ln = len(xs4) + 1
     if ln < 128:
@@ -823,7 +963,7 @@ def _w_ShareFetchResponse_ShareFetchableTopicResponse_0(o, w):
 
 def _r_ShareFetchResponse_NodeEndpoint_0(b, p):
     o = _new(_ShareFetchResponse_NodeEndpoint)
-    o.node_id, = _S7.unpack_from(b, p)
+    o.node_id, = _S2.unpack_from(b, p)
     p += 4
     n1 = b[p]
     p += 1
@@ -838,7 +978,7 @@ def _r_ShareFetchResponse_NodeEndpoint_0(b, p):
             raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
         o.host = str(b[p:q2], 'utf-8')
         p = q2
-    o.port, = _S7.unpack_from(b, p)
+    o.port, = _S2.unpack_from(b, p)
     p += 4
     n3 = b[p]
     p += 1
@@ -878,7 +1018,7 @@ def _r_ShareFetchResponse_NodeEndpoint_0(b, p):
 
 
 def _w_ShareFetchResponse_NodeEndpoint_0(o, w):
-    w += _S7.pack(o.node_id)
+    w += _S2.pack(o.node_id)
     v1 = o.host
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -887,7 +1027,7 @@ def _w_ShareFetchResponse_NodeEndpoint_0(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S7.pack(o.port)
+    w += _S2.pack(o.port)
     v2 = o.rack
     if v2 is None:
         w.append(0)
@@ -907,7 +1047,7 @@ def _w_ShareFetchResponse_NodeEndpoint_0(o, w):
 
 def _r_ShareFetchResponse_0(b, p):
     o = _new(ShareFetchResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -922,6 +1062,8 @@ def _r_ShareFetchResponse_0(b, p):
             raise DecodeError('ShareFetchResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
+    o.acquisition_lock_timeout_ms, = _S2.unpack_from(b, p)
+    p += 4
     n3 = b[p]
     p += 1
     if n3 > 127:
@@ -977,7 +1119,7 @@ def _r_ShareFetchResponse_0(b, p):
 
 
 def _w_ShareFetchResponse_0(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S5.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -989,6 +1131,7 @@ def _w_ShareFetchResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v1
+    w += _S2.pack(o.acquisition_lock_timeout_ms)
     xs2 = o.responses
     ln = len(xs2) + 1
     if ln < 128:
@@ -1011,7 +1154,7 @@ def _w_ShareFetchResponse_0(o, w):
         w.append(0)
 
 
-ShareFetchRequest._READERS = (_r_ShareFetchRequest_0,)
-ShareFetchRequest._WRITERS = (_w_ShareFetchRequest_0,)
-ShareFetchResponse._READERS = (_r_ShareFetchResponse_0,)
-ShareFetchResponse._WRITERS = (_w_ShareFetchResponse_0,)
+ShareFetchRequest._READERS = (None, _r_ShareFetchRequest_0, _r_ShareFetchRequest_1,)
+ShareFetchRequest._WRITERS = (None, _w_ShareFetchRequest_0, _w_ShareFetchRequest_1,)
+ShareFetchResponse._READERS = (None, _r_ShareFetchResponse_0, _r_ShareFetchResponse_0,)
+ShareFetchResponse._WRITERS = (None, _w_ShareFetchResponse_0, _w_ShareFetchResponse_0,)

@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ShareGroupCurrentMemberAssignmentKey(Message):
-    """ShareGroupCurrentMemberAssignmentKey: versions 14-14, flexible from None. Schema: group-coordinator/ShareGroupCurrentMemberAssignmentKey.json."""
+    """ShareGroupCurrentMemberAssignmentKey: versions 0-0, flexible from None. Schema: group-coordinator/ShareGroupCurrentMemberAssignmentKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 14
-    MAX_VERSION = 14
+    API_KEY = 14
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'member_id', 'unknown_tagged_fields',)
 
@@ -84,5 +84,5 @@ def _w_ShareGroupCurrentMemberAssignmentKey_0(o, w):
     w += v2
 
 
-ShareGroupCurrentMemberAssignmentKey._READERS = (None, None, None, None, None, None, None, None, None, None, None, None, None, None, _r_ShareGroupCurrentMemberAssignmentKey_0,)
-ShareGroupCurrentMemberAssignmentKey._WRITERS = (None, None, None, None, None, None, None, None, None, None, None, None, None, None, _w_ShareGroupCurrentMemberAssignmentKey_0,)
+ShareGroupCurrentMemberAssignmentKey._READERS = (_r_ShareGroupCurrentMemberAssignmentKey_0,)
+ShareGroupCurrentMemberAssignmentKey._WRITERS = (_w_ShareGroupCurrentMemberAssignmentKey_0,)

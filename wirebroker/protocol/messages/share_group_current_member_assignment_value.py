@@ -36,7 +36,7 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 class ShareGroupCurrentMemberAssignmentValue(Message):
     """ShareGroupCurrentMemberAssignmentValue: versions 0-0, flexible from 0. Schema: group-coordinator/ShareGroupCurrentMemberAssignmentValue.json."""
 
-    API_KEY = None
+    API_KEY = 14
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0

@@ -37,11 +37,11 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ShareGroupDescribeRequest(Message):
-    """ShareGroupDescribeRequest: versions 0-0, flexible from 0. Schema: clients/ShareGroupDescribeRequest.json."""
+    """ShareGroupDescribeRequest: versions 1-1, flexible from 0. Schema: clients/ShareGroupDescribeRequest.json."""
 
     API_KEY = 77
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('group_ids', 'include_authorized_operations', 'unknown_tagged_fields',)
 
@@ -53,11 +53,11 @@ class ShareGroupDescribeRequest(Message):
 
 
 class ShareGroupDescribeResponse(Message):
-    """ShareGroupDescribeResponse: versions 0-0, flexible from 0. Schema: clients/ShareGroupDescribeResponse.json."""
+    """ShareGroupDescribeResponse: versions 1-1, flexible from 0. Schema: clients/ShareGroupDescribeResponse.json."""
 
     API_KEY = 77
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'groups', 'unknown_tagged_fields',)
 
@@ -715,7 +715,7 @@ def _w_ShareGroupDescribeResponse_0(o, w):
         w.append(0)
 
 
-ShareGroupDescribeRequest._READERS = (_r_ShareGroupDescribeRequest_0,)
-ShareGroupDescribeRequest._WRITERS = (_w_ShareGroupDescribeRequest_0,)
-ShareGroupDescribeResponse._READERS = (_r_ShareGroupDescribeResponse_0,)
-ShareGroupDescribeResponse._WRITERS = (_w_ShareGroupDescribeResponse_0,)
+ShareGroupDescribeRequest._READERS = (None, _r_ShareGroupDescribeRequest_0,)
+ShareGroupDescribeRequest._WRITERS = (None, _w_ShareGroupDescribeRequest_0,)
+ShareGroupDescribeResponse._READERS = (None, _r_ShareGroupDescribeResponse_0,)
+ShareGroupDescribeResponse._WRITERS = (None, _w_ShareGroupDescribeResponse_0,)

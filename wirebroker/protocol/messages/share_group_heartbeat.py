@@ -36,11 +36,11 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class ShareGroupHeartbeatRequest(Message):
-    """ShareGroupHeartbeatRequest: versions 0-0, flexible from 0. Schema: clients/ShareGroupHeartbeatRequest.json."""
+    """ShareGroupHeartbeatRequest: versions 1-1, flexible from 0. Schema: clients/ShareGroupHeartbeatRequest.json."""
 
     API_KEY = 76
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('group_id', 'member_id', 'member_epoch', 'rack_id', 'subscribed_topic_names', 'unknown_tagged_fields',)
 
@@ -55,11 +55,11 @@ class ShareGroupHeartbeatRequest(Message):
 
 
 class ShareGroupHeartbeatResponse(Message):
-    """ShareGroupHeartbeatResponse: versions 0-0, flexible from 0. Schema: clients/ShareGroupHeartbeatResponse.json."""
+    """ShareGroupHeartbeatResponse: versions 1-1, flexible from 0. Schema: clients/ShareGroupHeartbeatResponse.json."""
 
     API_KEY = 76
-    MIN_VERSION = 0
-    MAX_VERSION = 0
+    MIN_VERSION = 1
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'member_id', 'member_epoch', 'heartbeat_interval_ms', 'assignment', 'unknown_tagged_fields',)
 
@@ -455,7 +455,7 @@ def _w_ShareGroupHeartbeatResponse_0(o, w):
         w.append(0)
 
 
-ShareGroupHeartbeatRequest._READERS = (_r_ShareGroupHeartbeatRequest_0,)
-ShareGroupHeartbeatRequest._WRITERS = (_w_ShareGroupHeartbeatRequest_0,)
-ShareGroupHeartbeatResponse._READERS = (_r_ShareGroupHeartbeatResponse_0,)
-ShareGroupHeartbeatResponse._WRITERS = (_w_ShareGroupHeartbeatResponse_0,)
+ShareGroupHeartbeatRequest._READERS = (None, _r_ShareGroupHeartbeatRequest_0,)
+ShareGroupHeartbeatRequest._WRITERS = (None, _w_ShareGroupHeartbeatRequest_0,)
+ShareGroupHeartbeatResponse._READERS = (None, _r_ShareGroupHeartbeatResponse_0,)
+ShareGroupHeartbeatResponse._WRITERS = (None, _w_ShareGroupHeartbeatResponse_0,)

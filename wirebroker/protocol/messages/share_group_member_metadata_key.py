@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ShareGroupMemberMetadataKey(Message):
-    """ShareGroupMemberMetadataKey: versions 10-10, flexible from None. Schema: group-coordinator/ShareGroupMemberMetadataKey.json."""
+    """ShareGroupMemberMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ShareGroupMemberMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 10
-    MAX_VERSION = 10
+    API_KEY = 10
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'member_id', 'unknown_tagged_fields',)
 
@@ -84,5 +84,5 @@ def _w_ShareGroupMemberMetadataKey_0(o, w):
     w += v2
 
 
-ShareGroupMemberMetadataKey._READERS = (None, None, None, None, None, None, None, None, None, None, _r_ShareGroupMemberMetadataKey_0,)
-ShareGroupMemberMetadataKey._WRITERS = (None, None, None, None, None, None, None, None, None, None, _w_ShareGroupMemberMetadataKey_0,)
+ShareGroupMemberMetadataKey._READERS = (_r_ShareGroupMemberMetadataKey_0,)
+ShareGroupMemberMetadataKey._WRITERS = (_w_ShareGroupMemberMetadataKey_0,)

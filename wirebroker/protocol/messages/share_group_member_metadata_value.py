@@ -33,7 +33,7 @@ def _first(tag_and_bytes):
 class ShareGroupMemberMetadataValue(Message):
     """ShareGroupMemberMetadataValue: versions 0-0, flexible from 0. Schema: group-coordinator/ShareGroupMemberMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 10
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0

@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ShareGroupMetadataKey(Message):
-    """ShareGroupMetadataKey: versions 11-11, flexible from None. Schema: group-coordinator/ShareGroupMetadataKey.json."""
+    """ShareGroupMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ShareGroupMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 11
-    MAX_VERSION = 11
+    API_KEY = 11
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'unknown_tagged_fields',)
 
@@ -69,5 +69,5 @@ def _w_ShareGroupMetadataKey_0(o, w):
     w += v1
 
 
-ShareGroupMetadataKey._READERS = (None, None, None, None, None, None, None, None, None, None, None, _r_ShareGroupMetadataKey_0,)
-ShareGroupMetadataKey._WRITERS = (None, None, None, None, None, None, None, None, None, None, None, _w_ShareGroupMetadataKey_0,)
+ShareGroupMetadataKey._READERS = (_r_ShareGroupMetadataKey_0,)
+ShareGroupMetadataKey._WRITERS = (_w_ShareGroupMetadataKey_0,)

@@ -28,28 +28,29 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
+_S0 = _struct.Struct('>iq')
 
 
 class ShareGroupMetadataValue(Message):
     """ShareGroupMetadataValue: versions 0-0, flexible from 0. Schema: group-coordinator/ShareGroupMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 11
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('epoch', 'unknown_tagged_fields',)
+    __slots__ = ('epoch', 'metadata_hash', 'unknown_tagged_fields',)
 
-    def __init__(self, epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, epoch: int | None = None, metadata_hash: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.epoch = 0 if epoch is None else epoch
+        self.metadata_hash = 0 if metadata_hash is None else metadata_hash
         self.unknown_tagged_fields = unknown_tagged_fields
 
 
 
 def _r_ShareGroupMetadataValue_0(b, p):
     o = _new(ShareGroupMetadataValue)
-    o.epoch, = _S0.unpack_from(b, p)
-    p += 4
+    o.epoch, o.metadata_hash, = _S0.unpack_from(b, p)
+    p += 12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -75,7 +76,7 @@ def _r_ShareGroupMetadataValue_0(b, p):
 
 
 def _w_ShareGroupMetadataValue_0(o, w):
-    w += _S0.pack(o.epoch)
+    w += _S0.pack(o.epoch, o.metadata_hash)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ShareGroupStatePartitionMetadataKey(Message):
-    """ShareGroupStatePartitionMetadataKey: versions 15-15, flexible from None. Schema: group-coordinator/ShareGroupStatePartitionMetadataKey.json."""
+    """ShareGroupStatePartitionMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ShareGroupStatePartitionMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 15
-    MAX_VERSION = 15
+    API_KEY = 15
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'unknown_tagged_fields',)
 
@@ -69,5 +69,5 @@ def _w_ShareGroupStatePartitionMetadataKey_0(o, w):
     w += v1
 
 
-ShareGroupStatePartitionMetadataKey._READERS = (None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, _r_ShareGroupStatePartitionMetadataKey_0,)
-ShareGroupStatePartitionMetadataKey._WRITERS = (None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, _w_ShareGroupStatePartitionMetadataKey_0,)
+ShareGroupStatePartitionMetadataKey._READERS = (_r_ShareGroupStatePartitionMetadataKey_0,)
+ShareGroupStatePartitionMetadataKey._WRITERS = (_w_ShareGroupStatePartitionMetadataKey_0,)

@@ -35,13 +35,14 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 class ShareGroupStatePartitionMetadataValue(Message):
     """ShareGroupStatePartitionMetadataValue: versions 0-0, flexible from 0. Schema: group-coordinator/ShareGroupStatePartitionMetadataValue.json."""
 
-    API_KEY = None
+    API_KEY = 15
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = 0
-    __slots__ = ('initialized_topics', 'deleting_topics', 'unknown_tagged_fields',)
+    __slots__ = ('initializing_topics', 'initialized_topics', 'deleting_topics', 'unknown_tagged_fields',)
 
-    def __init__(self, initialized_topics: list[ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo] | None = None, deleting_topics: list[ShareGroupStatePartitionMetadataValue.TopicInfo] | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, initializing_topics: list[ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo] | None = None, initialized_topics: list[ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo] | None = None, deleting_topics: list[ShareGroupStatePartitionMetadataValue.TopicInfo] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        self.initializing_topics = [] if initializing_topics is None else initializing_topics
         self.initialized_topics = [] if initialized_topics is None else initialized_topics
         self.deleting_topics = [] if deleting_topics is None else deleting_topics
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -215,30 +216,45 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
         n1, p = _uvt(b, p, n1)
     n1 -= 1
     if n1 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
+        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: null where not nullable')
     else:
         if n1 > len(b) - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n1) + ' past the end')
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
             e3, p = _r_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p)
             xs2.append(e3)
-        o.initialized_topics = xs2
+        o.initializing_topics = xs2
     n4 = b[p]
     p += 1
     if n4 > 127:
         n4, p = _uvt(b, p, n4)
     n4 -= 1
     if n4 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
+        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
     else:
         if n4 > len(b) - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n4) + ' past the end')
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n4) + ' past the end')
         xs5 = []
         for _ in range(n4):
-            e6, p = _r_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p)
+            e6, p = _r_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p)
             xs5.append(e6)
-        o.deleting_topics = xs5
+        o.initialized_topics = xs5
+    n7 = b[p]
+    p += 1
+    if n7 > 127:
+        n7, p = _uvt(b, p, n7)
+    n7 -= 1
+    if n7 < 0:
+        raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
+    else:
+        if n7 > len(b) - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9, p = _r_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p)
+            xs8.append(e9)
+        o.deleting_topics = xs8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -264,7 +280,7 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
 
 
 def _w_ShareGroupStatePartitionMetadataValue_0(o, w):
-    xs1 = o.initialized_topics
+    xs1 = o.initializing_topics
     ln = len(xs1) + 1
     if ln < 128:
         w.append(ln)
@@ -272,14 +288,22 @@ def _w_ShareGroupStatePartitionMetadataValue_0(o, w):
         _wuv(w, ln)
     for e2 in xs1:
         _w_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(e2, w)
-    xs3 = o.deleting_topics
+    xs3 = o.initialized_topics
     ln = len(xs3) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_ShareGroupStatePartitionMetadataValue_TopicInfo_0(e4, w)
+        _w_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(e4, w)
+    xs5 = o.deleting_topics
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e6 in xs5:
+        _w_ShareGroupStatePartitionMetadataValue_TopicInfo_0(e6, w)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ShareGroupTargetAssignmentMemberKey(Message):
-    """ShareGroupTargetAssignmentMemberKey: versions 13-13, flexible from None. Schema: group-coordinator/ShareGroupTargetAssignmentMemberKey.json."""
+    """ShareGroupTargetAssignmentMemberKey: versions 0-0, flexible from None. Schema: group-coordinator/ShareGroupTargetAssignmentMemberKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 13
-    MAX_VERSION = 13
+    API_KEY = 13
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'member_id', 'unknown_tagged_fields',)
 
@@ -84,5 +84,5 @@ def _w_ShareGroupTargetAssignmentMemberKey_0(o, w):
     w += v2
 
 
-ShareGroupTargetAssignmentMemberKey._READERS = (None, None, None, None, None, None, None, None, None, None, None, None, None, _r_ShareGroupTargetAssignmentMemberKey_0,)
-ShareGroupTargetAssignmentMemberKey._WRITERS = (None, None, None, None, None, None, None, None, None, None, None, None, None, _w_ShareGroupTargetAssignmentMemberKey_0,)
+ShareGroupTargetAssignmentMemberKey._READERS = (_r_ShareGroupTargetAssignmentMemberKey_0,)
+ShareGroupTargetAssignmentMemberKey._WRITERS = (_w_ShareGroupTargetAssignmentMemberKey_0,)

@@ -32,11 +32,11 @@ _S0 = _struct.Struct('>h')
 
 
 class ShareGroupTargetAssignmentMetadataKey(Message):
-    """ShareGroupTargetAssignmentMetadataKey: versions 12-12, flexible from None. Schema: group-coordinator/ShareGroupTargetAssignmentMetadataKey.json."""
+    """ShareGroupTargetAssignmentMetadataKey: versions 0-0, flexible from None. Schema: group-coordinator/ShareGroupTargetAssignmentMetadataKey.json."""
 
-    API_KEY = None
-    MIN_VERSION = 12
-    MAX_VERSION = 12
+    API_KEY = 12
+    MIN_VERSION = 0
+    MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None
     __slots__ = ('group_id', 'unknown_tagged_fields',)
 
@@ -69,5 +69,5 @@ def _w_ShareGroupTargetAssignmentMetadataKey_0(o, w):
     w += v1
 
 
-ShareGroupTargetAssignmentMetadataKey._READERS = (None, None, None, None, None, None, None, None, None, None, None, None, _r_ShareGroupTargetAssignmentMetadataKey_0,)
-ShareGroupTargetAssignmentMetadataKey._WRITERS = (None, None, None, None, None, None, None, None, None, None, None, None, _w_ShareGroupTargetAssignmentMetadataKey_0,)
+ShareGroupTargetAssignmentMetadataKey._READERS = (_r_ShareGroupTargetAssignmentMetadataKey_0,)
+ShareGroupTargetAssignmentMetadataKey._WRITERS = (_w_ShareGroupTargetAssignmentMetadataKey_0,)

@@ -34,7 +34,7 @@ _S0 = _struct.Struct('>h')
 class TransactionLogKey(Message):
     """TransactionLogKey: versions 0-0, flexible from None. Schema: transaction-coordinator/TransactionLogKey.json."""
 
-    API_KEY = None
+    API_KEY = 0
     MIN_VERSION = 0
     MAX_VERSION = 0
     FIRST_FLEXIBLE_VERSION = None

@@ -38,17 +38,18 @@ _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 class TransactionLogValue(Message):
     """TransactionLogValue: versions 0-1, flexible from 1. Schema: transaction-coordinator/TransactionLogValue.json."""
 
-    API_KEY = None
+    API_KEY = 0
     MIN_VERSION = 0
     MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 1
-    __slots__ = ('producer_id', 'previous_producer_id', 'next_producer_id', 'producer_epoch', 'transaction_timeout_ms', 'transaction_status', 'transaction_partitions', 'transaction_last_update_timestamp_ms', 'transaction_start_timestamp_ms', 'client_transaction_version', 'unknown_tagged_fields',)
+    __slots__ = ('producer_id', 'previous_producer_id', 'next_producer_id', 'producer_epoch', 'next_producer_epoch', 'transaction_timeout_ms', 'transaction_status', 'transaction_partitions', 'transaction_last_update_timestamp_ms', 'transaction_start_timestamp_ms', 'client_transaction_version', 'unknown_tagged_fields',)
 
-    def __init__(self, producer_id: int | None = None, previous_producer_id: int | None = None, next_producer_id: int | None = None, producer_epoch: int | None = None, transaction_timeout_ms: int | None = None, transaction_status: int | None = None, transaction_partitions: list[TransactionLogValue.PartitionsSchema] | None = UNSET, transaction_last_update_timestamp_ms: int | None = None, transaction_start_timestamp_ms: int | None = None, client_transaction_version: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+    def __init__(self, producer_id: int | None = None, previous_producer_id: int | None = None, next_producer_id: int | None = None, producer_epoch: int | None = None, next_producer_epoch: int | None = None, transaction_timeout_ms: int | None = None, transaction_status: int | None = None, transaction_partitions: list[TransactionLogValue.PartitionsSchema] | None = UNSET, transaction_last_update_timestamp_ms: int | None = None, transaction_start_timestamp_ms: int | None = None, client_transaction_version: int | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.producer_id = 0 if producer_id is None else producer_id
         self.previous_producer_id = -1 if previous_producer_id is None else previous_producer_id
         self.next_producer_id = -1 if next_producer_id is None else next_producer_id
         self.producer_epoch = 0 if producer_epoch is None else producer_epoch
+        self.next_producer_epoch = -1 if next_producer_epoch is None else next_producer_epoch
         self.transaction_timeout_ms = 0 if transaction_timeout_ms is None else transaction_timeout_ms
         self.transaction_status = 0 if transaction_status is None else transaction_status
         self.transaction_partitions = [] if transaction_partitions is UNSET else transaction_partitions
@@ -128,6 +129,7 @@ def _r_TransactionLogValue_0(b, p):
     p += 16
     o.previous_producer_id = -1
     o.next_producer_id = -1
+    o.next_producer_epoch = -1
     o.client_transaction_version = 0
     o.unknown_tagged_fields = None
     return o, p
@@ -244,6 +246,7 @@ def _r_TransactionLogValue_1(b, p):
     p += 16
     o.previous_producer_id = -1
     o.next_producer_id = -1
+    o.next_producer_epoch = -1
     o.client_transaction_version = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

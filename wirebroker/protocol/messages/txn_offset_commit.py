@@ -38,11 +38,11 @@ _S6 = _struct.Struct('>ih')
 
 
 class TxnOffsetCommitRequest(Message):
-    """TxnOffsetCommitRequest: versions 0-4, flexible from 3. Schema: clients/TxnOffsetCommitRequest.json."""
+    """TxnOffsetCommitRequest: versions 0-5, flexible from 3. Schema: clients/TxnOffsetCommitRequest.json."""
 
     API_KEY = 28
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FIRST_FLEXIBLE_VERSION = 3
     __slots__ = ('transactional_id', 'group_id', 'producer_id', 'producer_epoch', 'generation_id', 'member_id', 'group_instance_id', 'topics', 'unknown_tagged_fields',)
 
@@ -84,11 +84,11 @@ _TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic = TxnOffsetCommitRequest.Txn
 
 
 class TxnOffsetCommitResponse(Message):
-    """TxnOffsetCommitResponse: versions 0-4, flexible from 3. Schema: clients/TxnOffsetCommitResponse.json."""
+    """TxnOffsetCommitResponse: versions 0-5, flexible from 3. Schema: clients/TxnOffsetCommitResponse.json."""
 
     API_KEY = 28
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FIRST_FLEXIBLE_VERSION = 3
     __slots__ = ('throttle_time_ms', 'topics', 'unknown_tagged_fields',)
 
@@ -922,7 +922,7 @@ def _w_TxnOffsetCommitResponse_1(o, w):
         w.append(0)
 
 
-TxnOffsetCommitRequest._READERS = (_r_TxnOffsetCommitRequest_0, _r_TxnOffsetCommitRequest_0, _r_TxnOffsetCommitRequest_1, _r_TxnOffsetCommitRequest_2, _r_TxnOffsetCommitRequest_2,)
-TxnOffsetCommitRequest._WRITERS = (_w_TxnOffsetCommitRequest_0, _w_TxnOffsetCommitRequest_0, _w_TxnOffsetCommitRequest_1, _w_TxnOffsetCommitRequest_2, _w_TxnOffsetCommitRequest_2,)
-TxnOffsetCommitResponse._READERS = (_r_TxnOffsetCommitResponse_0, _r_TxnOffsetCommitResponse_0, _r_TxnOffsetCommitResponse_0, _r_TxnOffsetCommitResponse_1, _r_TxnOffsetCommitResponse_1,)
-TxnOffsetCommitResponse._WRITERS = (_w_TxnOffsetCommitResponse_0, _w_TxnOffsetCommitResponse_0, _w_TxnOffsetCommitResponse_0, _w_TxnOffsetCommitResponse_1, _w_TxnOffsetCommitResponse_1,)
+TxnOffsetCommitRequest._READERS = (_r_TxnOffsetCommitRequest_0, _r_TxnOffsetCommitRequest_0, _r_TxnOffsetCommitRequest_1, _r_TxnOffsetCommitRequest_2, _r_TxnOffsetCommitRequest_2, _r_TxnOffsetCommitRequest_2,)
+TxnOffsetCommitRequest._WRITERS = (_w_TxnOffsetCommitRequest_0, _w_TxnOffsetCommitRequest_0, _w_TxnOffsetCommitRequest_1, _w_TxnOffsetCommitRequest_2, _w_TxnOffsetCommitRequest_2, _w_TxnOffsetCommitRequest_2,)
+TxnOffsetCommitResponse._READERS = (_r_TxnOffsetCommitResponse_0, _r_TxnOffsetCommitResponse_0, _r_TxnOffsetCommitResponse_0, _r_TxnOffsetCommitResponse_1, _r_TxnOffsetCommitResponse_1, _r_TxnOffsetCommitResponse_1,)
+TxnOffsetCommitResponse._WRITERS = (_w_TxnOffsetCommitResponse_0, _w_TxnOffsetCommitResponse_0, _w_TxnOffsetCommitResponse_0, _w_TxnOffsetCommitResponse_1, _w_TxnOffsetCommitResponse_1, _w_TxnOffsetCommitResponse_1,)

@@ -31,17 +31,18 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>iiiiq')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>iii16s16siq')
-_S3 = _struct.Struct('>h')
-_S4 = _struct.Struct('>ihii?')
-_S5 = _struct.Struct('>H')
+_S3 = _struct.Struct('>iii16s16siq?')
+_S4 = _struct.Struct('>h')
+_S5 = _struct.Struct('>ihii?')
+_S6 = _struct.Struct('>H')
 
 
 class VoteRequest(Message):
-    """VoteRequest: versions 0-1, flexible from 0. Schema: clients/VoteRequest.json."""
+    """VoteRequest: versions 0-2, flexible from 0. Schema: clients/VoteRequest.json."""
 
     API_KEY = 52
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('cluster_id', 'voter_id', 'topics', 'unknown_tagged_fields',)
 
@@ -54,16 +55,17 @@ class VoteRequest(Message):
     class PartitionData(Struct):
         """VoteRequest.PartitionData"""
 
-        __slots__ = ('partition_index', 'candidate_epoch', 'candidate_id', 'candidate_directory_id', 'voter_directory_id', 'last_offset_epoch', 'last_offset', 'unknown_tagged_fields',)
+        __slots__ = ('partition_index', 'replica_epoch', 'replica_id', 'replica_directory_id', 'voter_directory_id', 'last_offset_epoch', 'last_offset', 'pre_vote', 'unknown_tagged_fields',)
 
-        def __init__(self, partition_index: int | None = None, candidate_epoch: int | None = None, candidate_id: int | None = None, candidate_directory_id: bytes | None = None, voter_directory_id: bytes | None = None, last_offset_epoch: int | None = None, last_offset: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition_index: int | None = None, replica_epoch: int | None = None, replica_id: int | None = None, replica_directory_id: bytes | None = None, voter_directory_id: bytes | None = None, last_offset_epoch: int | None = None, last_offset: int | None = None, pre_vote: bool | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition_index = 0 if partition_index is None else partition_index
-            self.candidate_epoch = 0 if candidate_epoch is None else candidate_epoch
-            self.candidate_id = 0 if candidate_id is None else candidate_id
-            self.candidate_directory_id = UUID_ZERO if candidate_directory_id is None else candidate_directory_id
+            self.replica_epoch = 0 if replica_epoch is None else replica_epoch
+            self.replica_id = 0 if replica_id is None else replica_id
+            self.replica_directory_id = UUID_ZERO if replica_directory_id is None else replica_directory_id
             self.voter_directory_id = UUID_ZERO if voter_directory_id is None else voter_directory_id
             self.last_offset_epoch = 0 if last_offset_epoch is None else last_offset_epoch
             self.last_offset = 0 if last_offset is None else last_offset
+            self.pre_vote = False if pre_vote is None else pre_vote
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class TopicData(Struct):
@@ -81,11 +83,11 @@ _VoteRequest_TopicData = VoteRequest.TopicData
 
 
 class VoteResponse(Message):
-    """VoteResponse: versions 0-1, flexible from 0. Schema: clients/VoteResponse.json."""
+    """VoteResponse: versions 0-2, flexible from 0. Schema: clients/VoteResponse.json."""
 
     API_KEY = 52
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('error_code', 'topics', 'node_endpoints', 'unknown_tagged_fields',)
 
@@ -136,10 +138,11 @@ _VoteResponse_NodeEndpoint = VoteResponse.NodeEndpoint
 
 def _r_VoteRequest_PartitionData_0(b, p):
     o = _new(_VoteRequest_PartitionData)
-    o.partition_index, o.candidate_epoch, o.candidate_id, o.last_offset_epoch, o.last_offset, = _S0.unpack_from(b, p)
+    o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset, = _S0.unpack_from(b, p)
     p += 24
-    o.candidate_directory_id = UUID_ZERO
+    o.replica_directory_id = UUID_ZERO
     o.voter_directory_id = UUID_ZERO
+    o.pre_vote = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -165,7 +168,9 @@ def _r_VoteRequest_PartitionData_0(b, p):
 
 
 def _w_VoteRequest_PartitionData_0(o, w):
-    w += _S0.pack(o.partition_index, o.candidate_epoch, o.candidate_id, o.last_offset_epoch, o.last_offset)
+    if o.pre_vote != False:
+        raise UnsupportedFieldError('PartitionData.PreVote exists only in versions 2+')
+    w += _S0.pack(o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -332,8 +337,9 @@ def _w_VoteRequest_0(o, w):
 
 def _r_VoteRequest_PartitionData_1(b, p):
     o = _new(_VoteRequest_PartitionData)
-    o.partition_index, o.candidate_epoch, o.candidate_id, o.candidate_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset, = _S2.unpack_from(b, p)
+    o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset, = _S2.unpack_from(b, p)
     p += 56
+    o.pre_vote = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -359,7 +365,9 @@ def _r_VoteRequest_PartitionData_1(b, p):
 
 
 def _w_VoteRequest_PartitionData_1(o, w):
-    w += _S2.pack(o.partition_index, o.candidate_epoch, o.candidate_id, o.candidate_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset)
+    if o.pre_vote != False:
+        raise UnsupportedFieldError('PartitionData.PreVote exists only in versions 2+')
+    w += _S2.pack(o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -526,9 +534,205 @@ def _w_VoteRequest_1(o, w):
         w.append(0)
 
 
+def _r_VoteRequest_PartitionData_2(b, p):
+    o = _new(_VoteRequest_PartitionData)
+    o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset, o.pre_vote, = _S3.unpack_from(b, p)
+    p += 57
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('PartitionData: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('PartitionData: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_VoteRequest_PartitionData_2(o, w):
+    w += _S3.pack(o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset, o.pre_vote)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_VoteRequest_TopicData_2(b, p):
+    o = _new(_VoteRequest_TopicData)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('TopicData.TopicName: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
+        o.topic_name = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('TopicData.Partitions: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_VoteRequest_PartitionData_2(b, p)
+            xs4.append(e5)
+        o.partitions = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('TopicData: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('TopicData: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_VoteRequest_TopicData_2(o, w):
+    v1 = o.topic_name
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    xs2 = o.partitions
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_VoteRequest_PartitionData_2(e3, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_VoteRequest_2(b, p):
+    o = _new(VoteRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        o.cluster_id = None
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('VoteRequest.ClusterId: length ' + str(n1) + ' past the end')
+        o.cluster_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.voter_id, = _S1.unpack_from(b, p)
+    p += 4
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('VoteRequest.Topics: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('VoteRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_VoteRequest_TopicData_2(b, p)
+            xs4.append(e5)
+        o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('VoteRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('VoteRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_VoteRequest_2(o, w):
+    v1 = o.cluster_id
+    if v1 is None:
+        w.append(0)
+    else:
+        v1 = v1.encode()
+        ln = len(v1) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v1
+    w += _S1.pack(o.voter_id)
+    xs2 = o.topics
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_VoteRequest_TopicData_2(e3, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_VoteResponse_PartitionData_0(b, p):
     o = _new(_VoteResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted, = _S4.unpack_from(b, p)
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted, = _S5.unpack_from(b, p)
     p += 15
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -555,7 +759,7 @@ def _r_VoteResponse_PartitionData_0(b, p):
 
 
 def _w_VoteResponse_PartitionData_0(o, w):
-    w += _S4.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted)
+    w += _S5.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -641,7 +845,7 @@ def _w_VoteResponse_TopicData_0(o, w):
 
 def _r_VoteResponse_0(b, p):
     o = _new(VoteResponse)
-    o.error_code, = _S3.unpack_from(b, p)
+    o.error_code, = _S4.unpack_from(b, p)
     p += 2
     n1 = b[p]
     p += 1
@@ -684,7 +888,7 @@ def _r_VoteResponse_0(b, p):
 
 
 def _w_VoteResponse_0(o, w):
-    w += _S3.pack(o.error_code)
+    w += _S4.pack(o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -716,7 +920,7 @@ def _r_VoteResponse_NodeEndpoint_0(b, p):
             raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
         o.host = str(b[p:q2], 'utf-8')
         p = q2
-    o.port, = _S5.unpack_from(b, p)
+    o.port, = _S6.unpack_from(b, p)
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -752,7 +956,7 @@ def _w_VoteResponse_NodeEndpoint_0(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S5.pack(o.port)
+    w += _S6.pack(o.port)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -761,7 +965,7 @@ def _w_VoteResponse_NodeEndpoint_0(o, w):
 
 def _r_VoteResponse_1(b, p):
     o = _new(VoteResponse)
-    o.error_code, = _S3.unpack_from(b, p)
+    o.error_code, = _S4.unpack_from(b, p)
     p += 2
     n1 = b[p]
     p += 1
@@ -821,7 +1025,7 @@ def _r_VoteResponse_1(b, p):
 
 
 def _w_VoteResponse_1(o, w):
-    w += _S3.pack(o.error_code)
+    w += _S4.pack(o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -850,7 +1054,7 @@ def _w_VoteResponse_1(o, w):
         w.append(0)
 
 
-VoteRequest._READERS = (_r_VoteRequest_0, _r_VoteRequest_1,)
-VoteRequest._WRITERS = (_w_VoteRequest_0, _w_VoteRequest_1,)
-VoteResponse._READERS = (_r_VoteResponse_0, _r_VoteResponse_1,)
-VoteResponse._WRITERS = (_w_VoteResponse_0, _w_VoteResponse_1,)
+VoteRequest._READERS = (_r_VoteRequest_0, _r_VoteRequest_1, _r_VoteRequest_2,)
+VoteRequest._WRITERS = (_w_VoteRequest_0, _w_VoteRequest_1, _w_VoteRequest_2,)
+VoteResponse._READERS = (_r_VoteResponse_0, _r_VoteResponse_1, _r_VoteResponse_1,)
+VoteResponse._WRITERS = (_w_VoteResponse_0, _w_VoteResponse_1, _w_VoteResponse_1,)

@@ -31,15 +31,16 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>16s')
 _S1 = _struct.Struct('>iiiq')
 _S2 = _struct.Struct('>qqbh')
-_S3 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>iiiqi')
+_S4 = _struct.Struct('>ih')
 
 
 class WriteShareGroupStateRequest(Message):
-    """WriteShareGroupStateRequest: versions 0-0, flexible from 0. Schema: clients/WriteShareGroupStateRequest.json."""
+    """WriteShareGroupStateRequest: versions 0-1, flexible from 0. Schema: clients/WriteShareGroupStateRequest.json."""
 
     API_KEY = 85
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('group_id', 'topics', 'unknown_tagged_fields',)
 
@@ -63,13 +64,14 @@ class WriteShareGroupStateRequest(Message):
     class PartitionData(Struct):
         """WriteShareGroupStateRequest.PartitionData"""
 
-        __slots__ = ('partition', 'state_epoch', 'leader_epoch', 'start_offset', 'state_batches', 'unknown_tagged_fields',)
+        __slots__ = ('partition', 'state_epoch', 'leader_epoch', 'start_offset', 'delivery_complete_count', 'state_batches', 'unknown_tagged_fields',)
 
-        def __init__(self, partition: int | None = None, state_epoch: int | None = None, leader_epoch: int | None = None, start_offset: int | None = None, state_batches: list[WriteShareGroupStateRequest.StateBatch] | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, partition: int | None = None, state_epoch: int | None = None, leader_epoch: int | None = None, start_offset: int | None = None, delivery_complete_count: int | None = None, state_batches: list[WriteShareGroupStateRequest.StateBatch] | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition = 0 if partition is None else partition
             self.state_epoch = 0 if state_epoch is None else state_epoch
             self.leader_epoch = 0 if leader_epoch is None else leader_epoch
             self.start_offset = 0 if start_offset is None else start_offset
+            self.delivery_complete_count = -1 if delivery_complete_count is None else delivery_complete_count
             self.state_batches = [] if state_batches is None else state_batches
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -89,11 +91,11 @@ _WriteShareGroupStateRequest_WriteStateData = WriteShareGroupStateRequest.WriteS
 
 
 class WriteShareGroupStateResponse(Message):
-    """WriteShareGroupStateResponse: versions 0-0, flexible from 0. Schema: clients/WriteShareGroupStateResponse.json."""
+    """WriteShareGroupStateResponse: versions 0-1, flexible from 0. Schema: clients/WriteShareGroupStateResponse.json."""
 
     API_KEY = 85
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FIRST_FLEXIBLE_VERSION = 0
     __slots__ = ('results', 'unknown_tagged_fields',)
 
@@ -181,6 +183,7 @@ def _r_WriteShareGroupStateRequest_PartitionData_0(b, p):
             e3, p = _r_WriteShareGroupStateRequest_StateBatch_0(b, p)
             xs2.append(e3)
         o.state_batches = xs2
+    o.delivery_complete_count = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -357,9 +360,204 @@ def _w_WriteShareGroupStateRequest_0(o, w):
         w.append(0)
 
 
+def _r_WriteShareGroupStateRequest_PartitionData_1(b, p):
+    o = _new(_WriteShareGroupStateRequest_PartitionData)
+    o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count, = _S3.unpack_from(b, p)
+    p += 24
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('PartitionData.StateBatches: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('PartitionData.StateBatches: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_WriteShareGroupStateRequest_StateBatch_0(b, p)
+            xs2.append(e3)
+        o.state_batches = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('PartitionData: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('PartitionData: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_WriteShareGroupStateRequest_PartitionData_1(o, w):
+    w += _S3.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count)
+    xs1 = o.state_batches
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_WriteShareGroupStateRequest_StateBatch_0(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_WriteShareGroupStateRequest_WriteStateData_1(b, p):
+    o = _new(_WriteShareGroupStateRequest_WriteStateData)
+    o.topic_id, = _S0.unpack_from(b, p)
+    p += 16
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('WriteStateData.Partitions: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('WriteStateData.Partitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_WriteShareGroupStateRequest_PartitionData_1(b, p)
+            xs2.append(e3)
+        o.partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('WriteStateData: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('WriteStateData: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_WriteShareGroupStateRequest_WriteStateData_1(o, w):
+    w += _S0.pack(o.topic_id)
+    xs1 = o.partitions
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_WriteShareGroupStateRequest_PartitionData_1(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_WriteShareGroupStateRequest_1(b, p):
+    o = _new(WriteShareGroupStateRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('WriteShareGroupStateRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > len(b):
+            raise DecodeError('WriteShareGroupStateRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p]
+    p += 1
+    if n3 > 127:
+        n3, p = _uvt(b, p, n3)
+    n3 -= 1
+    if n3 < 0:
+        raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
+    else:
+        if n3 > len(b) - p:
+            raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5, p = _r_WriteShareGroupStateRequest_WriteStateData_1(b, p)
+            xs4.append(e5)
+        o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('WriteShareGroupStateRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('WriteShareGroupStateRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_WriteShareGroupStateRequest_1(o, w):
+    v1 = o.group_id
+    v1 = v1.encode()
+    ln = len(v1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v1
+    xs2 = o.topics
+    ln = len(xs2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e3 in xs2:
+        _w_WriteShareGroupStateRequest_WriteStateData_1(e3, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_WriteShareGroupStateResponse_PartitionResult_0(b, p):
     o = _new(_WriteShareGroupStateResponse_PartitionResult)
-    o.partition, o.error_code, = _S3.unpack_from(b, p)
+    o.partition, o.error_code, = _S4.unpack_from(b, p)
     p += 6
     n1 = b[p]
     p += 1
@@ -399,7 +597,7 @@ def _r_WriteShareGroupStateResponse_PartitionResult_0(b, p):
 
 
 def _w_WriteShareGroupStateResponse_PartitionResult_0(o, w):
-    w += _S3.pack(o.partition, o.error_code)
+    w += _S4.pack(o.partition, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -532,7 +730,7 @@ def _w_WriteShareGroupStateResponse_0(o, w):
         w.append(0)
 
 
-WriteShareGroupStateRequest._READERS = (_r_WriteShareGroupStateRequest_0,)
-WriteShareGroupStateRequest._WRITERS = (_w_WriteShareGroupStateRequest_0,)
-WriteShareGroupStateResponse._READERS = (_r_WriteShareGroupStateResponse_0,)
-WriteShareGroupStateResponse._WRITERS = (_w_WriteShareGroupStateResponse_0,)
+WriteShareGroupStateRequest._READERS = (_r_WriteShareGroupStateRequest_0, _r_WriteShareGroupStateRequest_1,)
+WriteShareGroupStateRequest._WRITERS = (_w_WriteShareGroupStateRequest_0, _w_WriteShareGroupStateRequest_1,)
+WriteShareGroupStateResponse._READERS = (_r_WriteShareGroupStateResponse_0, _r_WriteShareGroupStateResponse_0,)
+WriteShareGroupStateResponse._WRITERS = (_w_WriteShareGroupStateResponse_0, _w_WriteShareGroupStateResponse_0,)

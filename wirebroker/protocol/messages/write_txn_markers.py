@@ -31,17 +31,18 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>qh?')
 _S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>q')
-_S4 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>ib')
+_S4 = _struct.Struct('>q')
+_S5 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
 class WriteTxnMarkersRequest(Message):
-    """WriteTxnMarkersRequest: versions 0-1, flexible from 1. Schema: clients/WriteTxnMarkersRequest.json."""
+    """WriteTxnMarkersRequest: versions 0-2, flexible from 1. Schema: clients/WriteTxnMarkersRequest.json."""
 
     API_KEY = 27
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 1
     __slots__ = ('markers', 'unknown_tagged_fields',)
 
@@ -62,14 +63,15 @@ class WriteTxnMarkersRequest(Message):
     class WritableTxnMarker(Struct):
         """WriteTxnMarkersRequest.WritableTxnMarker"""
 
-        __slots__ = ('producer_id', 'producer_epoch', 'transaction_result', 'topics', 'coordinator_epoch', 'unknown_tagged_fields',)
+        __slots__ = ('producer_id', 'producer_epoch', 'transaction_result', 'topics', 'coordinator_epoch', 'transaction_version', 'unknown_tagged_fields',)
 
-        def __init__(self, producer_id: int | None = None, producer_epoch: int | None = None, transaction_result: bool | None = None, topics: list[WriteTxnMarkersRequest.WritableTxnMarkerTopic] | None = None, coordinator_epoch: int | None = None, unknown_tagged_fields: list | None = None) -> None:
+        def __init__(self, producer_id: int | None = None, producer_epoch: int | None = None, transaction_result: bool | None = None, topics: list[WriteTxnMarkersRequest.WritableTxnMarkerTopic] | None = None, coordinator_epoch: int | None = None, transaction_version: int | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.producer_id = 0 if producer_id is None else producer_id
             self.producer_epoch = 0 if producer_epoch is None else producer_epoch
             self.transaction_result = False if transaction_result is None else transaction_result
             self.topics = [] if topics is None else topics
             self.coordinator_epoch = 0 if coordinator_epoch is None else coordinator_epoch
+            self.transaction_version = 0 if transaction_version is None else transaction_version
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _WriteTxnMarkersRequest_WritableTxnMarkerTopic = WriteTxnMarkersRequest.WritableTxnMarkerTopic
@@ -77,11 +79,11 @@ _WriteTxnMarkersRequest_WritableTxnMarker = WriteTxnMarkersRequest.WritableTxnMa
 
 
 class WriteTxnMarkersResponse(Message):
-    """WriteTxnMarkersResponse: versions 0-1, flexible from 1. Schema: clients/WriteTxnMarkersResponse.json."""
+    """WriteTxnMarkersResponse: versions 0-2, flexible from 1. Schema: clients/WriteTxnMarkersResponse.json."""
 
     API_KEY = 27
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FIRST_FLEXIBLE_VERSION = 1
     __slots__ = ('markers', 'unknown_tagged_fields',)
 
@@ -180,6 +182,7 @@ def _r_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p):
         o.topics = xs2
     o.coordinator_epoch, = _S0.unpack_from(b, p)
     p += 4
+    o.transaction_version = 0
     o.unknown_tagged_fields = None
     return o, p
 
@@ -315,6 +318,7 @@ def _r_WriteTxnMarkersRequest_WritableTxnMarker_1(b, p):
         o.topics = xs2
     o.coordinator_epoch, = _S0.unpack_from(b, p)
     p += 4
+    o.transaction_version = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         return o, p + 1
@@ -412,16 +416,134 @@ def _w_WriteTxnMarkersRequest_1(o, w):
         w.append(0)
 
 
+def _r_WriteTxnMarkersRequest_WritableTxnMarker_2(b, p):
+    o = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
+    o.producer_id, o.producer_epoch, o.transaction_result, = _S1.unpack_from(b, p)
+    p += 11
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('WritableTxnMarker.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(b, p)
+            xs2.append(e3)
+        o.topics = xs2
+    o.coordinator_epoch, o.transaction_version, = _S3.unpack_from(b, p)
+    p += 5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('WritableTxnMarker: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('WritableTxnMarker: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_WriteTxnMarkersRequest_WritableTxnMarker_2(o, w):
+    w += _S1.pack(o.producer_id, o.producer_epoch, o.transaction_result)
+    xs1 = o.topics
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(e2, w)
+    w += _S3.pack(o.coordinator_epoch, o.transaction_version)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
+def _r_WriteTxnMarkersRequest_2(b, p):
+    o = _new(WriteTxnMarkersRequest)
+    n1 = b[p]
+    p += 1
+    if n1 > 127:
+        n1, p = _uvt(b, p, n1)
+    n1 -= 1
+    if n1 < 0:
+        raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
+    else:
+        if n1 > len(b) - p:
+            raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarker_2(b, p)
+            xs2.append(e3)
+        o.markers = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        return o, p + 1
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > len(b) - p:
+        raise DecodeError('WriteTxnMarkersRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > len(b):
+            raise DecodeError('WriteTxnMarkersRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return o, p
+
+
+def _w_WriteTxnMarkersRequest_2(o, w):
+    xs1 = o.markers
+    ln = len(xs1) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e2 in xs1:
+        _w_WriteTxnMarkersRequest_WritableTxnMarker_2(e2, w)
+    if o.unknown_tagged_fields:
+        _wtags(w, o.unknown_tagged_fields)
+    else:
+        w.append(0)
+
+
 def _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p):
     o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-    o.partition_index, o.error_code, = _S4.unpack_from(b, p)
+    o.partition_index, o.error_code, = _S5.unpack_from(b, p)
     p += 6
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(o, w):
-    w += _S4.pack(o.partition_index, o.error_code)
+    w += _S5.pack(o.partition_index, o.error_code)
 
 
 def _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p):
@@ -465,7 +587,7 @@ def _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(o, w):
 
 def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p):
     o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
-    o.producer_id, = _S3.unpack_from(b, p)
+    o.producer_id, = _S4.unpack_from(b, p)
     p += 8
     n1, = _S0.unpack_from(b, p)
     p += 4
@@ -484,7 +606,7 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p):
 
 
 def _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(o, w):
-    w += _S3.pack(o.producer_id)
+    w += _S4.pack(o.producer_id)
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
@@ -518,7 +640,7 @@ def _w_WriteTxnMarkersResponse_0(o, w):
 
 def _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(b, p):
     o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-    o.partition_index, o.error_code, = _S4.unpack_from(b, p)
+    o.partition_index, o.error_code, = _S5.unpack_from(b, p)
     p += 6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -545,7 +667,7 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(b, p):
 
 
 def _w_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(o, w):
-    w += _S4.pack(o.partition_index, o.error_code)
+    w += _S5.pack(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -631,7 +753,7 @@ def _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(o, w):
 
 def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(b, p):
     o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
-    o.producer_id, = _S3.unpack_from(b, p)
+    o.producer_id, = _S4.unpack_from(b, p)
     p += 8
     n1 = b[p]
     p += 1
@@ -673,7 +795,7 @@ def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(b, p):
 
 
 def _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(o, w):
-    w += _S3.pack(o.producer_id)
+    w += _S4.pack(o.producer_id)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -744,7 +866,7 @@ def _w_WriteTxnMarkersResponse_1(o, w):
         w.append(0)
 
 
-WriteTxnMarkersRequest._READERS = (_r_WriteTxnMarkersRequest_0, _r_WriteTxnMarkersRequest_1,)
-WriteTxnMarkersRequest._WRITERS = (_w_WriteTxnMarkersRequest_0, _w_WriteTxnMarkersRequest_1,)
-WriteTxnMarkersResponse._READERS = (_r_WriteTxnMarkersResponse_0, _r_WriteTxnMarkersResponse_1,)
-WriteTxnMarkersResponse._WRITERS = (_w_WriteTxnMarkersResponse_0, _w_WriteTxnMarkersResponse_1,)
+WriteTxnMarkersRequest._READERS = (_r_WriteTxnMarkersRequest_0, _r_WriteTxnMarkersRequest_1, _r_WriteTxnMarkersRequest_2,)
+WriteTxnMarkersRequest._WRITERS = (_w_WriteTxnMarkersRequest_0, _w_WriteTxnMarkersRequest_1, _w_WriteTxnMarkersRequest_2,)
+WriteTxnMarkersResponse._READERS = (_r_WriteTxnMarkersResponse_0, _r_WriteTxnMarkersResponse_1, _r_WriteTxnMarkersResponse_1,)
+WriteTxnMarkersResponse._WRITERS = (_w_WriteTxnMarkersResponse_0, _w_WriteTxnMarkersResponse_1, _w_WriteTxnMarkersResponse_1,)
