@@ -104,10 +104,6 @@ class TransactionMarkerChannel:
             self._pending.append(_Pending(markers, on_done, set(markers.partitions)))
             self._cond.notify()
 
-    def pending_count(self) -> int:
-        with self._cond:
-            return len(self._pending)
-
     def _run(self) -> None:
         while True:
             with self._cond:

@@ -9,7 +9,7 @@ handled on the group request thread, as the group coordinator's (LeaderAndIsr ne
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wirebroker.coordinator.internal_topic import InternalTopic
 from wirebroker.coordinator.timer import SystemTimer
@@ -19,7 +19,9 @@ from wirebroker.coordinator.transaction_coordinator import (
     TransactionCoordinator,
 )
 from wirebroker.coordinator.transaction_markers import TransactionMarkerChannel
-from wirebroker.replica.partition import Partition
+
+if TYPE_CHECKING:
+    from wirebroker.replica.partition import Partition
 
 MARKER_RETRY_BACKOFF_MS = 100  # Kafka's retry.backoff.ms default, the marker channel's wait before a retry
 ANY_ADDRESS = ("", "0.0.0.0", "::")  # a listener bound to every interface is reached over loopback
