@@ -454,9 +454,12 @@ def test_controller_apis_on_the_wire(cluster):
     state = cluster.partition_state(topic, 0)
     topic_id = next(t.topic_id for t in cluster.metadata([topic], via=controller).topics)
 
-    def alter_partition(via: int, leader_epoch: int, partition_epoch: int, isr: list[int]):
+    leader_epoch_in_zookeeper = cluster.zk().get(f"/brokers/ids/{state['leader']}")[1].czxid
+
+    def alter_partition(via: int, leader_epoch: int, partition_epoch: int, isr: list[int],
+                        broker_epoch: int = leader_epoch_in_zookeeper):
         with RawClient(cluster.broker(via).bootstrap) as client:
-            return client.request(56, 2, broker_id=state["leader"], broker_epoch=-1, topics=[
+            return client.request(56, 2, broker_id=state["leader"], broker_epoch=broker_epoch, topics=[
                 AlterPartitionRequest.TopicData(topic_id=topic_id, partitions=[AlterPartitionRequest.PartitionData(
                     partition_index=0, leader_epoch=leader_epoch, new_isr=isr, partition_epoch=partition_epoch)])])
 
@@ -471,6 +474,9 @@ def test_controller_apis_on_the_wire(cluster):
         assert response.error_code == ErrorCode.NONE
         return response.topics[0].partitions[0].error_code
 
+    for stale in (leader_epoch_in_zookeeper - 1, -1):  # a previous life of the leader's broker, or no epoch
+        refused = alter_partition(controller, state["leader_epoch"], state["partition_epoch"], state["isr"], stale)
+        assert refused.error_code == ErrorCode.STALE_BROKER_EPOCH
     stale_leader_epoch = alter_partition(controller, state["leader_epoch"] - 1, state["partition_epoch"], [1, 2])
     assert partition_error(stale_leader_epoch) == ErrorCode.FENCED_LEADER_EPOCH
     same = alter_partition(controller, state["leader_epoch"], state["partition_epoch"], state["isr"])

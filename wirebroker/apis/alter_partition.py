@@ -4,7 +4,7 @@ Behaviour (Kafka's KafkaController.processAlterPartition, ZooKeeper mode):
 - A partition leader asks the controller to change a partition's ISR (shrink a lagging follower, add one that
   caught up), naming the leader epoch and partition epoch its proposal is based on.
 - NOT_CONTROLLER for the whole request on a broker that is not the active controller; STALE_BROKER_EPOCH when the
-  leader's broker epoch is older than its registration's.
+  leader's broker epoch is not its registration's (the czxid of /brokers/ids/N), as Kafka's controller checks.
 - Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for an unknown id); FENCED_LEADER_EPOCH for a leader
   epoch older than the controller's; NOT_LEADER_OR_FOLLOWER when the sender does not lead it; the current state
   when it already is the one asked for (a retry); INVALID_UPDATE_VERSION for an older partition epoch or a write that

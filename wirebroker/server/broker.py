@@ -124,7 +124,10 @@ class Broker:
             return
         from wirebroker.server.cluster_member import start_replication  # a single node never loads replication
 
-        self.metadata_cache = self.cluster_view = start_replication(config, self.node_id, self.replica_manager)
+        zk_mode = self.zk_mode
+        broker_epoch = (lambda: zk_mode.broker_epoch) if zk_mode is not None else (lambda: -1)
+        self.metadata_cache = self.cluster_view = start_replication(config, self.node_id, self.replica_manager,
+                                                                    broker_epoch)
 
     def shutdown(self) -> None:
         if self._stopped.is_set():

@@ -9,6 +9,7 @@ stays what it was before replication.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from wirebroker.apis import inter_broker  # noqa: F401  (imported to register the inter-broker APIs)
 from wirebroker.cluster.metadata_cache import MetadataCache
@@ -21,10 +22,13 @@ from wirebroker.replica.manager import ReplicaManager, Replication
 log = logging.getLogger(__name__)
 
 
-def start_replication(config: BrokerConfig, node_id: int, replica_manager: ReplicaManager) -> MetadataCache:
+def start_replication(config: BrokerConfig, node_id: int, replica_manager: ReplicaManager,
+                      broker_epoch: Callable[[], int]) -> MetadataCache:
     """Give `replica_manager` its fetchers and AlterPartition channel; return the cache its peers resolve through.
 
-    Partitions come later, from the controller's LeaderAndIsr; the cache from its UpdateMetadata.
+    Partitions come later, from the controller's LeaderAndIsr; the cache from its UpdateMetadata. `broker_epoch` is
+    this broker's registration epoch (ZooKeeper's czxid of /brokers/ids/N, -1 before it registers), which the
+    controller checks on each AlterPartition so that a proposal from a broker's previous life is refused.
     """
     cache = MetadataCache(node_id)
     listener = config["inter.broker.listener.name"] or config.listeners[0].name
@@ -42,7 +46,8 @@ def start_replication(config: BrokerConfig, node_id: int, replica_manager: Repli
         config["replica.socket.timeout.ms"])
     replica_manager.start_replication(Replication(
         ReplicaFetcherManager(fetcher_config, config["num.replica.fetchers"], replica_manager.partition),
-        AlterPartitionManager(node_id, controller_endpoint, request_timeout_ms=config["replica.socket.timeout.ms"]),
+        AlterPartitionManager(node_id, controller_endpoint, broker_epoch,
+                              request_timeout_ms=config["replica.socket.timeout.ms"]),
         leader_endpoint, lambda topic, index: cache.partition_state(topic, index) is not None))
     log.info("broker %d is a cluster member: waiting for the controller's UpdateMetadata and LeaderAndIsr "
              "(inter-broker listener %s)", node_id, listener)

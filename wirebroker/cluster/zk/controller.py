@@ -470,7 +470,7 @@ class KafkaController:
     def _on_alter_partition(self, broker_id: int, broker_epoch: int, changes: list[IsrChange]) -> IsrChangeResult:
         state = self._active()
         known_epoch = self.broker_epochs.get(broker_id)
-        if known_epoch is None or (broker_epoch != -1 and broker_epoch < known_epoch):
+        if known_epoch is None or broker_epoch != known_epoch:  # exactly the registration's, as Kafka's controller
             raise StaleBrokerEpochError(f"Broker {broker_id} epoch {broker_epoch} is not the registered one "
                                         f"({known_epoch})")
         results, written = write_isr_changes(self.zk, state, changes)
