@@ -1,4 +1,4 @@
-"""Metadata: API key 3, versions 0-12.
+"""Metadata: API key 3, versions 0-13.
 
 Behaviour:
 - Answers from the broker's cluster view (cluster/cluster_view.py): on a single broker, this node at the advertised
@@ -20,6 +20,7 @@ Behaviour:
 Version notes:
 - v10+ carries topic ids; v10+ requests may name topics by id (unknown id: UNKNOWN_TOPIC_ID).
 - v8+ may ask for authorized operations; with no authorizer everything is allowed (KIP-430 bit sets).
+- v13+ top-level error_code (room for KIP-1102's REBOOTSTRAP_REQUIRED): always NONE, as Kafka's brokers answer.
 """
 
 from __future__ import annotations

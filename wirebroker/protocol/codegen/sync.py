@@ -42,7 +42,6 @@ HONOURED_MAX_VERSIONS = {
     "Produce": 11,
     "Fetch": 17,
     "ListOffsets": 10,
-    "Metadata": 12,
     "OffsetCommit": 9,
     "OffsetFetch": 9,
     "DescribeGroups": 5,

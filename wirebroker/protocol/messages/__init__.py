@@ -120,7 +120,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     0: (0, 11),  # Produce
     1: (0, 17),  # Fetch
     2: (0, 10),  # ListOffsets
-    3: (0, 12),  # Metadata
+    3: (0, 13),  # Metadata
     8: (0, 9),  # OffsetCommit
     9: (0, 9),  # OffsetFetch
     10: (0, 6),  # FindCoordinator
