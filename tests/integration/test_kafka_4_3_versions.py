@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import kafka
 import pytest
+from kafka.admin import OffsetSpec
+from kafka.protocol.consumer import ListOffsetsRequest as KafkaPythonListOffsetsRequest
 from kafka.protocol.metadata import MetadataRequest as KafkaPythonMetadataRequest
 
 from tests.integration.raw_client import RawClient
@@ -12,7 +14,8 @@ from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
-METADATA = 3
+LIST_OFFSETS, METADATA = 2, 3
+EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
 
 @pytest.fixture
@@ -51,3 +54,30 @@ def test_kafka_python_reads_metadata_at_v13(broker, admin):
     assert negotiated(admin, KafkaPythonMetadataRequest) == 13
     (described,) = admin.describe_topics(["kp-meta13"])
     assert described["error_code"] == 0 and len(described["partitions"]) == 2
+
+
+def list_offset(client: RawClient, version: int, topic: str, timestamp: int):
+    from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest as L
+
+    response = client.request(LIST_OFFSETS, version, replica_id=-1, topics=[
+        L.ListOffsetsTopic(name=topic, partitions=[L.ListOffsetsPartition(partition_index=0, timestamp=timestamp)])])
+    return response.topics[0].partitions[0]
+
+
+def test_list_offsets_v11_answers_earliest_pending_upload_as_kafka_without_tiered_storage(broker, admin):
+    admin.create_topics([kafka.admin.NewTopic("offsets11", 1, 1)])
+    producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap)
+    for i in range(3):
+        producer.send("offsets11", b"v%d" % i)
+    producer.flush()
+    producer.close()
+    with RawClient(broker.bootstrap) as client:
+        pending = list_offset(client, 11, "offsets11", EARLIEST_PENDING_UPLOAD)
+        assert (pending.error_code, pending.offset, pending.timestamp, pending.leader_epoch) == (0, -1, -1, -1)
+        assert list_offset(client, 10, "offsets11", EARLIEST_PENDING_UPLOAD).error_code == ErrorCode.UNSUPPORTED_VERSION
+        latest = list_offset(client, 11, "offsets11", -1)
+        assert (latest.error_code, latest.offset) == (0, 3)
+    assert negotiated(admin, KafkaPythonListOffsetsRequest) == 11
+    tp = kafka.TopicPartition("offsets11", 0)
+    offsets = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST})
+    assert offsets[tp].offset == 0

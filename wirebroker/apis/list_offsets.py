@@ -1,4 +1,4 @@
-"""ListOffsets: API key 2, versions 0-10.
+"""ListOffsets: API key 2, versions 0-11.
 
 Behaviour:
 - Each partition's timestamp picks an offset: -1 latest (the high watermark; the last stable offset for
@@ -18,7 +18,9 @@ Version notes:
   (KIP-320); v5+ OFFSET_NOT_AVAILABLE would replace LEADER_NOT_AVAILABLE (never raised here: a single broker's
   high watermark never lags its epoch start); v6+ flexible.
 - v7+ -3 max timestamp (KIP-734); v8+ -4 earliest local (KIP-405; the earliest offset, nothing is tiered);
-  v9+ -5 latest tiered (KIP-1005; -1 with no tiered storage); v10 timeout_ms, unused (nothing to wait for).
+  v9+ -5 latest tiered (KIP-1005; -1 with no tiered storage); v10 timeout_ms, unused (nothing to wait for);
+  v11+ -6 earliest pending upload (KIP-1023; offset, timestamp and leader epoch -1 with no tiered storage, as Kafka's
+  UnifiedLog answers for a topic without remote storage).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.log.log import (
     EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP,
     EARLIEST_TIMESTAMP,
     LATEST_TIERED_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -55,8 +58,9 @@ MIN_VERSION_FOR_TIMESTAMP = {
     MAX_TIMESTAMP: 7,
     EARLIEST_LOCAL_TIMESTAMP: 8,
     LATEST_TIERED_TIMESTAMP: 9,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11,
 }
-NEVER_SUPPORTED = 2**15  # above every int16 version: a negative timestamp not listed above (e.g. -6, v11+)
+NEVER_SUPPORTED = 2**15  # above every int16 version: a negative timestamp not listed above (e.g. -7)
 
 _Topic = ListOffsetsResponse.ListOffsetsTopicResponse
 _Partition = ListOffsetsResponse.ListOffsetsPartitionResponse

@@ -119,7 +119,7 @@ API_SPECS: dict[int, ApiSpec] = {
 ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     0: (0, 11),  # Produce
     1: (0, 17),  # Fetch
-    2: (0, 10),  # ListOffsets
+    2: (0, 11),  # ListOffsets
     3: (0, 13),  # Metadata
     8: (0, 9),  # OffsetCommit
     9: (0, 9),  # OffsetFetch
