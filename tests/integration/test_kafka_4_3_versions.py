@@ -14,7 +14,8 @@ from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
-LIST_OFFSETS, METADATA = 2, 3
+LIST_OFFSETS, METADATA, LIST_CONFIG_RESOURCES = 2, 3, 74
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
 
@@ -81,3 +82,23 @@ def test_list_offsets_v11_answers_earliest_pending_upload_as_kafka_without_tiere
     tp = kafka.TopicPartition("offsets11", 0)
     offsets = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST})
     assert offsets[tp].offset == 0
+
+
+def list_config_resources(client: RawClient, version: int, *types: int):
+    response = client.request(LIST_CONFIG_RESOURCES, version, **({"resource_types": list(types)} if version else {}))
+    return response.error_code, [(r.resource_type, r.resource_name) for r in response.config_resources]
+
+
+def test_list_config_resources_lists_brokers_loggers_and_topics_in_kafkas_order(broker, admin):
+    admin.create_topics([kafka.admin.NewTopic("configs74", 1, 1)])
+    (node,) = (str(b["broker_id"]) for b in admin.describe_cluster()["brokers"])
+    with RawClient(broker.bootstrap) as client:
+        assert list_config_resources(client, 0) == (0, [])  # v0: client metrics only, and none are kept
+        assert list_config_resources(client, 1, BROKER, BROKER_LOGGER) == (0, [(BROKER_LOGGER, node), (BROKER, node)])
+        assert list_config_resources(client, 1, TOPIC) == (0, [(TOPIC, "configs74")])
+        assert list_config_resources(client, 1, GROUP, CLIENT_METRICS) == (0, [])
+        everything = list_config_resources(client, 1)
+        assert everything == (0, [(BROKER_LOGGER, node), (BROKER, node), (TOPIC, "configs74")])
+        assert list_config_resources(client, 1, TOPIC, 99) == (ErrorCode.UNSUPPORTED_VERSION, [])
+    listed = admin.list_config_resources(["TOPIC", "BROKER"])
+    assert listed == {"topic": ["configs74"], "broker": [node]}

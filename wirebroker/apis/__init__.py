@@ -39,6 +39,7 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     init_producer_id,
     join_group,
     leave_group,
+    list_config_resources,
     list_groups,
     list_offsets,
     list_partition_reassignments,

@@ -44,7 +44,6 @@ GAP_REASONS = {
     "AlterPartitionReassignments": _NEWER,
     "DescribeCluster": _NEWER,
     "ConsumerGroupDescribe": _NEWER,
-    "ListConfigResources": "issue 17 item 2: not served yet",
     "InitProducerId": _TRANSACTIONS,
     "AddPartitionsToTxn": _TRANSACTIONS,
     "AddOffsetsToTxn": _TRANSACTIONS,

@@ -52,7 +52,6 @@ HONOURED_MAX_VERSIONS = {
     "DescribeCluster": 1,
     "ListTransactions": 1,
     "ConsumerGroupDescribe": 0,
-    "ListConfigResources": 0,
     "AddRaftVoter": 0,
 }
 

@@ -176,7 +176,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     69: (0, 0),  # ConsumerGroupDescribe
     71: (0, 0),  # GetTelemetrySubscriptions
     72: (0, 0),  # PushTelemetry
-    74: (0, 0),  # ListConfigResources
+    74: (0, 1),  # ListConfigResources
     75: (0, 0),  # DescribeTopicPartitions
     76: (1, 1),  # ShareGroupHeartbeat
     77: (1, 1),  # ShareGroupDescribe
