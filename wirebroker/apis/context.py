@@ -19,6 +19,7 @@ from wirebroker.log.manager import LogManager
 from wirebroker.protocol.headers import RequestHeader
 from wirebroker.replica.fetch_session import FetchSessionCache
 from wirebroker.replica.manager import ReplicaManager
+from wirebroker.replica.purgatory import DelayedOperationPurgatory
 
 if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper mode): the single node starts faster
     from concurrent.futures import Executor
@@ -46,6 +47,7 @@ class BrokerServices(Protocol):
     cluster_view: ClusterView  # what Metadata & co. tell clients: the single node, or the metadata cache
     metadata_cache: MetadataCache | None  # in a cluster: what the controller last sent (UpdateMetadata)
     kafka_controller: KafkaController | None  # in ZooKeeper mode: this broker's candidacy for controller
+    topic_purgatory: DelayedOperationPurgatory | None  # in a cluster: topic changes awaiting UpdateMetadata
     group_requests: Executor | None  # in a cluster: the thread group requests run on (apis/group_requests.py)
 
     def bound_listeners(self) -> list[Listener]: ...

@@ -1,14 +1,18 @@
 """CreatePartitions: API key 37, versions 0-3.
 
 Behaviour (Kafka's ControllerApis.createPartitions and ReplicationControlManager.createPartitions):
-- Grows each topic to `count` partitions; the new partitions' logs are created before the answer.
+- Grows each topic to `count` partitions. On a single node the new partitions' logs are created before the answer.
+  In ZooKeeper mode (Kafka's ZkAdminManager.createPartitions) the new assignment is written to ZooKeeper and the
+  answer waits, off the request thread, until this broker's metadata shows every partition of the topic with a
+  leader, at most timeout_ms: topics not there by then get REQUEST_TIMED_OUT, as with timeout_ms <= 0 at once; the
+  controller adds the partitions all the same (apis/delayed_topic_change.py).
 - A topic named twice: INVALID_REQUEST "Duplicate topic name." for it. Unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
   A count equal to or below the current one: INVALID_PARTITIONS with Kafka's messages. More than 10,000 new
   partitions for one topic: POLICY_VIOLATION (Kafka bounds a request's records the same way).
 - Assignments, when given, must be one per new partition, each naming distinct registered brokers, as many as the
   topic's replication factor (INVALID_REPLICA_ASSIGNMENT, Kafka's messages): this broker alone on a single node,
   the brokers in /brokers/ids in ZooKeeper mode.
-- validate_only checks and changes nothing. timeout_ms is not needed: the change completes before the answer.
+- validate_only checks and changes nothing, and is answered at once.
 Version notes:
 - v1 same as v0; v2+ flexible; v3 quota errors (THROTTLING_QUOTA_EXCEEDED, KIP-599; none here).
 """
@@ -19,6 +23,7 @@ import logging
 from collections import Counter
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.delayed_topic_change import TopicChange, answer_when_done, timed_out
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
 from wirebroker.protocol.errors import (
@@ -39,24 +44,33 @@ API_KEY = 37
 _Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
-def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse | None:
     counts = Counter(topic.name for topic in request.topics)
-    results = [
-        _create(ctx, topic, request.validate_only) for topic in request.topics if counts[topic.name] == 1
-    ]
-    results += [_result(name, InvalidRequestError("Duplicate topic name.")) for name, n in counts.items() if n > 1]
-    return CreatePartitionsResponse(results=results)
+    outcomes = [(topic, _create(ctx, topic, request.validate_only))
+                for topic in request.topics if counts[topic.name] == 1]
+    duplicates = [_result(name, InvalidRequestError("Duplicate topic name.")) for name, n in counts.items() if n > 1]
+
+    def answer(late: set[str]) -> CreatePartitionsResponse:
+        return CreatePartitionsResponse(results=[
+            _result(topic.name, timed_out(topic.name) if topic.name in late else error) for topic, error in outcomes
+        ] + duplicates)
+
+    changes = [] if request.validate_only else [
+        TopicChange(topic.name, topic.count) for topic, error in outcomes if error is None]
+    return answer_when_done(ctx, request.timeout_ms, changes, answer)
 
 
-def _create(ctx: RequestContext, topic: CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool) -> _Result:
+def _create(ctx: RequestContext, topic: CreatePartitionsRequest.CreatePartitionsTopic,
+            validate_only: bool) -> KafkaError | None:
     try:
         _check(ctx, topic)
         assignment = [a.broker_ids for a in topic.assignments] if topic.assignments is not None else None
         ctx.broker.controller.create_partitions(topic.name, topic.count, validate_only, assignment)
     except KafkaError as exc:
         log.info("CreatePartitions of %s to %d from %s failed: %s", topic.name, topic.count, ctx.client_address, exc)
-        return _result(topic.name, exc)
-    return _result(topic.name, None)
+        return exc
+    return None
+
 
 
 def _check(ctx: RequestContext, wanted: CreatePartitionsRequest.CreatePartitionsTopic) -> None:

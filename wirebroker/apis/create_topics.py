@@ -13,8 +13,11 @@ Behaviour (Kafka's ControllerApis.createTopics and ReplicationControlManager.cre
 - Manual assignments need num_partitions and replication_factor -1 (else INVALID_REQUEST), cover partitions
   0..n-1 once each, and name only registered brokers, the same number for each partition (INVALID_REPLICA_ASSIGNMENT,
   Kafka's messages): this broker alone on a single node, the brokers in /brokers/ids in ZooKeeper mode.
-- validate_only answers as if created and creates nothing. timeout_ms is not needed: creation completes before
-  the answer.
+- validate_only answers as if created and creates nothing. On a single node creation completes before the answer.
+  In ZooKeeper mode (Kafka's ZkAdminManager.createTopics) the topics are written to ZooKeeper and the answer waits,
+  off the request thread, until this broker's metadata shows every partition of them with a leader, at most
+  timeout_ms: those not there by then get REQUEST_TIMED_OUT, as with timeout_ms <= 0 at once; the controller
+  creates them all the same (apis/delayed_topic_change.py).
 Version notes:
 - v2-4 answer name, error code and message. v5+ (KIP-525) also the partition count, replication factor and every
   config of the new topic with its source, as DescribeConfigs would show them; v5+ flexible; v6+ quota errors
@@ -28,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.delayed_topic_change import TopicChange, answer_when_done, timed_out
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
 from wirebroker.apis.topic_configs import topic_config_entries
@@ -60,7 +64,7 @@ _Result = CreateTopicsResponse.CreatableTopicResult
 _Config = CreateTopicsResponse.CreatableTopicConfigs
 
 
-def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
+def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse | None:
     counts = Counter(topic.name for topic in request.topics)
     duplicates = [name for name, count in counts.items() if count > 1]
     wanted = [t for t in request.topics if counts[t.name] == 1 and t.name != CLUSTER_METADATA_TOPIC]
@@ -68,12 +72,19 @@ def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsRes
         _check_total_partitions(wanted, ctx.broker.config["num.partitions"])
     except PolicyViolationError as exc:
         return CreateTopicsResponse(topics=[_error(topic.name, exc) for topic in request.topics])
-    results = [_create(ctx, topic, request.validate_only) for topic in wanted]
+    outcomes = [_create(ctx, topic, request.validate_only) for topic in wanted]
+    results = [result for result, _ in outcomes]
     results += [_error(name, InvalidRequestError("Duplicate topic name.")) for name in duplicates]
     if counts[CLUSTER_METADATA_TOPIC] == 1:
         log.info("Rejecting creation of internal topic %s asked by %s", CLUSTER_METADATA_TOPIC, ctx.client_address)
         results.append(_error(CLUSTER_METADATA_TOPIC, TopicAuthorizationFailedError("Authorization failed.")))
-    return CreateTopicsResponse(topics=results)
+    changes = [] if request.validate_only else [change for _, change in outcomes if change is not None]
+
+    def answer(late: set[str]) -> CreateTopicsResponse:
+        return CreateTopicsResponse(topics=[_timed_out(ctx, result) if result.name in late else result
+                                            for result in results])
+
+    return answer_when_done(ctx, request.timeout_ms, changes, answer)
 
 
 def _check_total_partitions(topics: Iterable[CreateTopicsRequest.CreatableTopic], default_partitions: int) -> None:
@@ -89,7 +100,9 @@ def _check_total_partitions(topics: Iterable[CreateTopicsRequest.CreatableTopic]
         raise PolicyViolationError("Excessively large number of partitions per request.")
 
 
-def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic, validate_only: bool) -> _Result:
+def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic,
+            validate_only: bool) -> tuple[_Result, TopicChange | None]:
+    """The topic's result, and the change to wait for when it was created."""
     broker = ctx.broker
     try:
         _check_new_name(ctx, topic.name)
@@ -100,8 +113,8 @@ def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic, vali
                                                  assignment)
     except KafkaError as exc:
         log.info("CreateTopics of %s from %s failed: %s: %s", topic.name, ctx.client_address, exc.code.name, exc)
-        return _error(topic.name, exc)
-    return _success(ctx, created, replication_factor)
+        return _error(topic.name, exc), None
+    return _success(ctx, created, replication_factor), TopicChange(created.name, created.partitions)
 
 
 def _check_new_name(ctx: RequestContext, name: str) -> None:
@@ -183,6 +196,14 @@ def _described_configs(overrides: Mapping[str, str], ctx: RequestContext) -> lis
         config.value = None if entry.is_sensitive else entry.value
         configs.append(config)
     return configs
+
+
+def _timed_out(ctx: RequestContext, created: _Result) -> _Result:
+    """A topic created but not yet led everywhere: its id stays (v7+), its configs and counts go (as Kafka's)."""
+    result = _error(created.name, timed_out(created.name))
+    if ctx.api_version >= FIRST_TOPIC_ID_VERSION:
+        result.topic_id = created.topic_id
+    return result
 
 
 def _error(name: str, exc: KafkaError) -> _Result:

@@ -9,7 +9,11 @@ Behaviour (Kafka's ControllerApis.deleteTopics):
   in one entry, or neither: INVALID_REQUEST; a name whose topic's id was also given: INVALID_REQUEST for it.
 - Internal topics (`__consumer_offsets`, `__transaction_state`) are deleted like any other, as a KRaft Kafka does;
   the coordinators that own them recreate them when needed.
-- timeout_ms is not needed: deletion completes before the answer.
+- On a single node deletion completes before the answer. In ZooKeeper mode (Kafka's ZkAdminManager.deleteTopics)
+  the topics are marked for deletion in ZooKeeper (a topic already marked is waited for again) and the answer waits,
+  off the request thread, until this broker's metadata no longer shows them, at most timeout_ms: those still there
+  get REQUEST_TIMED_OUT, as with timeout_ms <= 0 at once; the controller deletes them all the same
+  (apis/delayed_topic_change.py).
 Version notes:
 - v0 is not served (Kafka 4, KIP-896); v1+ throttle time; v3+ TOPIC_DELETION_DISABLED (KIP-322); v4+ flexible;
   v5+ error messages; v6+ topics by name or id (KIP-516), and results carry the topic id.
@@ -21,6 +25,7 @@ import logging
 from collections import Counter
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.delayed_topic_change import DELETED, TopicChange, answer_when_done, timed_out
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -43,7 +48,7 @@ FIRST_TOPIC_ID_VERSION = 6  # KIP-516
 _Result = DeleteTopicsResponse.DeletableTopicResult
 
 
-def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse | None:
     requested = (request.topics if ctx.api_version >= FIRST_TOPIC_ID_VERSION
                  else [DeleteTopicsRequest.DeleteTopicState(name=name, topic_id=UUID_ZERO)
                        for name in request.topic_names])
@@ -72,8 +77,14 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
         to_delete[topic_id] = name
     results += [_result(n, UUID_ZERO, InvalidRequestError("Duplicate topic name.")) for n, c in names.items() if c > 1]
     results += [_result(None, i, InvalidRequestError("Duplicate topic id.")) for i, c in ids.items() if c > 1]
-    results += [_delete(ctx, topic_id, name) for topic_id, name in to_delete.items()]
-    return DeleteTopicsResponse(responses=results)
+    outcomes = [(topic_id, name, _delete(ctx, name)) for topic_id, name in to_delete.items()]
+
+    def answer(late: set[str]) -> DeleteTopicsResponse:
+        return DeleteTopicsResponse(responses=results + [
+            _result(name, topic_id, timed_out(name) if name in late else error) for topic_id, name, error in outcomes])
+
+    changes = [TopicChange(name, DELETED) for _, name, error in outcomes if error is None]
+    return answer_when_done(ctx, request.timeout_ms, changes, answer)
 
 
 def _resolve(ctx: RequestContext, wanted: DeleteTopicsRequest.DeleteTopicState) -> tuple[bytes, str]:
@@ -94,13 +105,14 @@ def _resolve(ctx: RequestContext, wanted: DeleteTopicsRequest.DeleteTopicState) 
     return topic.topic_id, topic.name
 
 
-def _delete(ctx: RequestContext, topic_id: bytes, name: str) -> _Result:
+def _delete(ctx: RequestContext, name: str) -> KafkaError | None:
     try:
         ctx.broker.controller.delete_topic(name)
     except KafkaError as exc:
-        return _result(name, topic_id, exc)
-    log.info("Deleted topic %s at the request of %s", name, ctx.client_address)
-    return _result(name, topic_id, None)
+        return exc
+    log.info("Deleting topic %s at the request of %s", name, ctx.client_address)
+    return None
+
 
 
 def _result(name: str | None, topic_id: bytes, error: KafkaError | None) -> _Result:

@@ -10,8 +10,10 @@ Behaviour:
 - A requested topic that does not exist is created when `auto.create.topics.enable` is on and the request allows
   it (v4+ `allow_auto_topic_creation`; always before v4), with `num.partitions` partitions, like Kafka: Metadata is
   the request that auto-creates, never Produce. Otherwise UNKNOWN_TOPIC_OR_PARTITION. An illegal name gives
-  INVALID_TOPIC_EXCEPTION. Internal topics are never auto-created here. A topic created but not yet in a
-  cluster's metadata cache is LEADER_NOT_AVAILABLE, as with Kafka.
+  INVALID_TOPIC_EXCEPTION. Internal topics are never auto-created here. In ZooKeeper mode the creation is written
+  to ZooKeeper and the answer does not wait for the controller: a topic not yet in this broker's metadata cache
+  (just created here, or by another broker at the same time) is LEADER_NOT_AVAILABLE, and the client asks again,
+  as with Kafka's ZooKeeper-era brokers.
 - A cluster member that has not yet had the controller's first UpdateMetadata (just started and registered) holds
   the request until it has, at most FIRST_METADATA_WAIT_S, then answers from what it knows: the answer it would give
   at once (no brokers, no controller) is one librdkafka takes as a partial response and never asks again on that
@@ -38,7 +40,7 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.cluster_view import NO_LEADER, TopicView
 from wirebroker.cluster.metadata import validate_topic_name
-from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.errors import ErrorCode, KafkaError, TopicAlreadyExistsError
 from wirebroker.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from wirebroker.protocol.primitives import UUID_ZERO
 
@@ -131,6 +133,8 @@ def _named_topic(ctx: RequestContext, name: str, auto_create: bool, include_oper
             return _error_topic(name, UUID_ZERO, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         try:
             created = broker.auto_create_topic(name)
+        except TopicAlreadyExistsError:  # created by another request, not yet in this broker's metadata
+            return _error_topic(name, UUID_ZERO, ErrorCode.LEADER_NOT_AVAILABLE)
         except KafkaError as exc:
             return _error_topic(name, UUID_ZERO, exc.code)
         topic = broker.cluster_view.topic(name)

@@ -4,7 +4,9 @@ Behaviour (Kafka's ReplicaManager.maybeUpdateMetadataCache):
 - Sent by the controller to every broker: the live brokers (endpoints per listener, rack) and partition states
   (leader, leader epoch, ISR, partition epoch as zk_version, replicas, offline replicas). The broker's metadata
   cache takes them (cluster/metadata_cache.py) and Metadata, DescribeCluster and DescribeTopicPartitions answer
-  from it; a leader of -2 deletes the partition from the cache.
+  from it; a leader of -2 deletes the partition from the cache. Then the topic changes waiting in the topic
+  purgatory (apis/delayed_topic_change.py) for the topics the request names are checked: a CreateTopics,
+  CreatePartitions or DeleteTopics this broker took is answered once its cache shows the change.
 - A controller epoch older than the newest seen: STALE_CONTROLLER_EPOCH, and nothing changes.
 - A broker with no metadata cache (a single broker, no cluster) answers the request without acting on it.
 Version notes:
@@ -40,7 +42,11 @@ def handle(ctx: RequestContext, request: UpdateMetadataRequest) -> UpdateMetadat
     except KafkaError as exc:
         return UpdateMetadataResponse(error_code=exc.code)
     if cache is not None:
-        cache.update(request.controller_id, _brokers(ctx.api_version, request), _partitions(ctx.api_version, request))
+        partitions = _partitions(ctx.api_version, request)
+        cache.update(request.controller_id, _brokers(ctx.api_version, request), partitions)
+        purgatory = ctx.broker.topic_purgatory
+        for topic in {state.topic for state in partitions}:
+            purgatory.check_and_complete(topic)
     return UpdateMetadataResponse(error_code=ErrorCode.NONE)
 
 

@@ -118,7 +118,7 @@ class Broker:
         """
         config = self.config
         if config["zookeeper.connect"] is None and not config["wirebroker.external.controller"]:
-            self.metadata_cache = None
+            self.metadata_cache = self.topic_purgatory = None
             self.cluster_view = SingleNodeView(self.metadata, self.node_id, self.advertised_endpoint,
                                                config["broker.rack"])
             return
@@ -126,8 +126,9 @@ class Broker:
 
         zk_mode = self.zk_mode
         broker_epoch = (lambda: zk_mode.broker_epoch) if zk_mode is not None else (lambda: -1)
-        self.metadata_cache = self.cluster_view = start_replication(config, self.node_id, self.replica_manager,
-                                                                    broker_epoch)
+        member = start_replication(config, self.node_id, self.replica_manager, broker_epoch)
+        self.metadata_cache = self.cluster_view = member.metadata_cache
+        self.topic_purgatory = member.topic_purgatory
 
     def shutdown(self) -> None:
         if self._stopped.is_set():
@@ -140,6 +141,8 @@ class Broker:
             self.socket_server.shutdown()
         if self.handler_pool is not None:
             self.handler_pool.shutdown()
+        if getattr(self, "topic_purgatory", None) is not None:
+            self.topic_purgatory.shutdown()
         if getattr(self, "group_requests", None) is not None:
             self.group_requests.shutdown(wait=False, cancel_futures=True)
         if hasattr(self, "group_coordinator"):

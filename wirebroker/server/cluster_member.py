@@ -1,5 +1,6 @@
 """What a cluster member adds to a broker: the metadata cache the controller fills, follower fetchers, the
-AlterPartition channel to the controller, and the inter-broker APIs.
+AlterPartition channel to the controller, the inter-broker APIs, and the topic purgatory where CreateTopics,
+CreatePartitions and DeleteTopics wait for the controller's UpdateMetadata (apis/delayed_topic_change.py).
 
 `Broker` imports this module only when it is a cluster member (zookeeper.connect, or
 wirebroker.external.controller in tests), so a single node never loads replication's modules: its start-up time
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from wirebroker.apis import inter_broker  # noqa: F401  (imported to register the inter-broker APIs)
 from wirebroker.cluster.metadata_cache import MetadataCache
@@ -18,13 +20,21 @@ from wirebroker.replica.alter_partition import AlterPartitionManager
 from wirebroker.replica.fetcher import FetcherConfig
 from wirebroker.replica.fetcher_manager import ReplicaFetcherManager
 from wirebroker.replica.manager import ReplicaManager, Replication
+from wirebroker.replica.purgatory import DelayedOperationPurgatory
 
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterMember:
+    metadata_cache: MetadataCache  # what the controller last sent; the cluster view of the metadata APIs
+    topic_purgatory: DelayedOperationPurgatory  # topic changes awaiting UpdateMetadata, keyed by topic name
+
+
 def start_replication(config: BrokerConfig, node_id: int, replica_manager: ReplicaManager,
-                      broker_epoch: Callable[[], int]) -> MetadataCache:
-    """Give `replica_manager` its fetchers and AlterPartition channel; return the cache its peers resolve through.
+                      broker_epoch: Callable[[], int]) -> ClusterMember:
+    """Give `replica_manager` its fetchers and AlterPartition channel; return the cache its peers resolve through
+    and the topic purgatory.
 
     Partitions come later, from the controller's LeaderAndIsr; the cache from its UpdateMetadata. `broker_epoch` is
     this broker's registration epoch (ZooKeeper's czxid of /brokers/ids/N, -1 before it registers), which the
@@ -51,4 +61,4 @@ def start_replication(config: BrokerConfig, node_id: int, replica_manager: Repli
         leader_endpoint, lambda topic, index: cache.partition_state(topic, index) is not None))
     log.info("broker %d is a cluster member: waiting for the controller's UpdateMetadata and LeaderAndIsr "
              "(inter-broker listener %s)", node_id, listener)
-    return cache
+    return ClusterMember(cache, DelayedOperationPurgatory("topic"))

@@ -100,16 +100,8 @@ class ZkMode:
 
     def install(self, broker: Any) -> None:
         """ZooKeeper-backed topic administration and topic metadata for `broker`, before its coordinators start."""
-        cache = broker.metadata_cache
-
-        def known_partitions(name: str) -> int | None:
-            topic = cache.topic(name)
-            return len(topic.partitions) if topic is not None else None
-
-        admin = ZkAdmin(self.zk, self.config["num.partitions"], self.config["default.replication.factor"],
-                        known_partitions)
-
-        metadata = ZkTopicMetadata(self.zk, cache, self.node_id)
+        admin = ZkAdmin(self.zk, self.config["num.partitions"], self.config["default.replication.factor"])
+        metadata = ZkTopicMetadata(self.zk, broker.metadata_cache, self.node_id)
 
         def apply(change: Change, topic: TopicMetadata) -> None:
             if change is Change.CONFIGS_CHANGED:

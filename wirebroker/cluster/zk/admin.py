@@ -10,10 +10,10 @@ znodes, the active controller does the rest.
   (`{"version":2,"entity_path":"topics/<topic>"}`), which every broker's ConfigChangeListener turns into a
   CONFIGS_CHANGED for its listeners, so logs everywhere take the new settings.
 
-Kafka answers CreateTopics and DeleteTopics once the metadata has reached the broker that took the request; so do
-these, waiting (bounded, and not at all while no controller is active) until this broker's metadata shows it.
-No CREATED/DELETED/PARTITIONS_ADDED is published: in this mode replicas come and go by the controller's LeaderAndIsr
-and StopReplica.
+Each writes ZooKeeper and returns at once, as Kafka's AdminZkClient does: the change is done when the controller has
+carried it out, which the API handlers wait for in the topic purgatory, off the request thread, until the broker's
+metadata shows it (apis/delayed_topic_change.py). No CREATED/DELETED/PARTITIONS_ADDED is published: in this mode
+replicas come and go by the controller's LeaderAndIsr and StopReplica.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, NoNodeError
@@ -52,20 +51,14 @@ from wirebroker.protocol.errors import (
 
 log = logging.getLogger(__name__)
 
-PROPAGATION_WAIT_S = 5.0  # how long an answer waits for this broker's metadata to show the change
 CONFIG_CHANGE_VERSION = 2
 TOPICS_ENTITY = "topics"
 
-# The partition count this broker's metadata shows for a topic, None when it does not know it.
-KnownPartitions = Callable[[str], int | None]
-
 
 class ZkAdmin(TopicAdmin):
-    def __init__(self, zk: KazooClient, default_partitions: int, default_replication_factor: int,
-                 known_partitions: KnownPartitions) -> None:
+    def __init__(self, zk: KazooClient, default_partitions: int, default_replication_factor: int) -> None:
         super().__init__(default_partitions, default_replication_factor)
         self.zk = zk
-        self.known_partitions = known_partitions
 
     def registered_brokers(self) -> list[int]:
         return sorted(int(child) for child in self.zk.get_children(paths.BROKER_IDS))
@@ -84,7 +77,6 @@ class ZkAdmin(TopicAdmin):
         create_topic(self.zk, name, assignment, configs)
         log.info("Creating topic %s with configuration %s and initial partition assignment %s", name, configs,
                  {p: list(r) for p, r in sorted(replicas.items())})
-        self._await(name, lambda known: known is not None and known >= partitions, "to be created")
         return TopicMetadata(name, topic_id.bytes, partitions, configs)
 
     def delete_topic(self, name: str) -> TopicMetadata:
@@ -93,7 +85,6 @@ class ZkAdmin(TopicAdmin):
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
         mark_topic_for_deletion(self.zk, name)
         log.info("Topic %s marked for deletion", name)
-        self._await(name, lambda known: known is None, "to be deleted")
         return TopicMetadata(name, topic_id_bytes(assignment.topic_id), len(assignment.partitions),
                              get_topic_config(self.zk, name))
 
@@ -131,7 +122,6 @@ class ZkAdmin(TopicAdmin):
             raise InvalidReplicaAssignmentError(
                 f"The assignment of topic {name} changed while partitions were added; try again") from None
         log.info("Adding partitions %s to topic %s", {p: r for p, r in sorted(added.items())}, name)
-        self._await(name, lambda known: known is not None and known >= count, "to show its new partitions")
         return topic
 
     def set_topic_configs(self, name: str, configs: Mapping[str, str], validate_only: bool = False) -> TopicMetadata:
@@ -155,18 +145,6 @@ class ZkAdmin(TopicAdmin):
 
     def _brokers(self) -> list[BrokerMetadata]:
         return [BrokerMetadata(b.broker_id, b.rack) for b in get_live_brokers(self.zk).values()]
-
-    def _await(self, name: str, reached: Callable[[int | None], bool], what: str) -> None:
-        if self.zk.exists(paths.CONTROLLER) is None:
-            log.warning("Topic %s is written to ZooKeeper; no controller is active to act on it yet", name)
-            return
-        deadline = time.monotonic() + PROPAGATION_WAIT_S
-        while not reached(self.known_partitions(name)):
-            if time.monotonic() > deadline:
-                log.warning("Topic %s is written to ZooKeeper but this broker's metadata did not show it %s within "
-                            "%.0fs; is a controller running?", name, what, PROPAGATION_WAIT_S)
-                return
-            time.sleep(0.01)
 
 
 class ConfigChangeListener:
