@@ -7,6 +7,8 @@ import kafka
 import pytest
 from kafka.admin import OffsetSpec
 from kafka.protocol.consumer import ListOffsetsRequest as KafkaPythonListOffsetsRequest
+from kafka.protocol.consumer.group import OffsetCommitRequest as KafkaPythonOffsetCommitRequest
+from kafka.protocol.consumer.group import OffsetFetchRequest as KafkaPythonOffsetFetchRequest
 from kafka.protocol.metadata import MetadataRequest as KafkaPythonMetadataRequest
 
 from tests.integration.raw_client import RawClient
@@ -14,7 +16,7 @@ from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
-LIST_OFFSETS, METADATA, LIST_CONFIG_RESOURCES = 2, 3, 74
+LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, LIST_CONFIG_RESOURCES = 2, 3, 8, 9, 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
@@ -102,3 +104,61 @@ def test_list_config_resources_lists_brokers_loggers_and_topics_in_kafkas_order(
         assert list_config_resources(client, 1, TOPIC, 99) == (ErrorCode.UNSUPPORTED_VERSION, [])
     listed = admin.list_config_resources(["TOPIC", "BROKER"])
     assert listed == {"topic": ["configs74"], "broker": [node]}
+
+
+UNKNOWN_ID = b"\x07" * 16
+
+
+def topic_id_of(client: RawClient, name: str) -> bytes:
+    response = client.request(METADATA, 13, topics=[MetadataRequest.MetadataRequestTopic(name=name)],
+                              allow_auto_topic_creation=True)
+    return response.topics[0].topic_id
+
+
+def commit_v10(client: RawClient, group: str, *offsets: tuple[bytes, int, int]):
+    from wirebroker.protocol.messages.offset_commit import OffsetCommitRequest as C
+
+    response = client.request(OFFSET_COMMIT, 10, group_id=group, generation_id_or_member_epoch=-1, member_id="",
+                              topics=[C.OffsetCommitRequestTopic(topic_id=topic_id, partitions=[
+                                  C.OffsetCommitRequestPartition(partition_index=partition, committed_offset=offset)])
+                                  for topic_id, partition, offset in offsets])
+    return [(t.topic_id, p.partition_index, p.error_code) for t in response.topics for p in t.partitions]
+
+
+def fetch_offsets(client: RawClient, version: int, group: str, topics: list | None):
+    from wirebroker.protocol.messages.offset_fetch import OffsetFetchRequest as F
+
+    asked = None if topics is None else [
+        F.OffsetFetchRequestTopics(**({"topic_id": t} if version >= 10 else {"name": t}), partition_indexes=[0])
+        for t in topics]
+    response = client.request(OFFSET_FETCH, version, groups=[F.OffsetFetchRequestGroup(group_id=group, topics=asked)])
+    (answer,) = response.groups
+    assert answer.error_code == ErrorCode.NONE
+    key = (lambda t: t.topic_id) if version >= 10 else (lambda t: t.name)
+    return [(key(t), p.partition_index, p.committed_offset, p.error_code) for t in answer.topics for p in t.partitions]
+
+
+def test_offset_commit_and_fetch_v10_name_topics_by_id(broker):
+    with RawClient(broker.bootstrap) as client:
+        topic_id = topic_id_of(client, "commit10")
+        assert commit_v10(client, "g10", (topic_id, 0, 5), (UNKNOWN_ID, 0, 9)) == [
+            (topic_id, 0, ErrorCode.NONE), (UNKNOWN_ID, 0, ErrorCode.UNKNOWN_TOPIC_ID)]
+        assert fetch_offsets(client, 10, "g10", [topic_id, UNKNOWN_ID]) == [
+            (topic_id, 0, 5, ErrorCode.NONE), (UNKNOWN_ID, 0, -1, ErrorCode.UNKNOWN_TOPIC_ID)]
+        assert fetch_offsets(client, 10, "g10", None) == [(topic_id, 0, 5, ErrorCode.NONE)]
+        assert fetch_offsets(client, 9, "g10", ["commit10"]) == [("commit10", 0, 5, ErrorCode.NONE)]
+
+
+def test_kafka_python_commits_and_fetches_offsets_at_v10(broker, admin):
+    admin.create_topics([kafka.admin.NewTopic("kp-commit10", 1, 1)])
+    assert negotiated(admin, KafkaPythonOffsetCommitRequest) == 10
+    assert negotiated(admin, KafkaPythonOffsetFetchRequest) == 10
+    tp = kafka.TopicPartition("kp-commit10", 0)
+    consumer = kafka.KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="kp-g10", enable_auto_commit=False)
+    try:
+        consumer.assign([tp])
+        consumer.commit({tp: kafka.OffsetAndMetadata(7, "", -1)})
+        assert consumer.committed(tp) == 7
+    finally:
+        consumer.close()
+    assert admin.list_group_offsets({"kp-g10": None})["kp-g10"][tp].offset == 7  # all of the group's offsets

@@ -28,17 +28,15 @@ _SECURITY = "issue 14: security (SASL, delegation tokens, SCRAM credentials, quo
 _KRAFT = "KRaft controller API: this broker's cluster is coordinated by ZooKeeper (issue 11), not by a KRaft quorum"
 _TRANSACTIONS = "issue 12: transactions; the newest version is not honoured yet"
 _NEWER = "issue 17 item 2: the newest version is not honoured yet"
-_OLD_FLOOR = "older versions still advertised for librdkafka before 2.11.1 (KAFKA-18659), refused or served per request"
+# Where our lowest version is below Kafka's: the versions KAFKA-18659 keeps advertised (sync.py's KEPT_OLD_FLOORS).
+OLD_FLOOR_REASON = ("older versions still advertised: librdkafka before 2.11.1 turns features off without them "
+                    "(KAFKA-18659); each is served or refused per request")
 
-# Why this broker's range differs from Kafka's, by API name. A key that differs and has no reason here fails the
-# census; a reason for a key that no longer differs is not shown.
+# Why this broker lacks an API, or its newest versions, by API name. A key that lacks them and has no reason here
+# fails the census; a reason for a key that no longer lacks anything is not shown.
 GAP_REASONS = {
-    "Produce": _NEWER + " (v12, v13 with topic ids); v0-2 advertised for librdkafka (KAFKA-18659), refused per request",
-    "Fetch": _NEWER + f" (v18); {_OLD_FLOOR}",
-    "ListOffsets": _NEWER + f" (v11); {_OLD_FLOOR}",
-    "Metadata": _NEWER + " (v13)",
-    "OffsetCommit": _NEWER + f" (v10, topic ids); {_OLD_FLOOR}",
-    "OffsetFetch": _NEWER + f" (v10, topic ids); {_OLD_FLOOR}",
+    "Produce": _NEWER + " (v12, v13 with topic ids)",
+    "Fetch": _NEWER + " (v18)",
     "DescribeGroups": _NEWER,
     "DescribeLogDirs": _NEWER,
     "AlterPartitionReassignments": _NEWER,
@@ -94,15 +92,8 @@ def render(ours: dict[int, tuple[int, int]], kafka: dict[int, tuple[int, int]]) 
     same = 0
     for key in sorted(set(ours) | set(kafka)):
         name = API_SPECS[key].name
-        reason = ""
-        if ours.get(key) == kafka.get(key):
-            same += 1
-        else:
-            try:
-                reason = GAP_REASONS[name]
-            except KeyError:
-                raise MissingReasonError(f"{name} (key {key}): ours {ours.get(key)}, Kafka's {kafka.get(key)}; "
-                                         "add the issue or reason to GAP_REASONS") from None
+        same += ours.get(key) == kafka.get(key)
+        reason = "; ".join(_reasons(name, ours.get(key), kafka.get(key)))
         rows.append(f"| {key} | {name} | {_range(kafka.get(key))} | {_range(ours.get(key))} | {reason} |")
     head = [
         f"# API census: Apache Kafka {KAFKA_VERSION} and wirebroker",
@@ -115,6 +106,20 @@ def render(ours: dict[int, tuple[int, int]], kafka: dict[int, tuple[int, int]]) 
         "|---:|---|---|---|---|",
     ]
     return "\n".join(head + rows) + "\n"
+
+
+def _reasons(name: str, ours: tuple[int, int] | None, kafka: tuple[int, int] | None) -> list[str]:
+    """Why our range differs from Kafka's: the reason for what we lack, then that for older versions we keep."""
+    reasons = []
+    if kafka is not None and (ours is None or ours[1] < kafka[1]):
+        if name not in GAP_REASONS:
+            raise MissingReasonError(f"{name}: ours {ours}, Kafka's {kafka}; add the issue or reason to GAP_REASONS")
+        reasons.append(GAP_REASONS[name])
+    if ours is not None and kafka is not None and ours[0] < kafka[0]:
+        reasons.append(OLD_FLOOR_REASON)
+    if ours != kafka and not reasons:
+        raise MissingReasonError(f"{name}: ours {ours}, Kafka's {kafka}: a difference census.py has no words for")
+    return reasons
 
 
 def _range(versions: tuple[int, int] | None) -> str:

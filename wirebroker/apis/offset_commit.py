@@ -1,4 +1,4 @@
-"""OffsetCommit: API key 8, versions 0-9.
+"""OffsetCommit: API key 8, versions 0-10.
 
 Behaviour:
 - Validated by the group (coordinator/offset_metadata_manager.py): generation or member epoch, member id, instance id; a
@@ -10,7 +10,9 @@ Behaviour:
 Version notes:
 - v1 per-partition commit timestamp (stored with an expire timestamp, OffsetCommitValue v1); v2-4 retention_time_ms
   (-1: offsets.retention.minutes); v5+ without it (KIP-211); v6+ committed_leader_epoch (KIP-320); v7+
-  group_instance_id (KIP-345); v8+ flexible; v9+ member epochs of consumer groups, GROUP_ID_NOT_FOUND (KIP-848).
+  group_instance_id (KIP-345); v8+ flexible; v9+ member epochs of consumer groups, GROUP_ID_NOT_FOUND (KIP-848);
+  v10+ topics named by id (KIP-848): an id this broker does not know is UNKNOWN_TOPIC_ID for each of its partitions,
+  and nothing of it is committed (Kafka's KafkaApis.handleOffsetCommitRequest).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.coordinator.offset_metadata_manager import DEFAULT_RETENTION, PartitionCommit
+from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -27,15 +30,21 @@ from wirebroker.protocol.messages.offset_commit import (
 API_KEY = 8
 COMMIT_TIMESTAMP_VERSION = 1
 FIRST_RETENTION_VERSION, LAST_RETENTION_VERSION = 2, 4
+FIRST_TOPIC_ID_VERSION = 10  # KIP-848
 
 
 def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitResponse:
     version = ctx.api_version
+    if version >= FIRST_TOPIC_ID_VERSION:
+        view = ctx.broker.cluster_view
+        for topic in request.topics:
+            known = view.topic_by_id(topic.topic_id)
+            topic.name = known.name if known is not None else None
     commits = [
         PartitionCommit(topic.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
                         p.committed_metadata,
                         p.commit_timestamp if version == COMMIT_TIMESTAMP_VERSION else -1)
-        for topic in request.topics
+        for topic in request.topics if topic.name is not None
         for p in topic.partitions
     ]
     retention = (request.retention_time_ms if FIRST_RETENTION_VERSION <= version <= LAST_RETENTION_VERSION
@@ -45,9 +54,11 @@ def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCommitRes
                                                         request.generation_id_or_member_epoch, retention, commits,
                                                         version)
     return OffsetCommitResponse(topics=[
-        OffsetCommitResponse.OffsetCommitResponseTopic(name=topic.name, partitions=[
-            OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p.partition_index,
-                                                               error_code=codes[(topic.name, p.partition_index)])
+        OffsetCommitResponse.OffsetCommitResponseTopic(name=topic.name or "", topic_id=topic.topic_id, partitions=[
+            OffsetCommitResponse.OffsetCommitResponsePartition(
+                partition_index=p.partition_index,
+                error_code=codes[(topic.name, p.partition_index)] if topic.name is not None
+                else ErrorCode.UNKNOWN_TOPIC_ID)
             for p in topic.partitions
         ])
         for topic in request.topics

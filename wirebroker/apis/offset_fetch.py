@@ -1,4 +1,4 @@
-"""OffsetFetch: API key 9, versions 0-9.
+"""OffsetFetch: API key 9, versions 0-10.
 
 Behaviour:
 - The committed offset, leader epoch and metadata of each asked partition, -1/""/NONE where nothing was
@@ -11,7 +11,10 @@ Behaviour:
 Version notes:
 - v1+ offsets come from __consumer_offsets (v0 meant ZooKeeper; served the same); v2+ null topics = all and a
   top-level error code; v5+ committed_leader_epoch (KIP-320); v6+ flexible; v7+ require_stable (KIP-447);
-  v8+ several groups per request, answered per group (KIP-709); v9+ member id and epoch (KIP-848).
+  v8+ several groups per request, answered per group (KIP-709); v9+ member id and epoch (KIP-848); v10+ topics
+  named by id (KIP-848): an id this broker does not know is UNKNOWN_TOPIC_ID (offset -1) for each asked partition,
+  after the group's other topics; for all of a group's offsets, a topic with no id any more (deleted) is left out,
+  as Kafka's KafkaApis.fetchAllOffsetsForGroup does.
 """
 
 from __future__ import annotations
@@ -19,35 +22,29 @@ from __future__ import annotations
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.cluster_view import ClusterView
 from wirebroker.coordinator.offset_metadata_manager import FetchedOffset
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
+from wirebroker.protocol.primitives import UUID_ZERO
 
 API_KEY = 9
 FIRST_TOP_LEVEL_ERROR_VERSION = 2
 FIRST_BATCHED_VERSION = 8
+FIRST_TOPIC_ID_VERSION = 10  # KIP-848
 
 _R = OffsetFetchResponse
 
 
 def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
-    coordinator = ctx.broker.group_coordinator
     if ctx.api_version >= FIRST_BATCHED_VERSION:
-        groups = []
-        for group in request.groups:
-            topics = None if group.topics is None else [(t.name, list(t.partition_indexes)) for t in group.topics]
-            code, fetched = coordinator.fetch_offsets(group.group_id, topics, group.member_id, group.member_epoch,
-                                                      request.require_stable)
-            groups.append(_R.OffsetFetchResponseGroup(group_id=group.group_id, error_code=code, topics=[
-                _R.OffsetFetchResponseTopics(name=name, partitions=[_partition(_R.OffsetFetchResponsePartitions, o)
-                                                                    for o in offsets])
-                for name, offsets in fetched]))
-        return _R(groups=groups)
+        return _R(groups=[_group(ctx, group, request.require_stable) for group in request.groups])
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
-    code, fetched = coordinator.fetch_offsets(request.group_id, topics, require_stable=request.require_stable)
+    code, fetched = ctx.broker.group_coordinator.fetch_offsets(request.group_id, topics,
+                                                               require_stable=request.require_stable)
     if code != ErrorCode.NONE and ctx.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
         fetched = [(name, [FetchedOffset(p, -1, -1, "", code) for p in partitions])
                    for name, partitions in topics or []]
@@ -55,6 +52,46 @@ def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
         _R.OffsetFetchResponseTopic(name=name, partitions=[_partition(_R.OffsetFetchResponsePartition, o)
                                                            for o in offsets])
         for name, offsets in fetched])
+
+
+def _group(ctx: RequestContext, group: OffsetFetchRequest.OffsetFetchRequestGroup,
+           require_stable: bool) -> OffsetFetchResponse.OffsetFetchResponseGroup:
+    view = ctx.broker.cluster_view
+    by_id = ctx.api_version >= FIRST_TOPIC_ID_VERSION
+    topics, unknown_ids = _asked_topics(view, group.topics, by_id)
+    code, fetched = ctx.broker.group_coordinator.fetch_offsets(group.group_id, topics, group.member_id,
+                                                               group.member_epoch, require_stable)
+    answered = []
+    for name, offsets in fetched:
+        topic = view.topic(name) if by_id else None
+        if by_id and topic is None:
+            continue  # no id to name it by any more (a deleted topic)
+        answered.append(_R.OffsetFetchResponseTopics(
+            name=name, topic_id=topic.topic_id if topic is not None else UUID_ZERO,
+            partitions=[_partition(_R.OffsetFetchResponsePartitions, o) for o in offsets]))
+    if code == ErrorCode.NONE:
+        answered += [_R.OffsetFetchResponseTopics(topic_id=t.topic_id, partitions=[
+            _partition(_R.OffsetFetchResponsePartitions, FetchedOffset(p, -1, -1, "", ErrorCode.UNKNOWN_TOPIC_ID))
+            for p in t.partition_indexes]) for t in unknown_ids]
+    return _R.OffsetFetchResponseGroup(group_id=group.group_id, error_code=code, topics=answered)
+
+
+def _asked_topics(view: ClusterView, topics: list[OffsetFetchRequest.OffsetFetchRequestTopics] | None, by_id: bool
+                  ) -> tuple[list[tuple[str, list[int]]] | None, list[OffsetFetchRequest.OffsetFetchRequestTopics]]:
+    """(name, partitions) of the asked topics (None: all of the group's), and those named by an unknown id."""
+    if topics is None:
+        return None, []
+    named, unknown = [], []
+    for topic in topics:
+        name = topic.name
+        if by_id:
+            known = view.topic_by_id(topic.topic_id)
+            if known is None:
+                unknown.append(topic)
+                continue
+            name = known.name
+        named.append((name, list(topic.partition_indexes)))
+    return named, unknown
 
 
 def _partition(struct: type, offset: FetchedOffset):

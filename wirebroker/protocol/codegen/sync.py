@@ -41,8 +41,6 @@ KEPT_OLD_FLOORS = frozenset({"Produce", "Fetch", "ListOffsets", "OffsetCommit", 
 HONOURED_MAX_VERSIONS = {
     "Produce": 11,
     "Fetch": 17,
-    "OffsetCommit": 9,
-    "OffsetFetch": 9,
     "DescribeGroups": 5,
     "EndTxn": 4,
     "WriteTxnMarkers": 1,

@@ -121,8 +121,8 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     1: (0, 17),  # Fetch
     2: (0, 11),  # ListOffsets
     3: (0, 13),  # Metadata
-    8: (0, 9),  # OffsetCommit
-    9: (0, 9),  # OffsetFetch
+    8: (0, 10),  # OffsetCommit
+    9: (0, 10),  # OffsetFetch
     10: (0, 6),  # FindCoordinator
     11: (0, 9),  # JoinGroup
     12: (0, 4),  # Heartbeat
