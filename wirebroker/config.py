@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from wirebroker.log.config import (
     BOOLEAN,
     BROKER_TO_TOPIC_KEY,
+    DOUBLE,
     INT,
     LIST,
     LONG,
@@ -78,6 +79,13 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     # (UpdateMetadata, LeaderAndIsr, StopReplica), as a test acting as the controller does.
     "wirebroker.external.controller": BrokerKey(BOOLEAN, "false"),
     "log.retention.check.interval.ms": BrokerKey(INT, str(5 * 60 * 1000)),
+    "log.cleaner.enable": BrokerKey(BOOLEAN, "true"),
+    "log.cleaner.threads": BrokerKey(INT, "1"),
+    "log.cleaner.dedupe.buffer.size": BrokerKey(LONG, str(128 * 1024 * 1024)),
+    "log.cleaner.io.buffer.load.factor": BrokerKey(DOUBLE, "0.9"),
+    "log.cleaner.io.buffer.size": BrokerKey(INT, str(512 * 1024)),
+    "log.cleaner.io.max.bytes.per.second": BrokerKey(DOUBLE, "1.7976931348623157E308"),
+    "log.cleaner.backoff.ms": BrokerKey(LONG, "15000"),
     "log.flush.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
     "log.flush.start.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
     "log.flush.scheduler.interval.ms": BrokerKey(LONG, str(2**63 - 1)),
@@ -130,7 +138,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {
 # Kafka keys a Kafka config file may carry that this single-process broker has no use for.
 ACCEPTED_AND_IGNORED = frozenset({
     "process.roles", "controller.listener.names", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
-    "metadata.log.dir", "log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
+    "metadata.log.dir",
     "group.share.enable", "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr", "confluent.support.metrics.enable", "sasl.enabled.mechanisms",
     "sasl.mechanism.inter.broker.protocol", "security.inter.broker.protocol", "metric.reporters",

@@ -22,11 +22,14 @@ import time
 from collections.abc import Callable, Iterable
 
 from wirebroker.log.batch_records import offset_of_max_timestamp
+from wirebroker.log.checkpoints import fsync_dir
 from wirebroker.log.config import LogConfig
 from wirebroker.log.fetch_data import FetchDataInfo, LogOffsetMetadata
 from wirebroker.log.file_records import TimestampAndOffset
 from wirebroker.log.files import (
+    CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX,
     TopicPartition,
     delete_file_if_exists,
     log_file,
@@ -262,6 +265,24 @@ class LocalLog:
             for path in snapshots:
                 delete_file_if_exists(path)
         self.schedule_once("delete-file", delete_files, self.config.file_delete_delay_ms)
+
+    def replace_segments(self, new_segment: LogSegment, old_segments: list[LogSegment]) -> None:
+        """Swap a cleaned segment in for the segments it was made from (Kafka's LocalLog.replaceSegments), crash-safe
+        in two renames: <base>.cleaned -> <base>.swap, then (old files renamed *.deleted, removed after
+        file.delete.delay.ms) .swap -> the live name. A crash in between leaves a .swap that the loader completes."""
+        new_segment.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+        self.segments.add(new_segment)  # replaces the old segment with the same base offset
+        for segment in old_segments:
+            if segment.base_offset != new_segment.base_offset:
+                self.segments.remove(segment.base_offset)
+            segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+
+        def delete_files() -> None:
+            for segment in old_segments:
+                segment.delete_if_exists()
+        self.schedule_once("delete-file", delete_files, self.config.file_delete_delay_ms)
+        new_segment.change_file_suffixes(SWAP_FILE_SUFFIX, "")
+        fsync_dir(self.dir)
 
     def schedule_once(self, name: str, fn: Callable[[], None], delay_ms: int) -> None:
         """Run `fn` on the scheduler after `delay_ms`; at once without a running scheduler."""

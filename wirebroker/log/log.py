@@ -51,10 +51,12 @@ from wirebroker.log.retention import SegmentPredicate, deletable_segments, reten
 from wirebroker.log.scheduler import Scheduler
 from wirebroker.log.segment import LogSegment
 from wirebroker.log.segments import LogSegments
+from wirebroker.log.txn_index import AbortedTxn
 from wirebroker.log.validator import (
     ValidatedBatch,
     analyze_and_validate_producer_state,
     assign_offsets_and_epoch,
+    check_keys_for_compaction,
     check_timestamps,
     find_duplicate,
     follower_batches,
@@ -219,6 +221,8 @@ class Log:
                    else scan_batches(view))
         if not self.config.log_append_time:
             check_timestamps(headers, self.config, now)
+        if self.config.compact and origin is AppendOrigin.CLIENT:
+            check_keys_for_compaction(view, headers, self.topic_partition)
         with self._lock:
             self._local.check_open()
             batches = assign_offsets_and_epoch(view, headers, self.log_end_offset, leader_epoch, self.config, now)
@@ -462,6 +466,21 @@ class Log:
             self._log_start_offset = new_offset
             self._high_watermark = local.log_end_offset_metadata
             self._update_first_unstable_offset()
+
+    # --- compaction (the log cleaner, compaction.py) ---
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        return self._local.collect_aborted_transactions(start_offset, upper_bound_offset)
+
+    def replace_segments(self, new_segment: LogSegment, old_segments: list[LogSegment], old_sizes: list[int]) -> bool:
+        """Swap a cleaned segment in for `old_segments`; False (nothing changed) if retention or truncation removed
+        or cut any of them since the cleaner read them at `old_sizes`."""
+        with self._lock:
+            if self._local.closed or any(self.segments.get(s.base_offset) is not s or s.size != size
+                                         for s, size in zip(old_segments, old_sizes)):
+                return False
+            self._local.replace_segments(new_segment, old_segments)
+            return True
 
     # --- configuration and lifecycle ---
 

@@ -7,6 +7,7 @@ Each log dir holds, besides one directory per partition (files.py):
     recovery-point-offset-checkpoint   per partition, the offset up to which its log is flushed (checkpoints.py)
     log-start-offset-checkpoint        per partition, its log start offset
     replication-offset-checkpoint      per partition, its high watermark
+    cleaner-offset-checkpoint          per compacted partition, its first dirty offset (cleaner_manager.py)
     .kafka_cleanshutdown               written last by a clean shutdown; its presence lets the next start skip
                                        recovery (metadata_files.py)
 
@@ -14,7 +15,8 @@ Start-up loads every partition directory in one pass; logs without the clean-shu
 checkpointed recovery point. Background tasks (one scheduler thread): retention every
 log.retention.check.interval.ms, the flush.ms policy every log.flush.scheduler.interval.ms, the recovery point and log
 start offset checkpoints, the high watermark checkpoint, producer-id expiration, and deferred file deletions.
-Deleting a partition renames its directory to <topic>-<partition>.<uuid hex>-delete at once and removes it after
+The log cleaner's threads (cleaner.py, log.cleaner.enable) compact the logs of compacted topics. Deleting a partition
+aborts its cleaning and renames its directory to <topic>-<partition>.<uuid hex>-delete at once and removes it after
 file.delete.delay.ms. Shutdown flushes and closes every log, writes the checkpoints, then the clean-shutdown marker.
 """
 
@@ -37,6 +39,7 @@ from wirebroker.log.checkpoints import (
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
+from wirebroker.log.cleaner import CleanerConfig, LogCleaner
 from wirebroker.log.config import LogConfig
 from wirebroker.log.files import (
     TopicPartition,
@@ -101,6 +104,10 @@ class LogManager:
         self._checkpoint_lock = threading.Lock()
         self._dir_locks: list[int] = []
         self._started = False
+        cleaner_config = CleanerConfig.from_broker(lambda key: _raw_setting(broker_config, key))
+        # Kafka's log cleaner (cleaner.py), started after the logs are loaded.
+        self.cleaner = LogCleaner(cleaner_config, self.log_dirs, lambda: self.logs) \
+            if cleaner_config.enable_cleaner else None
 
     # --- start-up ---
 
@@ -113,6 +120,8 @@ class LogManager:
         for log_dir in self.log_dirs:
             self._load_logs(log_dir)
         self._schedule_background_tasks()
+        if self.cleaner is not None:
+            self.cleaner.startup()
         self._started = True
 
     def _lock_dir(self, log_dir: str) -> None:
@@ -239,6 +248,9 @@ class LogManager:
             removed = self._logs.pop(tp, None)
         if removed is None:
             return None
+        if self.cleaner is not None:
+            self.cleaner.abort_cleaning(tp)
+            self.cleaner.remove_checkpoint(os.path.dirname(removed.dir), tp)
         removed.rename_dir(delete_dir_name(tp))
         self.scheduler.schedule_once(f"delete-log-{tp}", removed.delete, removed.config.file_delete_delay_ms)
         log.info("Log for partition %s is renamed to %s and is scheduled for deletion", tp, removed.dir)
@@ -297,6 +309,8 @@ class LogManager:
         if not self._started:
             return
         self._started = False
+        if self.cleaner is not None:
+            self.cleaner.shutdown()
         self.scheduler.shutdown()
         clean = True
         for log_ in self.logs.values():
@@ -318,13 +332,18 @@ class LogManager:
 
 
 def _setting(broker_config: BrokerSettings | None, key: str, default: int) -> int:
-    if broker_config is None:
-        return default
-    try:
-        value = broker_config[key]
-    except KeyError:
-        return default
+    value = _raw_setting(broker_config, key)
     return default if value is None else int(value)
+
+
+def _raw_setting(broker_config: BrokerSettings | None, key: str) -> int | str | None:
+    """The key's value, None when unset or unknown to the broker config."""
+    if broker_config is None:
+        return None
+    try:
+        return broker_config[key]
+    except KeyError:
+        return None
 
 
 def _read_checkpoint_or_empty(path: str) -> dict[TopicPartition, int]:

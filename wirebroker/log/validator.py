@@ -2,9 +2,9 @@
 
 A client's batches are checked whole first (protocol.records.validate_batches: lengths, magic, CRC, record counts);
 the broker's own (coordinators, transaction markers) only for whole batches with valid CRCs (`scan_batches`). Then
-`check_timestamps` applies message.timestamp.before/after.max.ms, and `assign_offsets_and_epoch` writes each batch's
-base offset and partition leader epoch into the request's buffer, which goes to the segment as it is: both fields lie
-outside the CRC. On LogAppendTime topics it also sets the batch's timestamp type and max timestamp, and the CRC again.
+`check_timestamps` applies message.timestamp.before/after.max.ms, `check_keys_for_compaction` refuses records without
+a key on a compacted topic, and `assign_offsets_and_epoch` writes each batch's base offset and partition leader epoch
+into the request's buffer, which goes to the segment as it is: both fields lie outside the CRC. On LogAppendTime topics it also sets the batch's timestamp type and max timestamp, and the CRC again.
 
 Idempotent and transactional producers are checked against producer state as Kafka's
 UnifiedLog.analyzeAndValidateProducerState does: `find_duplicate` finds a retried batch, and
@@ -27,12 +27,14 @@ from wirebroker.log.producer_state import (
     ProducerAppendInfo,
     ProducerStateManager,
 )
-from wirebroker.protocol.errors import CorruptMessageError, InvalidTimestampError
+from wirebroker.log.batch_records import MAX_DECOMPRESSED_RECORDS_BYTES
+from wirebroker.protocol.errors import CorruptMessageError, InvalidRecordError, InvalidTimestampError
 from wirebroker.protocol.records import (
     BATCH_HEADER_SIZE,
     BatchHeader,
     assign_offsets,
     crc_is_valid,
+    iter_records,
     read_header,
     set_log_append_time,
 )
@@ -98,6 +100,19 @@ def check_timestamps(headers: list[BatchHeader], config: LogConfig, now: int) ->
             raise InvalidTimestampError(
                 f"Timestamp {header.max_timestamp} of message with offset {header.base_offset} is out of range: "
                 f"it is more than {config.message_timestamp_after_max_ms} ms after the broker's time {now}")
+
+
+def check_keys_for_compaction(view: memoryview, headers: list[BatchHeader], topic_partition: TopicPartition) -> None:
+    """A compacted topic refuses records without a key: the cleaner could never decide which to keep (Kafka's
+    LogValidator.validateKey). The only check that decodes records, and only on compacted topics."""
+    position = 0
+    for header in headers:
+        if not header.is_control:
+            for record in iter_records(view, position, header, MAX_DECOMPRESSED_RECORDS_BYTES):
+                if record.key is None:
+                    raise InvalidRecordError(f"Compacted topic cannot accept message without key in topic partition "
+                                             f"{topic_partition}.")
+        position += header.size
 
 
 def assign_offsets_and_epoch(view: memoryview, headers: list[BatchHeader], next_offset: int, leader_epoch: int,

@@ -411,27 +411,77 @@ def build_batch(
     body = bytearray()
     for offset_delta, (timestamp, key, value, headers) in enumerate(records):
         _write_record(body, offset_delta, timestamp - base_timestamp, key, value, headers)
+    attributes = (
+        (TIMESTAMP_TYPE_MASK if timestamp_type == TimestampType.LOG_APPEND_TIME else 0)
+        | (TRANSACTIONAL_FLAG_MASK if is_transactional else 0)
+        | (CONTROL_FLAG_MASK if is_control else 0)
+    )
+    return _assemble_batch(
+        body, compression, base_offset, partition_leader_epoch, attributes, len(records) - 1, base_timestamp,
+        max(record[0] for record in records), producer_id, producer_epoch, base_sequence, len(records))
+
+
+def build_retained_batch(original: BatchHeader, records: Sequence[Record], delete_horizon_ms: int | None) -> bytes:
+    """The batch ``original`` rewritten with only ``records`` (a log cleaner's survivors; Kafka's
+    MemoryRecords.buildRetainedRecordsInto): same base and last offset (the last sequence of an idempotent producer
+    stays), producer fields, flags, leader epoch and codec; each record keeps its offset and timestamp.
+
+    With ``delete_horizon_ms`` (KIP-534) the batch carries the delete-horizon attribute and baseTimestamp holds the
+    horizon, the time after which a cleaner may drop its tombstones and markers; record timestamps stay exact, as
+    their deltas are taken from it.
+    """
+    if not records:
+        raise ValueError("a retained batch needs at least one record; see build_empty_batch")
+    base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
+    body = bytearray()
+    for record in records:
+        _write_record(body, record.offset - original.base_offset, record.timestamp - base_timestamp, record.key,
+                      record.value, record.headers)
+    if original.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        max_timestamp = original.max_timestamp
+    else:
+        max_timestamp = max(record.timestamp for record in records)
+    attributes = original.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)
+    if delete_horizon_ms is not None:
+        attributes |= DELETE_HORIZON_FLAG_MASK
+    return _assemble_batch(
+        body, original.compression, original.base_offset, original.partition_leader_epoch, attributes,
+        original.last_offset_delta, base_timestamp, max_timestamp, original.producer_id, original.producer_epoch,
+        original.base_sequence, len(records))
+
+
+def build_empty_batch(original: BatchHeader) -> bytes:
+    """A header-only batch standing for ``original`` after a cleaner removed all its records (Kafka's
+    DefaultRecordBatch.writeEmptyHeader): it keeps the offsets, producer id, epoch and sequences so that producer
+    state survives compaction."""
+    attributes = original.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)
+    return _assemble_batch(
+        bytearray(), CompressionType.NONE, original.base_offset, original.partition_leader_epoch, attributes,
+        original.last_offset_delta, original.max_timestamp, original.max_timestamp, original.producer_id,
+        original.producer_epoch, original.base_sequence, 0)
+
+
+def _assemble_batch(body: bytearray, compression: int, base_offset: int, partition_leader_epoch: int, attributes: int,
+                    last_offset_delta: int, base_timestamp: int, max_timestamp: int, producer_id: int,
+                    producer_epoch: int, base_sequence: int, records_count: int) -> bytes:
+    """Header + (compressed) records, with the batch length and the CRC computed."""
     batch = bytearray(BATCH_HEADER_SIZE)
-    batch += compress(compression, body)
+    if body:
+        batch += compress(compression, body)
     header = BatchHeader(
         base_offset=base_offset,
         batch_length=len(batch) - LOG_OVERHEAD,
         partition_leader_epoch=partition_leader_epoch,
         magic=MAGIC,
         crc=0,  # written once the rest of the batch is in place
-        attributes=(
-            compression
-            | (TIMESTAMP_TYPE_MASK if timestamp_type == TimestampType.LOG_APPEND_TIME else 0)
-            | (TRANSACTIONAL_FLAG_MASK if is_transactional else 0)
-            | (CONTROL_FLAG_MASK if is_control else 0)
-        ),
-        last_offset_delta=len(records) - 1,
+        attributes=attributes | compression,
+        last_offset_delta=last_offset_delta,
         base_timestamp=base_timestamp,
-        max_timestamp=max(record[0] for record in records),
+        max_timestamp=max_timestamp,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
-        records_count=len(records),
+        records_count=records_count,
     )
     _HEADER.pack_into(batch, 0, *header)
     _write_crc(batch, 0, len(batch))

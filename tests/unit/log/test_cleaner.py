@@ -1,0 +1,276 @@
+"""The log cleaner on a real log in tmp_path: latest value per key, offsets kept, tombstones and their delete horizon,
+transactions, producer state, grouping, the .swap crash path, the choice of log and the cleaner checkpoint."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from wirebroker.log.cleaner import Throttler
+from wirebroker.log.cleaner_manager import (
+    CLEANER_OFFSET_CHECKPOINT_FILE,
+    LogCleanerManager,
+    cleanable_offsets,
+    log_to_clean,
+)
+from wirebroker.log.cleaner_offset_map import SkimpyOffsetMap
+from wirebroker.log.cleaner_transactions import CleanedTransactionMetadata
+from wirebroker.log.compaction import Cleaner, CleanerStats, _new_cleaned_segment
+from wirebroker.log.files import CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, TopicPartition
+from wirebroker.log.producer_state import AppendOrigin
+from wirebroker.protocol.compression import CompressionType
+from wirebroker.protocol.records import (
+    DELETE_HORIZON_FLAG_MASK,
+    build_batch,
+    build_control_batch,
+    crc_is_valid,
+    iter_records,
+)
+
+from .helpers import NOW, small_config
+
+COMPACT = small_config(cleanup_policy="compact", internal_segment_bytes="2000", min_cleanable_dirty_ratio="0.01")
+TP = TopicPartition("topic", 0)
+DAY_MS = 24 * 3600 * 1000
+
+
+def keyed(pairs: list[tuple[bytes, bytes | None]], timestamp: int = NOW, **kwargs: object) -> bytearray:
+    return bytearray(build_batch([(timestamp, k, v, ()) for k, v in pairs], **kwargs))
+
+
+def produce(log_, pairs: list[tuple[bytes, bytes | None]], **kwargs: object) -> int:
+    info = log_.append_as_leader(keyed(pairs, **kwargs), leader_epoch=0, now_ms=NOW)
+    log_.update_high_watermark(log_.log_end_offset)
+    return info.first_offset
+
+
+def new_cleaner(map_bytes: int = 1 << 20) -> Cleaner:
+    return Cleaner(0, SkimpyOffsetMap(map_bytes), 0.9, Throttler(float("inf")), lambda tp: None)
+
+
+def clean(log_, now: int = NOW, cleaner: Cleaner | None = None, first_dirty: int | None = None) -> tuple[int,
+                                                                                                     CleanerStats]:
+    first, uncleanable, _ = cleanable_offsets(log_, first_dirty, now)
+    return (cleaner or new_cleaner()).clean(log_to_clean(TP, log_, first, uncleanable, False), now)
+
+
+def records(log_) -> list:
+    """Every record in the log with its batch header, checking each batch's CRC on the way."""
+    found = []
+    for segment in log_.segments:
+        for batch in segment.log.batches(with_data=True):
+            assert crc_is_valid(batch.data, 0, batch.header)
+            found.extend((batch.header, r) for r in iter_records(batch.data, 0, batch.header, 1 << 24))
+    return found
+
+
+def table(log_) -> dict[bytes, tuple[int, bytes | None]]:
+    latest = {}
+    for _, record in records(log_):
+        latest[record.key] = (record.offset, record.value)
+    return latest
+
+
+def test_keeps_the_latest_record_of_each_key_at_its_offset(open_log):
+    log_ = open_log(COMPACT)
+    expected = {}
+    for round_ in range(30):
+        for k in range(5):
+            key, value = b"k%d" % k, b"v%d-%d" % (k, round_) * 5
+            expected[key] = (produce(log_, [(key, value)]), value)
+    log_.roll(NOW)
+    size_before, segments_before = log_.size, log_.number_of_segments
+    end_offset, stats = clean(log_)
+    assert end_offset == log_.segments.last.base_offset
+    assert table(log_) == expected
+    assert [r.offset for _, r in records(log_)] == sorted(offset for offset, _ in expected.values())
+    assert log_.size < size_before / 10
+    assert stats.messages_read == 150 and stats.messages_written == 5
+    assert log_.number_of_segments == segments_before  # grouped by their sizes before cleaning: one each
+    clean(log_, first_dirty=0)
+    assert log_.number_of_segments == 2  # the next cleaning groups the small cleaned segments into one
+    assert table(log_) == expected
+    # Reads from any offset still work across the gaps.
+    assert log_.read(0, 1 << 20).records
+    assert not [name for name in os.listdir(log_.dir) if name.endswith((CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX))]
+
+
+def test_never_cleans_the_active_segment(open_log):
+    log_ = open_log(COMPACT)
+    for i in range(10):
+        produce(log_, [(b"same", b"value-%d" % i)])
+    assert log_.number_of_segments == 1
+    first, uncleanable, _ = cleanable_offsets(log_, None, NOW)
+    assert log_to_clean(TP, log_, first, uncleanable, False).cleanable_bytes == 0
+    clean(log_)
+    assert len(records(log_)) == 10
+
+
+def test_tombstones_stay_until_their_delete_horizon(open_log):
+    log_ = open_log(COMPACT)
+    produce(log_, [(b"a", b"1"), (b"b", b"1")])
+    produce(log_, [(b"a", None)])
+    log_.roll(NOW)
+    clean(log_, now=NOW)
+    kept = records(log_)
+    assert [(r.key, r.value) for _, r in kept] == [(b"b", b"1"), (b"a", None)]
+    header = kept[1][0]
+    assert header.attributes & DELETE_HORIZON_FLAG_MASK
+    assert header.base_timestamp == NOW + DAY_MS  # delete.retention.ms default
+    assert kept[1][1].timestamp == NOW  # the record's own timestamp survives the new base
+    clean(log_, now=NOW + DAY_MS - 1, first_dirty=0)
+    assert [(r.key, r.value) for _, r in records(log_)] == [(b"b", b"1"), (b"a", None)]
+    clean(log_, now=NOW + DAY_MS, first_dirty=0)
+    assert [(r.key, r.value) for _, r in records(log_)] == [(b"b", b"1")]
+
+
+def test_compression_codec_is_kept_in_rewritten_batches(open_log):
+    log_ = open_log(COMPACT)
+    produce(log_, [(b"a", b"1" * 100), (b"b", b"1" * 100)], compression=CompressionType.GZIP)
+    produce(log_, [(b"a", b"2")])
+    log_.roll(NOW)
+    clean(log_)
+    kept = records(log_)
+    assert [(r.key, r.value) for _, r in kept] == [(b"b", b"1" * 100), (b"a", b"2")]
+    assert kept[0][0].compression == CompressionType.GZIP
+    assert kept[0][0].last_offset_delta == 1  # the batch keeps its last offset (and so its last sequence)
+
+
+def test_map_smaller_than_the_dirty_section_cleans_part_of_it(open_log):
+    log_ = open_log(COMPACT)
+    for i in range(40):
+        produce(log_, [(b"k%d" % i, b"v")])
+    log_.roll(NOW)
+    cleaner = new_cleaner(map_bytes=24 * 12)  # 12 slots, 10 at the load factor
+    end_offset, _ = clean(log_, cleaner=cleaner)
+    assert end_offset == 10
+    assert len(records(log_)) == 40  # all keys distinct: nothing to drop
+
+
+def test_aborted_transaction_records_are_removed_and_lso_respected(open_log):
+    log_ = open_log(COMPACT)
+    txn = {"producer_id": 7, "producer_epoch": 0, "is_transactional": True}
+    produce(log_, [(b"a", b"committed")])
+    log_.append_as_leader(keyed([(b"a", b"aborted")], base_sequence=0, **txn), 0, NOW)
+    log_.append_as_leader(bytearray(build_control_batch(False, 7, 0, 0, timestamp=NOW)), 0, NOW,
+                          AppendOrigin.COORDINATOR)
+    log_.roll(NOW)
+    log_.append_as_leader(keyed([(b"b", b"open")], base_sequence=1, **txn), 0, NOW)  # an open transaction
+    log_.update_high_watermark(log_.log_end_offset)
+    produce(log_, [(b"c", b"after")])
+    log_.roll(NOW)
+    assert log_.last_stable_offset == 3
+    _, uncleanable, _ = cleanable_offsets(log_, None, NOW)
+    assert uncleanable == 3  # never past the last stable offset
+    end_offset, _ = clean(log_)
+    assert end_offset == 3
+    kept = records(log_)
+    assert [(r.key, r.value) for h, r in kept if not h.is_control] == [(b"a", b"committed"), (b"b", b"open"),
+                                                                        (b"c", b"after")]
+    assert [r.offset for h, r in kept if h.is_control] == [2]  # the ABORT marker stays while its data goes
+    assert log_.collect_aborted_transactions(0, 3)  # and the cleaned segment's .txnindex still lists it
+
+
+def test_last_batch_of_an_idempotent_producer_survives_as_an_empty_batch(open_log, partition_dir):
+    log_ = open_log(COMPACT)
+    produce(log_, [(b"a", b"old")], producer_id=5, producer_epoch=2, base_sequence=0)
+    produce(log_, [(b"a", b"new")])  # supersedes the producer's only record
+    log_.roll(NOW)
+    clean(log_)
+    batches = [b.header for s in log_.segments for b in s.log.batches()]
+    assert batches[0].producer_id == 5 and batches[0].records_count == 0 and batches[0].base_sequence == 0
+    assert table(log_) == {b"a": (1, b"new")}
+    log_.close()
+    reopened = open_log(COMPACT, had_clean_shutdown=False)
+    entry = reopened.active_producers()[5]
+    assert (entry.producer_epoch, entry.last_seq) == (2, 0)
+
+
+def test_a_swap_left_by_a_crash_is_completed_at_load(open_log, partition_dir):
+    log_ = open_log(COMPACT)
+    for i in range(20):
+        produce(log_, [(b"k%d" % (i % 3), b"v%d" % i * 20)])
+    log_.roll(NOW)
+    expected = table(log_)
+    cleaner = new_cleaner()
+    first, uncleanable, _ = cleanable_offsets(log_, None, NOW)
+    cleaner.build_offset_map(log_, first, uncleanable, CleanerStats())
+    old = log_.segments.values(0, uncleanable)
+    cleaned = _new_cleaned_segment(log_, old[0].base_offset, NOW)
+    transactions = CleanedTransactionMetadata()
+    for segment in old:
+        cleaner._clean_into(log_, segment, cleaned, NOW, transactions, {}, uncleanable, CleanerStats())
+    cleaned.flush()
+    cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)  # the crash comes right after this rename
+    cleaned.close()
+    reopened = open_log(COMPACT, had_clean_shutdown=False)
+    assert table(reopened) == expected
+    assert len(records(reopened)) == 3
+
+
+def test_a_cleaned_file_left_by_a_crash_is_dropped_at_load(open_log):
+    log_ = open_log(COMPACT)
+    for i in range(20):
+        produce(log_, [(b"k%d" % (i % 3), b"v%d" % i * 20)])
+    log_.roll(NOW)
+    cleaned = _new_cleaned_segment(log_, 0, NOW)
+    cleaned.append(0, NOW, 0, keyed([(b"k0", b"partial")]))
+    cleaned.close()
+    reopened = open_log(COMPACT, had_clean_shutdown=False)
+    assert len(records(reopened)) == 20
+
+
+def test_manager_chooses_the_dirtiest_compacted_log_and_checkpoints_it(tmp_path, open_log):
+    from wirebroker.log.config import LogConfig
+    from wirebroker.log.log import Log
+    compacted = open_log(COMPACT)
+    for i in range(30):
+        produce(compacted, [(b"same", b"v%d" % i * 20)])
+    compacted.roll(NOW)
+    deleted = Log.open(str(tmp_path / "plain-0"), small_config(), now_ms=NOW)
+    deleted.append_as_leader(keyed([(b"x", b"y" * 3000)]), 0, NOW)
+    deleted.roll(NOW)
+    manager = LogCleanerManager([str(tmp_path)], {TP: compacted, TopicPartition("plain", 0): deleted})
+    chosen = manager.grab_filthiest_compacted_log(NOW)
+    assert chosen is not None and chosen.topic_partition == TP and chosen.cleanable_ratio == 1.0
+    assert manager.grab_filthiest_compacted_log(NOW) is None  # in progress: not chosen twice
+    end_offset, _ = new_cleaner().clean(chosen, NOW)
+    manager.done_cleaning(TP, str(tmp_path), end_offset)
+    with open(tmp_path / CLEANER_OFFSET_CHECKPOINT_FILE) as f:
+        assert f.read() == f"0\n1\ntopic 0 {end_offset}\n"
+    assert manager.grab_filthiest_compacted_log(NOW) is None  # clean now
+    lagging = LogConfig.from_props({"cleanup.policy": "compact", "min.compaction.lag.ms": str(DAY_MS),
+                                    "internal.segment.bytes": "2000"})
+    compacted.update_config(lagging)
+    produce(compacted, [(b"same", b"late")])
+    compacted.roll(NOW)
+    first, uncleanable, _ = cleanable_offsets(compacted, end_offset, NOW)
+    assert uncleanable == first  # the new segment is younger than min.compaction.lag.ms
+    deleted.close()
+
+
+@pytest.mark.parametrize("ratio, expected", [("0.99", False), ("0.01", True)])
+def test_min_cleanable_dirty_ratio(tmp_path, open_log, ratio, expected):
+    from wirebroker.log.config import LogConfig
+    log_ = open_log(LogConfig.from_props({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": ratio,
+                                          "internal.segment.bytes": "2000"}))
+    for i in range(10):
+        produce(log_, [(b"k%d" % i, b"v" * 100)])
+    log_.roll(NOW)
+    clean(log_)
+    manager = LogCleanerManager([str(tmp_path)], {TP: log_})
+    manager.update_checkpoints(str(tmp_path), update=(TP, log_.segments.last.base_offset))
+    produce(log_, [(b"k0", b"v" * 100)])
+    log_.roll(NOW)
+    assert (manager.grab_filthiest_compacted_log(NOW) is not None) is expected
+
+
+def test_a_compacted_topic_refuses_records_without_key(open_log):
+    from wirebroker.protocol.errors import InvalidRecordError
+    log_ = open_log(COMPACT)
+    with pytest.raises(InvalidRecordError, match="Compacted topic cannot accept message without key"):
+        log_.append_as_leader(keyed([(b"a", b"1"), (None, b"2")], compression=CompressionType.LZ4), 0, NOW)
+    assert log_.log_end_offset == 0
+    log_.append_as_leader(bytearray(build_control_batch(True, 3, 0, 0, timestamp=NOW)), 0, NOW,
+                          AppendOrigin.COORDINATOR)

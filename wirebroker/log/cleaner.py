@@ -1,0 +1,210 @@
+"""The log cleaner (Kafka's LogCleaner): background threads that compact the logs of cleanup.policy=compact topics.
+
+Each of log.cleaner.threads threads loops: ask the cleaner manager (cleaner_manager.py) for the dirtiest cleanable
+log, clean it (compaction.py), checkpoint its new first dirty offset in cleaner-offset-checkpoint, log what it did;
+with nothing to clean, sleep log.cleaner.backoff.ms. The dedupe buffer (log.cleaner.dedupe.buffer.size) is shared
+out between the threads, each thread's offset map taking its part; all threads share one throttle of
+log.cleaner.io.max.bytes.per.second over what they read and write. A cleaning that fails marks its partition
+uncleanable (logged with the error) and the threads go on with the others.
+
+Broker keys, with Kafka's names and defaults (CLEANER_DEFAULTS). log.cleaner.enable=false starts no thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from wirebroker.log.cleaner_manager import LogCleanerManager
+from wirebroker.log.cleaner_offset_map import SkimpyOffsetMap
+from wirebroker.log.compaction import (
+    Cleaner,
+    CleanerStats,
+    LogCleaningAbortedError,
+    LogToClean,
+    Throttle,
+)
+from wirebroker.log.files import TopicPartition
+from wirebroker.log.local_log import now_ms
+from wirebroker.log.log import Log
+
+log = logging.getLogger(__name__)
+
+MIB = 1024 * 1024
+INT32_MAX = 2**31 - 1
+# Broker keys of the cleaner and Kafka's defaults (CleanerConfig / LogCleaner's reconfigurable configs).
+CLEANER_DEFAULTS: dict[str, object] = {
+    "log.cleaner.enable": True,
+    "log.cleaner.threads": 1,
+    "log.cleaner.dedupe.buffer.size": 128 * MIB,
+    "log.cleaner.io.buffer.load.factor": 0.9,
+    "log.cleaner.io.buffer.size": 512 * 1024,
+    "log.cleaner.io.max.bytes.per.second": 1.7976931348623157e308,  # Java's Double.MAX_VALUE: no throttle
+    "log.cleaner.backoff.ms": 15_000,
+}
+
+
+@dataclass(frozen=True)
+class CleanerConfig:
+    num_threads: int = 1
+    dedupe_buffer_size: int = 128 * MIB
+    dedupe_buffer_load_factor: float = 0.9
+    io_buffer_size: int = 512 * 1024
+    max_io_bytes_per_second: float = 1.7976931348623157e308
+    backoff_ms: int = 15_000
+    enable_cleaner: bool = True
+
+    @classmethod
+    def from_broker(cls, settings: Callable[[str], object]) -> CleanerConfig:
+        """From the broker's keys; `settings(key)` is the key's value, or None when unset."""
+        def get(key: str) -> object:
+            value = settings(key)
+            return CLEANER_DEFAULTS[key] if value is None else value
+        return cls(int(get("log.cleaner.threads")), int(get("log.cleaner.dedupe.buffer.size")),  # type: ignore[arg-type]
+                   float(get("log.cleaner.io.buffer.load.factor")),  # type: ignore[arg-type]
+                   int(get("log.cleaner.io.buffer.size")),  # type: ignore[arg-type]
+                   float(get("log.cleaner.io.max.bytes.per.second")),  # type: ignore[arg-type]
+                   int(get("log.cleaner.backoff.ms")), bool(get("log.cleaner.enable")))  # type: ignore[arg-type]
+
+    @property
+    def offset_map_memory_per_thread(self) -> int:
+        return min(self.dedupe_buffer_size // self.num_threads, INT32_MAX)
+
+
+class Throttler(Throttle):
+    """Sleeps whoever pushes bytes faster than `rate` bytes per second, measured over windows of `check_interval_ms`
+    (Kafka's Throttler). Thread-safe: the cleaner threads share one."""
+
+    def __init__(self, rate: float, check_interval_ms: int = 300) -> None:
+        self.rate = rate
+        self.check_interval_s = check_interval_ms / 1000
+        self._lock = threading.Lock()
+        self._period_start = time.monotonic()
+        self._observed = 0.0
+
+    def maybe_throttle(self, observed: int) -> None:
+        if self.rate >= 1.7976931348623157e308:
+            return
+        with self._lock:
+            self._observed += observed
+            elapsed = time.monotonic() - self._period_start
+            if elapsed < self.check_interval_s:
+                return
+            if self._observed / elapsed > self.rate:
+                sleep_s = self._observed / self.rate - elapsed
+                if sleep_s > 0:
+                    time.sleep(sleep_s)
+            self._period_start = time.monotonic()
+            self._observed = 0.0
+
+
+class LogCleaner:
+    def __init__(self, config: CleanerConfig, log_dirs: list[str], logs: Callable[[], dict[TopicPartition, Log]]
+                 ) -> None:
+        """`logs` returns the broker's current logs (the log manager's), asked afresh for every choice."""
+        if config.offset_map_memory_per_thread < MIB:
+            raise ValueError(f"log.cleaner.dedupe.buffer.size must be at least 1 MiB per cleaner thread "
+                             f"({config.dedupe_buffer_size} bytes for {config.num_threads} threads)")
+        self.config = config
+        self._logs = logs
+        self.manager = LogCleanerManager(log_dirs)
+        self.throttler = Throttler(config.max_io_bytes_per_second)
+        self._threads: list[_CleanerThread] = []
+
+    def startup(self) -> None:
+        log.info("Starting the log cleaner with %d thread(s)", self.config.num_threads)
+        for i in range(self.config.num_threads):
+            thread = _CleanerThread(i, self)
+            self._threads.append(thread)
+            thread.start()
+
+    def shutdown(self) -> None:
+        log.info("Shutting down the log cleaner")
+        for thread in self._threads:
+            thread.initiate_shutdown()
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+
+    def new_cleaner(self, cleaner_id: int) -> Cleaner:
+        offset_map = SkimpyOffsetMap(self.config.offset_map_memory_per_thread)
+        return Cleaner(cleaner_id, offset_map, self.config.dedupe_buffer_load_factor, self.throttler,
+                       self.manager.check_cleaning_aborted)
+
+    def clean_filthiest_log(self, cleaner: Cleaner) -> bool:
+        """One round: clean the dirtiest cleanable log, if any; whether one was cleaned."""
+        self.manager.set_logs(self._logs())
+        to_clean = self.manager.grab_filthiest_compacted_log(now_ms())
+        if to_clean is None:
+            return False
+        self.clean_log(cleaner, to_clean)
+        return True
+
+    def clean_log(self, cleaner: Cleaner, to_clean: LogToClean) -> None:
+        """Clean one log already marked in progress, checkpoint it and let go of it, whatever happens."""
+        tp, log_ = to_clean.topic_partition, to_clean.log
+        start_size = log_.size
+        try:
+            end_offset, stats = cleaner.clean(to_clean)
+        except LogCleaningAbortedError as exc:
+            log.info("Cleaning of log %s aborted: %s", log_.name, exc)
+            self.manager.cleaning_failed(tp, aborted=True)
+            return
+        except Exception:
+            log.exception("Unexpected error while cleaning log %s; it is marked uncleanable until the broker "
+                          "restarts", log_.name)
+            self.manager.cleaning_failed(tp, aborted=False)
+            return
+        self.manager.done_cleaning(tp, os.path.dirname(log_.dir), end_offset)
+        _log_stats(cleaner.id, to_clean, end_offset, start_size, log_.size, stats)
+
+    # --- the log manager's hooks ---
+
+    def abort_cleaning(self, tp: TopicPartition) -> None:
+        self.manager.abort_cleaning(tp)
+
+    def remove_checkpoint(self, log_dir: str, tp: TopicPartition) -> None:
+        self.manager.update_checkpoints(log_dir, remove=tp)
+
+
+class _CleanerThread(threading.Thread):
+    def __init__(self, cleaner_id: int, owner: LogCleaner) -> None:
+        super().__init__(name=f"kafka-log-cleaner-thread-{cleaner_id}", daemon=True)
+        self._owner = owner
+        self._cleaner = owner.new_cleaner(cleaner_id)
+        self._stopping = threading.Event()
+
+    def initiate_shutdown(self) -> None:
+        self._stopping.set()
+        self._owner.manager.abort_all_in_progress()
+
+    def run(self) -> None:
+        backoff_s = self._owner.config.backoff_ms / 1000
+        while not self._stopping.is_set():
+            try:
+                cleaned = self._owner.clean_filthiest_log(self._cleaner)
+            except Exception:
+                log.exception("Log cleaner thread %d failed to choose a log; retrying after %d ms", self._cleaner.id,
+                              self._owner.config.backoff_ms)
+                cleaned = False
+            if not cleaned:
+                self._stopping.wait(backoff_s)
+
+
+def _log_stats(cleaner_id: int, to_clean: LogToClean, end_offset: int, start_size: int, end_size: int,
+               stats: CleanerStats) -> None:
+    elapsed = max(stats.elapsed_seconds, 1e-9)
+    reduction = 100.0 * (1 - end_size / start_size) if start_size else 0.0
+    fewer = 100.0 * (1 - stats.messages_written / stats.messages_read) if stats.messages_read else 0.0
+    log.info("Log cleaner thread %d cleaned log %s (dirty section = [%d, %d]): %.1f MB of log processed in %.1f "
+             "seconds (%.1f MB/sec); %d segment(s) into %d; start size %d bytes (%d messages), end size %d bytes "
+             "(%d messages): %.1f%% size reduction (%.1f%% fewer messages); offset map %.1f%% full, indexing "
+             "%.1f s, cleaning %.1f s", cleaner_id, to_clean.log.name, to_clean.first_dirty_offset, end_offset,
+             stats.bytes_read / MIB, elapsed, stats.bytes_read / MIB / elapsed, stats.segments_read,
+             stats.segments_written, start_size, stats.messages_read, end_size, stats.messages_written, reduction,
+             fewer, 100 * stats.buffer_utilization, stats.map_complete_ms - stats.start_ms,
+             stats.end_ms - stats.map_complete_ms)

@@ -1,0 +1,359 @@
+"""Compaction of one log (Kafka's Cleaner): keep the latest record of each key, rewrite segments, swap them in.
+
+One cleaning of a log, with the dirty section [first dirty offset, first uncleanable offset) chosen by the cleaner
+manager (cleaner_manager.py):
+
+  1. build the offset map (cleaner_offset_map.py) over the dirty section: key hash -> the latest offset of that key,
+     skipping aborted transactions; when the map is full the cleaning stops at the last offset it mapped (the end
+     offset, which becomes the next first dirty offset);
+  2. group the segments below the end offset so that each group fits one segment (segment.bytes, the index sizes,
+     32-bit relative offsets), and clean each group into one new segment, <base>.log.cleaned with its indexes;
+  3. for each batch, as Kafka's MemoryRecords.filterTo with the cleaner's filter:
+       * a record is kept if it is past the map's range, or it is the latest of its key and not a tombstone whose
+         delete horizon has passed (records without key are dropped: they cannot be in a compacted topic);
+       * records of aborted transactions are dropped; a COMMIT/ABORT marker goes once nothing of its transaction is
+         left and its delete horizon has passed;
+       * a batch left with none of its records is dropped, except the last batch of each active producer (kept as
+         an empty batch header, so the producer's epoch and last sequence survive: idempotence across cleaning) and
+         the last batch of the cleaned range (so its end offset survives);
+       * a batch that keeps every record and needs no delete horizon is copied as it is; otherwise it is rebuilt
+         with its survivors at their offsets (gaps are normal), same codec, a new CRC; a batch with tombstones or
+         a removable marker gets the delete horizon (KIP-534: attribute bit 6, baseTimestamp = now +
+         delete.retention.ms) the first time it is cleaned, and they are removed by a cleaning after that time;
+  4. swap the cleaned segment in (Log.replace_segments: .cleaned -> .swap -> the live name, old files -> .deleted),
+     so a crash at any point recovers to either the old segments or the new one (loader.py).
+
+The cleaner reads segments without the log's lock (only the active segment changes, and it is never cleaned); if
+retention or truncation changed the segments meanwhile, the swap is refused and the cleaning starts again later.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from wirebroker.log.batch_records import MAX_DECOMPRESSED_RECORDS_BYTES
+from wirebroker.log.cleaner_offset_map import SkimpyOffsetMap
+from wirebroker.log.cleaner_transactions import CleanedTransactionMetadata
+from wirebroker.log.files import CLEANED_FILE_SUFFIX, TopicPartition
+from wirebroker.log.local_log import now_ms
+from wirebroker.log.log import Log
+from wirebroker.log.producer_state import NO_PRODUCER_ID
+from wirebroker.log.segment import LogSegment
+from wirebroker.protocol.records import (
+    BatchHeader,
+    Record,
+    build_empty_batch,
+    build_retained_batch,
+    iter_records,
+    read_header,
+)
+
+log = logging.getLogger(__name__)
+
+INT32_MAX = 2**31 - 1
+
+
+class LogCleaningAbortedError(Exception):
+    """The cleaning of a log was aborted (the log is being deleted or paused); its partial output is discarded."""
+
+
+class Throttle:
+    """What the cleaner calls with every chunk of bytes it reads or writes (log.cleaner.io.max.bytes.per.second)."""
+
+    def maybe_throttle(self, observed: int) -> None: ...
+
+
+@dataclass
+class CleanerStats:
+    """Counts of one cleaning (Kafka's CleanerStats), for the log line and tests."""
+
+    start_ms: float = field(default_factory=time.monotonic)
+    map_complete_ms: float = 0.0
+    end_ms: float = 0.0
+    map_bytes_read: int = 0
+    map_messages_read: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    messages_read: int = 0
+    messages_written: int = 0
+    invalid_messages: int = 0
+    segments_read: int = 0
+    segments_written: int = 0
+    buffer_utilization: float = 0.0
+
+    @property
+    def elapsed_seconds(self) -> float:
+        return self.end_ms - self.start_ms
+
+
+@dataclass(frozen=True)
+class LogToClean:
+    """A log and the range a cleaning may cover (Kafka's LogToClean): clean bytes below the first dirty offset,
+    cleanable bytes from there to the first uncleanable segment, and their ratio, which chooses the dirtiest log."""
+
+    topic_partition: TopicPartition
+    log: Log
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    clean_bytes: int
+    cleanable_bytes: int
+    need_compaction_now: bool = False
+
+    @property
+    def total_bytes(self) -> int:
+        return self.clean_bytes + self.cleanable_bytes
+
+    @property
+    def cleanable_ratio(self) -> float:
+        return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
+
+
+class Cleaner:
+    def __init__(self, cleaner_id: int, offset_map: SkimpyOffsetMap, dup_buffer_load_factor: float,
+                 throttler: Throttle, check_done: Callable[[TopicPartition], None]) -> None:
+        """`check_done` raises LogCleaningAbortedError when the partition's cleaning was aborted."""
+        if offset_map.slots * dup_buffer_load_factor <= 1:
+            raise ValueError("The offset map is too small to fit even a single message, so log cleaning would never "
+                             "make progress: increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
+        self.id = cleaner_id
+        self.offset_map = offset_map
+        self.dup_buffer_load_factor = dup_buffer_load_factor
+        self.throttler = throttler
+        self.check_done = check_done
+
+    def clean(self, cleanable: LogToClean, current_time: int | None = None) -> tuple[int, CleanerStats]:
+        """Clean the log; returns the first offset not cleaned (the next first dirty offset) and the statistics."""
+        now = now_ms() if current_time is None else current_time
+        log_ = cleanable.log
+        stats = CleanerStats()
+        upper_bound = cleanable.first_uncleanable_offset
+        self.build_offset_map(log_, cleanable.first_dirty_offset, upper_bound, stats)
+        end_offset = self.offset_map.latest_offset + 1
+        stats.map_complete_ms = time.monotonic()
+        transactions = CleanedTransactionMetadata()
+        groups = group_segments_by_size(log_.segments.values(0, end_offset), log_.config.segment_size,
+                                        log_.config.segment_index_bytes, upper_bound)
+        for group in groups:
+            self.clean_segments(log_, group, now, stats, transactions, upper_bound)
+        stats.buffer_utilization = self.offset_map.utilization
+        stats.end_ms = time.monotonic()
+        return end_offset, stats
+
+    # --- the offset map ---
+
+    def build_offset_map(self, log_: Log, start: int, end: int, stats: CleanerStats) -> None:
+        """Map each key of [start, end) to its latest offset, until the map holds slots * load factor keys."""
+        offset_map = self.offset_map
+        offset_map.clear()
+        dirty = log_.segments.values(start, end)
+        next_starts = [segment.base_offset for segment in dirty[1:]] + [end]
+        transactions = CleanedTransactionMetadata()
+        transactions.add_aborted_transactions(log_.collect_aborted_transactions(start, end))
+        max_desired_map_size = int(offset_map.slots * self.dup_buffer_load_factor)
+        for segment, next_start in zip(dirty, next_starts):
+            self.check_done(log_.topic_partition)
+            if self._map_segment(log_, segment, start, next_start, max_desired_map_size, transactions, stats):
+                log.debug("Offset map of %s is full; segment %d is partly mapped", log_.name, segment.base_offset)
+                return
+        log.debug("Offset map of %s over [%d, %d) complete: %d keys", log_.name, start, end, len(offset_map))
+
+    def _map_segment(self, log_: Log, segment: LogSegment, start: int, next_segment_start: int,
+                     max_desired_map_size: int, transactions: CleanedTransactionMetadata, stats: CleanerStats) -> bool:
+        """Add the segment's keys to the map; True if the map filled up on the way."""
+        offset_map = self.offset_map
+        position = segment.offset_index.lookup(start).position
+        for batch in segment.log.batches(position, with_data=True):
+            header, data = batch.header, batch.data
+            assert data is not None
+            self.throttler.maybe_throttle(header.size)
+            stats.map_bytes_read += header.size
+            if header.is_control:
+                transactions.on_control_batch_read(header, data)
+                stats.map_messages_read += 1
+            elif transactions.on_batch_read(header):
+                stats.map_messages_read += header.records_count  # aborted: its keys are not mapped
+            else:
+                for record in iter_records(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES):
+                    if record.key is not None and record.offset >= start:
+                        if len(offset_map) >= max_desired_map_size:
+                            return True
+                        offset_map.put(record.key, record.offset)
+                    stats.map_messages_read += 1
+            if header.last_offset >= start:
+                offset_map.update_latest_offset(header.last_offset)
+        # Offsets may have gaps (an earlier cleaning): the mapped range reaches the next segment.
+        offset_map.update_latest_offset(next_segment_start - 1)
+        return False
+
+    # --- rewriting ---
+
+    def clean_segments(self, log_: Log, segments: list[LogSegment], current_time: int, stats: CleanerStats,
+                       transactions: CleanedTransactionMetadata, upper_bound_offset_of_round: int) -> None:
+        """Clean a group of segments into one new segment and swap it in for them."""
+        sizes = [segment.size for segment in segments]
+        cleaned = _new_cleaned_segment(log_, segments[0].base_offset, current_time)
+        transactions.cleaned_index = cleaned.txn_index
+        try:
+            last_records = _last_records_of_active_producers(log_)
+            for i, segment in enumerate(segments):
+                following = segments[i + 1] if i + 1 < len(segments) else None
+                upper = following.base_offset if following is not None else segment.read_next_offset()
+                transactions.add_aborted_transactions(log_.collect_aborted_transactions(segment.base_offset, upper))
+                self._clean_into(log_, segment, cleaned, current_time, transactions, last_records,
+                                 upper_bound_offset_of_round, stats)
+                stats.segments_read += 1
+            cleaned.on_become_inactive_segment()
+            cleaned.flush()
+            cleaned.set_last_modified(segments[-1].log.last_modified_ms())
+            log.debug("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned, segments, log_.name)
+            if not log_.replace_segments(cleaned, segments, sizes):
+                raise LogCleaningAbortedError(f"The segments of {log_.name} changed while they were cleaned")
+            stats.segments_written += 1
+        except BaseException:
+            cleaned.close_handlers()
+            cleaned.delete_if_exists()
+            raise
+
+    def _clean_into(self, log_: Log, source: LogSegment, dest: LogSegment, current_time: int,
+                    transactions: CleanedTransactionMetadata, last_records: dict[int, tuple[int, int]],
+                    upper_bound_offset_of_round: int, stats: CleanerStats) -> None:
+        record_filter = _RecordFilter(self.offset_map, current_time, log_.config.delete_retention_ms, transactions,
+                                      last_records, upper_bound_offset_of_round, stats)
+        for batch in source.log.batches(with_data=True):
+            self.check_done(log_.topic_partition)
+            header, data = batch.header, batch.data
+            assert data is not None
+            self.throttler.maybe_throttle(header.size)
+            stats.bytes_read += header.size
+            retained = record_filter.filter(header, data)
+            if retained is None:
+                continue
+            kept, kept_header = retained
+            dest.append(kept_header.last_offset, kept_header.max_timestamp, kept_header.last_offset, kept)
+            self.throttler.maybe_throttle(len(kept))
+            stats.bytes_written += len(kept)
+
+
+class _RecordFilter:
+    """The cleaner's decisions for one batch (Kafka's RecordFilter in Cleaner.cleanInto, applied as
+    MemoryRecords.filterTo applies it)."""
+
+    def __init__(self, offset_map: SkimpyOffsetMap, current_time: int, delete_retention_ms: int,
+                 transactions: CleanedTransactionMetadata, last_records: dict[int, tuple[int, int]],
+                 upper_bound_offset_of_round: int, stats: CleanerStats) -> None:
+        self.offset_map = offset_map
+        self.current_time = current_time
+        self.delete_retention_ms = delete_retention_ms
+        self.transactions = transactions
+        self.last_records = last_records
+        self.upper_bound_offset_of_round = upper_bound_offset_of_round
+        self.stats = stats
+
+    def filter(self, header: BatchHeader, data: memoryview) -> tuple[bytes | memoryview, BatchHeader] | None:
+        """The batch to write for `header` (the original bytes, a rebuilt batch or an empty header), or None."""
+        if header.is_control:
+            can_discard = self.transactions.on_control_batch_read(header, data)
+            discard_records = (can_discard and header.has_delete_horizon
+                               and header.base_timestamp <= self.current_time)
+        else:
+            can_discard = self.transactions.on_batch_read(header)
+            discard_records = can_discard
+        retain_empty = ((header.producer_id != NO_PRODUCER_ID and self._is_last_batch_of_producer(header))
+                        or header.next_offset == self.upper_bound_offset_of_round)
+        if discard_records and not retain_empty:
+            self.stats.messages_read += header.records_count
+            return None
+        records = list(iter_records(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES))
+        self.stats.messages_read += len(records)
+        if discard_records:
+            retained: list[Record] = []
+        elif header.is_control:
+            retained = records
+        else:
+            retained = [record for record in records if self._should_retain_record(header, record)]
+        if not retained:
+            if retain_empty:
+                return _with_header(build_empty_batch(header))
+            return None
+        self.stats.messages_written += len(retained)
+        contains_marker_for_empty_txn = can_discard and header.is_control
+        contains_tombstones = any(record.value is None for record in retained)
+        need_delete_horizon = (contains_tombstones or contains_marker_for_empty_txn) and not header.has_delete_horizon
+        if len(retained) == len(records) and not need_delete_horizon:
+            return data, header
+        if need_delete_horizon:
+            horizon: int | None = self.current_time + self.delete_retention_ms
+        else:
+            horizon = header.base_timestamp if header.has_delete_horizon else None
+        return _with_header(build_retained_batch(header, retained, horizon))
+
+    def _is_last_batch_of_producer(self, header: BatchHeader) -> bool:
+        last = self.last_records.get(header.producer_id)
+        if last is None:
+            return False
+        last_data_offset, producer_epoch = last
+        if last_data_offset >= 0:
+            return header.last_offset == last_data_offset
+        return header.is_control and header.producer_epoch == producer_epoch
+
+    def _should_retain_record(self, header: BatchHeader, record: Record) -> bool:
+        if record.offset > self.offset_map.latest_offset:
+            return True  # past the mapped range: cleaned next time
+        if record.key is None:
+            self.stats.invalid_messages += 1
+            return False
+        if record.offset < self.offset_map.get(record.key):
+            return False  # a later record of the key exists
+        retain_deletes = not header.has_delete_horizon or self.current_time < header.base_timestamp
+        return record.value is not None or retain_deletes
+
+
+def _with_header(batch: bytes) -> tuple[bytes, BatchHeader]:
+    return batch, read_header(batch)
+
+
+def group_segments_by_size(segments: list[LogSegment], max_size: int, max_index_size: int,
+                           first_uncleanable_offset: int) -> list[list[LogSegment]]:
+    """Consecutive segments grouped so that each group's log, offset index and time index fit one segment and its
+    offsets fit 32-bit relative offsets (Kafka's Cleaner.groupSegmentsBySize)."""
+    groups: list[list[LogSegment]] = []
+    i = 0
+    while i < len(segments):
+        group = [segments[i]]
+        log_size = segments[i].size
+        index_size = segments[i].offset_index.size_in_bytes
+        time_index_size = segments[i].time_index.size_in_bytes
+        i += 1
+        while i < len(segments):
+            candidate = segments[i]
+            # The worst-case last offset of the candidate: the next segment's base, or the uncleanable offset.
+            last_offset = segments[i + 1].base_offset - 1 if i + 1 < len(segments) else first_uncleanable_offset - 1
+            if not (log_size + candidate.size <= max_size
+                    and index_size + candidate.offset_index.size_in_bytes <= max_index_size
+                    and time_index_size + candidate.time_index.size_in_bytes <= max_index_size
+                    and (candidate.size == 0 or last_offset - group[0].base_offset <= INT32_MAX)):
+                break
+            group.append(candidate)
+            log_size += candidate.size
+            index_size += candidate.offset_index.size_in_bytes
+            time_index_size += candidate.time_index.size_in_bytes
+            i += 1
+        groups.append(group)
+    return groups
+
+
+def _new_cleaned_segment(log_: Log, base_offset: int, now: int) -> LogSegment:
+    """An empty <base>.log.cleaned segment (with its indexes), replacing leftovers of an aborted cleaning."""
+    stale = LogSegment(log_.dir, base_offset, log_.config, now, suffix=CLEANED_FILE_SUFFIX)
+    stale.close_handlers()
+    stale.delete_if_exists()
+    return LogSegment(log_.dir, base_offset, log_.config, now, suffix=CLEANED_FILE_SUFFIX)
+
+
+def _last_records_of_active_producers(log_: Log) -> dict[int, tuple[int, int]]:
+    """Per active producer id: (last data offset or -1, producer epoch) (Kafka's lastRecordsOfActiveProducers)."""
+    return {producer_id: (entry.last_data_offset, entry.producer_epoch)
+            for producer_id, entry in log_.active_producers().items()}
