@@ -29,10 +29,10 @@ def create_topic(bootstrap: str, topic: str, configs: dict[str, str]) -> None:
     admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(10)
 
 
-def produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes | None]]) -> None:
+def produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes | None]], compression: str = "none") -> None:
     # Batches well below the topics' small segments (a produce request larger than a segment is refused).
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 50_000,
-                         "enable.idempotence": True})
+                         "enable.idempotence": True, "compression.type": compression})
     errors = []
     for key, value in records:
         while True:
@@ -206,3 +206,27 @@ def test_consumer_offsets_is_compacted_and_reloads_the_live_offsets(broker_facto
     [committed] = consumer.committed([TopicPartition("source", 0)], timeout=10)
     consumer.close()
     assert committed.offset == commits
+
+
+def test_kafka_dump_log_segments_reads_cleaned_segments(broker_factory):
+    from compat_tests.reference_kafka import install_jars, run_tool
+    broker = broker_factory(**CLEANER, **{"log.index.interval.bytes": "200"})
+    create_topic(broker.bootstrap, "dumped", COMPACTED)
+    produce(broker.bootstrap, "dumped", [(b"k%d" % (i % 50), b"v%d" % i * 20) for i in range(5000)], "gzip")
+    produce(broker.bootstrap, "dumped", [(b"k%d" % i, None) for i in range(10)])  # tombstones: a delete horizon
+    produce(broker.bootstrap, "dumped", [(b"f%d" % i, b"x" * 100) for i in range(2000)])  # roll past them
+    wait_until_clean(broker, "dumped")
+    broker.stop()
+    jars = install_jars()
+    for segment in sorted(partition_dir(broker, "dumped").glob("*.log"))[:-1]:
+        dump = run_tool(jars, "org.apache.kafka.tools.DumpLogSegments",
+                        ["--deep-iteration", "--files", str(segment)], check=True).stdout
+        assert "isvalid: true" in dump and "isvalid: false" not in dump, dump[-2000:]
+        index = run_tool(jars, "org.apache.kafka.tools.DumpLogSegments",
+                         ["--verify-index-only", "--files", str(segment.with_suffix(".index"))], check=True).stdout
+        assert "Mismatches" not in index and "corrupt" not in index.lower(), index[-2000:]
+    first = run_tool(jars, "org.apache.kafka.tools.DumpLogSegments",
+                     ["--deep-iteration", "--print-data-log", "--files",
+                      str(min(partition_dir(broker, "dumped").glob("*.log")))], check=True).stdout
+    assert "compresscodec: gzip" in first.lower()
+    assert "deleteHorizonMs: OptionalLong[" in first  # the tombstones' batch carries its KIP-534 delete horizon
