@@ -197,6 +197,8 @@ class Cleaner:
         cleaned = _new_cleaned_segment(log_, segments[0].base_offset, current_time)
         transactions.cleaned_index = cleaned.txn_index
         try:
+            # The cleaned segment keeps the age of the newest one it replaces (retention by time, min.compaction.lag).
+            last_modified = segments[-1].log.last_modified_ms()
             last_records = _last_records_of_active_producers(log_)
             for i, segment in enumerate(segments):
                 following = segments[i + 1] if i + 1 < len(segments) else None
@@ -207,14 +209,17 @@ class Cleaner:
                 stats.segments_read += 1
             cleaned.on_become_inactive_segment()
             cleaned.flush()
-            cleaned.set_last_modified(segments[-1].log.last_modified_ms())
+            cleaned.set_last_modified(last_modified)
             log.debug("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned, segments, log_.name)
             if not log_.replace_segments(cleaned, segments, sizes):
                 raise LogCleaningAbortedError(f"The segments of {log_.name} changed while they were cleaned")
             stats.segments_written += 1
-        except BaseException:
+        except BaseException as exc:
             cleaned.close_handlers()
             cleaned.delete_if_exists()
+            if isinstance(exc, OSError) and not log_.holds_segments(segments, sizes):
+                # Retention, truncation or deletion took segments away (and their files) under the cleaner.
+                raise LogCleaningAbortedError(f"The segments of {log_.name} changed while they were cleaned") from exc
             raise
 
     def _clean_into(self, log_: Log, source: LogSegment, dest: LogSegment, current_time: int,

@@ -476,11 +476,15 @@ class Log:
         """Swap a cleaned segment in for `old_segments`; False (nothing changed) if retention or truncation removed
         or cut any of them since the cleaner read them at `old_sizes`."""
         with self._lock:
-            if self._local.closed or any(self.segments.get(s.base_offset) is not s or s.size != size
-                                         for s, size in zip(old_segments, old_sizes)):
+            if not self.holds_segments(old_segments, old_sizes):
                 return False
             self._local.replace_segments(new_segment, old_segments)
             return True
+
+    def holds_segments(self, segments: list[LogSegment], sizes: list[int]) -> bool:
+        """Whether the (open) log still holds exactly these segments at these sizes."""
+        return not self._local.closed and all(self.segments.get(s.base_offset) is s and s.size == size
+                                              for s, size in zip(segments, sizes))
 
     # --- configuration and lifecycle ---
 

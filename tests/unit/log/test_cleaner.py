@@ -274,3 +274,51 @@ def test_a_compacted_topic_refuses_records_without_key(open_log):
     assert log_.log_end_offset == 0
     log_.append_as_leader(bytearray(build_control_batch(True, 3, 0, 0, timestamp=NOW)), 0, NOW,
                           AppendOrigin.COORDINATOR)
+
+
+def test_retention_racing_a_cleaning_refuses_the_swap(open_log):
+    from wirebroker.log.compaction import LogCleaningAbortedError
+    log_ = open_log(small_config(cleanup_policy="compact,delete", internal_segment_bytes="2000",
+                                 min_cleanable_dirty_ratio="0.01"))
+    for i in range(60):
+        produce(log_, [(b"k%d" % (i % 4), b"v%d" % i * 20)])
+    log_.roll(NOW)
+    second = log_.segments.values(0, 2**62)[1].base_offset
+
+    def retention_strikes(tp) -> None:
+        if any(name.endswith(CLEANED_FILE_SUFFIX) for name in os.listdir(log_.dir)) and log_.log_start_offset == 0:
+            log_.increment_log_start_offset(second)
+            log_.delete_old_segments(NOW)
+    cleaner = Cleaner(0, SkimpyOffsetMap(1 << 20), 0.9, Throttler(float("inf")), retention_strikes)
+    with pytest.raises(LogCleaningAbortedError):
+        clean(log_, cleaner=cleaner)
+    assert log_.segments.first.base_offset == second
+    assert not [name for name in os.listdir(log_.dir) if name.endswith(CLEANED_FILE_SUFFIX)]
+    clean(log_, first_dirty=second)  # the next cleaning starts from the new log start
+    assert sorted(table(log_)) == [b"k0", b"k1", b"k2", b"k3"]
+    assert all(r.offset >= second for _, r in records(log_))
+
+
+def test_log_manager_runs_the_cleaner_threads(tmp_path):
+    import time
+
+    from wirebroker.log.manager import LogManager
+    settings = {"log.cleaner.backoff.ms": 20, "log.cleaner.threads": 2, "log.cleaner.dedupe.buffer.size": 4 << 20}
+    manager = LogManager([tmp_path], small_config(), 0, broker_config=settings)
+    manager.startup()
+    try:
+        assert manager.cleaner is not None and len(manager.cleaner._threads) == 2
+        log_ = manager.get_or_create_log("topic", 0, config=COMPACT)
+        for i in range(60):
+            produce(log_, [(b"k%d" % (i % 4), b"v%d" % i * 20)])
+        log_.roll(NOW)
+        deadline = time.monotonic() + 10
+        while len(records(log_)) > 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(records(log_)) == 4
+        manager.delete_log("topic", 0)  # aborts any cleaning and forgets the partition's checkpoint
+        assert "topic" not in (tmp_path / CLEANER_OFFSET_CHECKPOINT_FILE).read_text()
+    finally:
+        manager.shutdown()
+    disabled = LogManager([tmp_path / "off"], small_config(), 0, broker_config={"log.cleaner.enable": False})
+    assert disabled.cleaner is None
