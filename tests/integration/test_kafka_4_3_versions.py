@@ -3,20 +3,24 @@ kafka-python, which picks the newest version both sides speak."""
 
 from __future__ import annotations
 
+import time
+
 import kafka
 import pytest
 from kafka.admin import OffsetSpec
+from kafka.protocol.consumer import FetchRequest as KafkaPythonFetchRequest
 from kafka.protocol.consumer import ListOffsetsRequest as KafkaPythonListOffsetsRequest
 from kafka.protocol.consumer.group import OffsetCommitRequest as KafkaPythonOffsetCommitRequest
 from kafka.protocol.consumer.group import OffsetFetchRequest as KafkaPythonOffsetFetchRequest
 from kafka.protocol.metadata import MetadataRequest as KafkaPythonMetadataRequest
 
+from tests.integration.cluster_process import ClusterProcess
 from tests.integration.raw_client import RawClient
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
-LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, LIST_CONFIG_RESOURCES = 2, 3, 8, 9, 74
+FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, LIST_CONFIG_RESOURCES = 1, 2, 3, 8, 9, 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
@@ -69,11 +73,7 @@ def list_offset(client: RawClient, version: int, topic: str, timestamp: int):
 
 def test_list_offsets_v11_answers_earliest_pending_upload_as_kafka_without_tiered_storage(broker, admin):
     admin.create_topics([kafka.admin.NewTopic("offsets11", 1, 1)])
-    producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap)
-    for i in range(3):
-        producer.send("offsets11", b"v%d" % i)
-    producer.flush()
-    producer.close()
+    produce_values(broker.bootstrap, "offsets11", 3)
     with RawClient(broker.bootstrap) as client:
         pending = list_offset(client, 11, "offsets11", EARLIEST_PENDING_UPLOAD)
         assert (pending.error_code, pending.offset, pending.timestamp, pending.leader_epoch) == (0, -1, -1, -1)
@@ -162,3 +162,71 @@ def test_kafka_python_commits_and_fetches_offsets_at_v10(broker, admin):
     finally:
         consumer.close()
     assert admin.list_group_offsets({"kp-g10": None})["kp-g10"][tp].offset == 7  # all of the group's offsets
+
+
+def fetch_v18(client: RawClient, topic_id: bytes, offset: int, *, replica_id: int = -1,
+              high_watermark: int | None = None, max_wait_ms: int = 0):
+    from wirebroker.protocol.messages.fetch import FetchRequest as F
+
+    partition = F.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=1_000_000)
+    if high_watermark is not None:
+        partition.high_watermark = high_watermark
+    started = time.monotonic()
+    response = client.request(FETCH, 18, replica_state=F.ReplicaState(replica_id=replica_id), max_wait_ms=max_wait_ms,
+                              min_bytes=1, max_bytes=1_000_000,
+                              topics=[F.FetchTopic(topic_id=topic_id, partitions=[partition])])
+    (topic,) = response.responses
+    assert topic.topic_id == topic_id
+    return topic.partitions[0], time.monotonic() - started
+
+
+def test_fetch_v18_by_topic_id_for_a_consumer(broker):
+    with RawClient(broker.bootstrap) as client:
+        topic_id = topic_id_of(client, "fetch18")
+        produce_values(broker.bootstrap, "fetch18", 3)
+        consumed, _ = fetch_v18(client, topic_id, 0)
+    assert consumed.error_code == ErrorCode.NONE and consumed.high_watermark == 3 and consumed.records
+
+
+def test_fetch_v18_answers_a_follower_behind_the_high_watermark_at_once(tmp_path):
+    with ClusterProcess(tmp_path, brokers=2) as cluster:
+        admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+        try:
+            admin.create_topics([kafka.admin.NewTopic("follow18", 1, 2)])
+        finally:
+            admin.close()
+        leader = cluster.wait_until(lambda: max(cluster.leader_of("follow18", 0), 0), 30, "a leader for follow18")
+        (follower,) = set(cluster.node_ids) - {leader}
+        produce_values(cluster.bootstrap, "follow18", 3)  # acks=all: the follower has them, the high watermark is 3
+        with RawClient(cluster.broker(leader).bootstrap) as client:
+            topic_id = topic_id_of(client, "follow18")
+            # The follower's fetch at the log end offset finds nothing to read. A high watermark behind the
+            # leader's (0 < 3) is news answered at once; a current one waits for min_bytes until max_wait_ms.
+            behind, waited_behind = fetch_v18(client, topic_id, 3, replica_id=follower, high_watermark=0,
+                                              max_wait_ms=3000)
+            current, waited_current = fetch_v18(client, topic_id, 3, replica_id=follower, high_watermark=3,
+                                                max_wait_ms=600)
+    assert (behind.error_code, behind.high_watermark) == (ErrorCode.NONE, 3) and waited_behind < 1.0
+    assert current.error_code == ErrorCode.NONE and waited_current >= 0.5
+
+
+def produce_values(bootstrap: str, topic: str, count: int) -> None:
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    try:
+        for i in range(count):
+            producer.send(topic, b"v%d" % i)
+        producer.flush()
+    finally:
+        producer.close()
+
+
+def test_kafka_python_fetches_at_v18(broker, admin):
+    admin.create_topics([kafka.admin.NewTopic("kp-fetch18", 1, 1)])
+    assert negotiated(admin, KafkaPythonFetchRequest) == 18
+    produce_values(broker.bootstrap, "kp-fetch18", 1)
+    consumer = kafka.KafkaConsumer("kp-fetch18", bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                                   consumer_timeout_ms=10_000)
+    try:
+        assert [m.value for m in consumer] == [b"v0"]
+    finally:
+        consumer.close()

@@ -1,4 +1,4 @@
-"""Fetch: API key 1, versions 4-17 served; 0-3 advertised (old librdkafka needs min 0) and refused per request.
+"""Fetch: API key 1, versions 4-18 served; 0-3 advertised (old librdkafka needs min 0) and refused per request.
 
 Behaviour:
 - Consumer fetches (replica id -1) read up to the high watermark, or the last stable offset for read_committed.
@@ -19,7 +19,8 @@ Version notes:
 - v4+ isolation_level and aborted transactions; v5+ log_start_offset; v7+ sessions; v9+ current_leader_epoch
   (KIP-320); v11+ rack_id and preferred_read_replica (KIP-392, always -1: this broker is the only replica);
   v12+ flexible; v13+ topics by id (KIP-516), UNKNOWN_TOPIC_ID for ids this broker does not know; v15+ the
-  replica id moves into ReplicaState (KIP-903).
+  replica id moves into ReplicaState (KIP-903); v18+ a follower names its own high watermark per partition, and
+  one behind the leader's is answered at once instead of waiting for min_bytes (KIP-1166; consumers send none).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ FIRST_V2_FORMAT_VERSION = 4
 FIRST_TOPIC_ID_VERSION = 13
 FIRST_REPLICA_STATE_VERSION = 15
 FIRST_NODE_ENDPOINTS_VERSION = 16  # KIP-951
+FIRST_REPLICA_HIGH_WATERMARK_VERSION = 18  # KIP-1166
 _SENT_ELSEWHERE = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 UNKNOWN_OFFSET = -1
 
@@ -70,6 +72,9 @@ def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
         for (topic, index), cached in context.partitions
         if names[topic] is not None
     ]
+    replica_id = _replica_id(ctx.api_version, request)
+    if replica_id >= 0 and ctx.api_version >= FIRST_REPLICA_HIGH_WATERMARK_VERSION:
+        _set_replica_high_watermarks(reads, request, names, by_id)
     ctx.broker.replica_manager.fetch_messages(
         reads,
         request.max_bytes,
@@ -77,9 +82,18 @@ def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
         request.max_wait_ms,
         request.isolation_level,
         lambda done: ctx.respond(_response(ctx, context, names, by_id, done, request.isolation_level)),
-        replica_id=_replica_id(ctx.api_version, request),
+        replica_id=replica_id,
     )
     return None
+
+
+def _set_replica_high_watermarks(reads: list[FetchRead], request: FetchRequest, names: dict[Hashable, str | None],
+                                 by_id: bool) -> None:
+    """The follower's own high watermark of each partition it names in this request (KIP-1166)."""
+    sent = {(names.get(t.topic_id if by_id else t.topic), p.partition): p.high_watermark
+            for t in request.topics for p in t.partitions}
+    for read in reads:
+        read.replica_high_watermark = sent.get((read.topic, read.partition_index), read.replica_high_watermark)
 
 
 def _replica_id(version: int, request: FetchRequest) -> int:

@@ -5,7 +5,8 @@ a high watermark past its last offset (on one broker that is at once; with follo
 replicas), NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas meanwhile, or
 NOT_LEADER_OR_FOLLOWER when this broker lost the leadership; or at the request timeout with REQUEST_TIMED_OUT for
 the partitions still short. DelayedFetch completes when the partitions together hold at least
-min_bytes past their fetch offsets, when one of them fails, or at max_wait_ms with whatever there is.
+min_bytes past their fetch offsets, when one of them fails, when a follower's high watermark (Fetch v18+) is behind
+the leader's (KIP-1166: the follower learns the new one at once), or at max_wait_ms with whatever there is.
 """
 
 from __future__ import annotations
@@ -54,10 +55,15 @@ class DelayedProduce(DelayedOperation):
         self.respond(self.statuses)
 
 
+# Fetch v18's default high watermark of a fetching replica: a consumer's, or that of a follower that sends none.
+UNKNOWN_REPLICA_HIGH_WATERMARK = 2**63 - 1
+
+
 @dataclass(slots=True)
 class FetchPartitionStatus:
     partition: Any
     fetch_offset: int
+    replica_high_watermark: int = UNKNOWN_REPLICA_HIGH_WATERMARK
 
 
 class DelayedFetch(DelayedOperation):
@@ -72,6 +78,8 @@ class DelayedFetch(DelayedOperation):
     def try_complete(self) -> bool:
         accumulated = 0
         for status in self.statuses:
+            if status.partition.high_watermark > status.replica_high_watermark:
+                return self.force_complete()
             try:
                 accumulated += status.partition.bytes_available_after(status.fetch_offset, self.isolation_level)
             except KafkaError:

@@ -44,6 +44,7 @@ from wirebroker.protocol.errors import (
 from wirebroker.protocol.primitives import UUID_ZERO
 from wirebroker.protocol.records import build_control_batch
 from wirebroker.replica.delayed import (
+    UNKNOWN_REPLICA_HIGH_WATERMARK,
     DelayedFetch,
     DelayedProduce,
     FetchPartitionStatus,
@@ -92,6 +93,7 @@ class FetchRead:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
+    replica_high_watermark: int = UNKNOWN_REPLICA_HIGH_WATERMARK  # a follower's own (Fetch v18+, KIP-1166)
 
 
 @dataclass(slots=True)
@@ -351,10 +353,13 @@ class ReplicaManager:
         self._read_all(reads, max_bytes, isolation_level, replica_id)
         read_bytes = sum(len(r.data.records) for r in reads if r.data is not None)
         errors = any(r.error_code for r in reads)
-        if max_wait_ms <= 0 or not reads or read_bytes >= min_bytes or errors:
+        # KIP-1166: a follower whose high watermark is behind the leader's learns the new one at once.
+        follower_behind = any(r.high_watermark > r.replica_high_watermark for r in reads)
+        if max_wait_ms <= 0 or not reads or read_bytes >= min_bytes or errors or follower_behind:
             respond(reads)
             return
-        statuses = [FetchPartitionStatus(r.partition, r.fetch_offset) for r in reads if r.partition is not None]
+        statuses = [FetchPartitionStatus(r.partition, r.fetch_offset, r.replica_high_watermark)
+                    for r in reads if r.partition is not None]
 
         def complete() -> None:
             self._read_all(reads, max_bytes, isolation_level, replica_id)

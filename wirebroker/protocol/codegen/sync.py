@@ -40,7 +40,6 @@ KEPT_OLD_FLOORS = frozenset({"Produce", "Fetch", "ListOffsets", "OffsetCommit", 
 # test of the new version's fields), issue 17.
 HONOURED_MAX_VERSIONS = {
     "Produce": 11,
-    "Fetch": 17,
     "DescribeGroups": 5,
     "EndTxn": 4,
     "WriteTxnMarkers": 1,
