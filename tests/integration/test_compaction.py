@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -47,24 +48,33 @@ def produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes | None]
 
 def read_all(bootstrap: str, topic: str) -> list[tuple[int, bytes, bytes | None]]:
     """(offset, key, value) of every record from offset 0 to the end of the partition."""
+    return read_until(bootstrap, topic, None)
+
+
+def read_until(bootstrap: str, topic: str, last_offset: int | None) -> list[tuple[int, bytes, bytes | None]]:
+    """(offset, key, value) of every record from offset 0 to `last_offset`, or to the end of the partition."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False,
                          "enable.partition.eof": True})
     consumer.assign([TopicPartition(topic, 0, 0)])
     found = []
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_S
     try:
         while time.monotonic() < deadline:
             message = consumer.poll(1)
             if message is None:
                 continue
             if message.error():
-                if message.error().code() == -191:  # _PARTITION_EOF
+                if message.error().code() == -191 and last_offset is None:  # _PARTITION_EOF
                     return found
-                raise AssertionError(message.error())
+                if message.error().code() != -191:
+                    raise AssertionError(message.error())
+                continue
             found.append((message.offset(), message.key(), message.value()))
+            if message.offset() == last_offset:
+                return found
     finally:
         consumer.close()
-    raise AssertionError(f"the end of {topic} was not reached in 30 s")
+    raise AssertionError(f"offset {last_offset} of {topic} was not reached in {WAIT_S} s")
 
 
 def partition_dir(broker: BrokerProcess, topic: str) -> Path:
@@ -114,8 +124,15 @@ def latest(records: list[tuple[int, bytes, bytes | None]]) -> dict[bytes, bytes 
 def test_a_consumer_from_offset_0_reads_the_latest_value_of_each_key(broker_factory):
     broker = broker_factory(**CLEANER)
     create_topic(broker.bootstrap, "table", COMPACTED)
-    written = [(b"key-%d" % (i % KEYS), b"value-%d" % i) for i in range(RECORDS)]
-    produce(broker.bootstrap, "table", written)
+    written = [(b"key-%d" % (i % KEYS), b"%d" % i) for i in range(RECORDS)]
+    # A consumer reading while the producer writes and the cleaner cleans never sees a key's value go backwards.
+    with ThreadPoolExecutor(1) as pool:
+        concurrent = pool.submit(read_until, broker.bootstrap, "table", RECORDS - 1)
+        produce(broker.bootstrap, "table", written)
+        seen: dict[bytes, int] = {}
+        for _, key, value in concurrent.result():
+            assert int(value) > seen.get(key, -1), key
+            seen[key] = int(value)
     size_before = sum(len(k) + len(v) for k, v in written)
     wait_until_clean(broker, "table")
     read = read_all(broker.bootstrap, "table")

@@ -147,7 +147,6 @@ class LogCleaner:
     def clean_log(self, cleaner: Cleaner, to_clean: LogToClean) -> None:
         """Clean one log already marked in progress, checkpoint it and let go of it, whatever happens."""
         tp, log_ = to_clean.topic_partition, to_clean.log
-        start_size = log_.size
         try:
             end_offset, stats = cleaner.clean(to_clean)
         except LogCleaningAbortedError as exc:
@@ -160,7 +159,7 @@ class LogCleaner:
             self.manager.cleaning_failed(tp, aborted=False)
             return
         self.manager.done_cleaning(tp, os.path.dirname(log_.dir), end_offset)
-        _log_stats(cleaner.id, to_clean, end_offset, start_size, log_.size, stats)
+        _log_stats(cleaner.id, to_clean, end_offset, stats)
 
     # --- the log manager's hooks ---
 
@@ -195,16 +194,17 @@ class _CleanerThread(threading.Thread):
                 self._stopping.wait(backoff_s)
 
 
-def _log_stats(cleaner_id: int, to_clean: LogToClean, end_offset: int, start_size: int, end_size: int,
-               stats: CleanerStats) -> None:
+def _log_stats(cleaner_id: int, to_clean: LogToClean, end_offset: int, stats: CleanerStats) -> None:
+    """One line per cleaning, with the figures of Kafka's LogCleaner.recordStats (sizes of the cleaned range)."""
     elapsed = max(stats.elapsed_seconds, 1e-9)
-    reduction = 100.0 * (1 - end_size / start_size) if start_size else 0.0
+    reduction = 100.0 * (1 - stats.bytes_written / stats.bytes_read) if stats.bytes_read else 0.0
     fewer = 100.0 * (1 - stats.messages_written / stats.messages_read) if stats.messages_read else 0.0
     log.info("Log cleaner thread %d cleaned log %s (dirty section = [%d, %d]): %.1f MB of log processed in %.1f "
-             "seconds (%.1f MB/sec); %d segment(s) into %d; start size %d bytes (%d messages), end size %d bytes "
-             "(%d messages): %.1f%% size reduction (%.1f%% fewer messages); offset map %.1f%% full, indexing "
-             "%.1f s, cleaning %.1f s", cleaner_id, to_clean.log.name, to_clean.first_dirty_offset, end_offset,
-             stats.bytes_read / MIB, elapsed, stats.bytes_read / MIB / elapsed, stats.segments_read,
-             stats.segments_written, start_size, stats.messages_read, end_size, stats.messages_written, reduction,
-             fewer, 100 * stats.buffer_utilization, stats.map_complete_ms - stats.start_ms,
-             stats.end_ms - stats.map_complete_ms)
+             "seconds (%.1f MB/sec), indexing %.1f s, cleaning %.1f s, buffer utilization %.1f%%; %d segment(s) "
+             "into %d; start size %.1f MB (%d messages), end size %.1f MB (%d messages): %.1f%% size reduction "
+             "(%.1f%% fewer messages)", cleaner_id, to_clean.log.name, to_clean.first_dirty_offset, end_offset,
+             (stats.bytes_read + stats.map_bytes_read) / MIB, elapsed,
+             (stats.bytes_read + stats.map_bytes_read) / MIB / elapsed, stats.map_complete_ms - stats.start_ms,
+             stats.end_ms - stats.map_complete_ms, 100 * stats.buffer_utilization, stats.segments_read,
+             stats.segments_written, stats.bytes_read / MIB, stats.messages_read, stats.bytes_written / MIB,
+             stats.messages_written, reduction, fewer)

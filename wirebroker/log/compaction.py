@@ -128,6 +128,7 @@ class Cleaner:
         """Clean the log; returns the first offset not cleaned (the next first dirty offset) and the statistics."""
         now = now_ms() if current_time is None else current_time
         log_ = cleanable.log
+        log.info("Beginning cleaning of log %s", log_.name)
         stats = CleanerStats()
         upper_bound = cleanable.first_uncleanable_offset
         self.build_offset_map(log_, cleanable.first_dirty_offset, upper_bound, stats)
