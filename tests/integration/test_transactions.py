@@ -31,9 +31,9 @@ CLEANUP_INTERVAL_MS = 500
 FAST_ABORTS = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": str(CLEANUP_INTERVAL_MS)}
 
 
-def create_topics(bootstrap: str, *names: str) -> None:
+def create_topics(bootstrap: str, *names: str, partitions: int = 1) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(name, 1, 1) for name in names]).values():
+    for future in admin.create_topics([NewTopic(name, partitions, 1) for name in names]).values():
         future.result(30)
 
 
