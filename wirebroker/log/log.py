@@ -221,7 +221,7 @@ class Log:
                    else scan_batches(view))
         if not self.config.log_append_time:
             check_timestamps(headers, self.config, now)
-        if self.config.compact and origin is AppendOrigin.CLIENT:
+        if self.config.compact:
             check_keys_for_compaction(view, headers, self.topic_partition)
         with self._lock:
             self._local.check_open()
