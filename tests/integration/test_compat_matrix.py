@@ -28,10 +28,7 @@ from compat_tests.runner import run_driver, run_failover_column, run_wirebroker_
 from compat_tests.wirebroker_broker import Wirebroker
 
 # kafka-python integration tests that fail on wirebroker for a reason an open issue covers; any other failure fails.
-KNOWN_SUITE_GAPS = {
-    "test.integration.test_producer_integration::test_transactional_producer_messages": "transactions: later issue",
-    "test.integration.test_producer_integration::test_transactional_producer_offsets": "transactions: later issue",
-}
+KNOWN_SUITE_GAPS: dict[str, str] = {}  # test id -> the open issue (the transactional tests pass since issue 12)
 MATRIX_TIMEOUT_S = 1800
 # librdkafka and franz-go: the two quickest drivers to start, from two independent client implementations.
 FAILOVER_REDUCED_CLIENTS = ("confluent-kafka", "franz-go")
