@@ -83,7 +83,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "log.cleaner.threads": BrokerKey(INT, "1"),
     "log.cleaner.dedupe.buffer.size": BrokerKey(LONG, str(128 * 1024 * 1024)),
     "log.cleaner.io.buffer.load.factor": BrokerKey(DOUBLE, "0.9"),
-    "log.cleaner.io.buffer.size": BrokerKey(INT, str(512 * 1024)),
+    "log.cleaner.io.buffer.size": BrokerKey(INT, str(512 * 1024)),  # accepted; see log/cleaner.py
     "log.cleaner.io.max.bytes.per.second": BrokerKey(DOUBLE, "1.7976931348623157E308"),
     "log.cleaner.backoff.ms": BrokerKey(LONG, "15000"),
     "log.flush.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),

@@ -8,6 +8,8 @@ log.cleaner.io.max.bytes.per.second over what they read and write. A cleaning th
 uncleanable (logged with the error) and the threads go on with the others.
 
 Broker keys, with Kafka's names and defaults (CLEANER_DEFAULTS). log.cleaner.enable=false starts no thread.
+log.cleaner.io.buffer.size is accepted and has no use here: the cleaner reads whole batches through the segment
+files' read-ahead (file_records.py) rather than through fixed buffers.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ CLEANER_DEFAULTS: dict[str, object] = {
     "log.cleaner.threads": 1,
     "log.cleaner.dedupe.buffer.size": 128 * MIB,
     "log.cleaner.io.buffer.load.factor": 0.9,
-    "log.cleaner.io.buffer.size": 512 * 1024,
     "log.cleaner.io.max.bytes.per.second": 1.7976931348623157e308,  # Java's Double.MAX_VALUE: no throttle
     "log.cleaner.backoff.ms": 15_000,
 }
@@ -53,7 +54,6 @@ class CleanerConfig:
     num_threads: int = 1
     dedupe_buffer_size: int = 128 * MIB
     dedupe_buffer_load_factor: float = 0.9
-    io_buffer_size: int = 512 * 1024
     max_io_bytes_per_second: float = 1.7976931348623157e308
     backoff_ms: int = 15_000
     enable_cleaner: bool = True
@@ -66,7 +66,6 @@ class CleanerConfig:
             return CLEANER_DEFAULTS[key] if value is None else value
         return cls(int(get("log.cleaner.threads")), int(get("log.cleaner.dedupe.buffer.size")),  # type: ignore[arg-type]
                    float(get("log.cleaner.io.buffer.load.factor")),  # type: ignore[arg-type]
-                   int(get("log.cleaner.io.buffer.size")),  # type: ignore[arg-type]
                    float(get("log.cleaner.io.max.bytes.per.second")),  # type: ignore[arg-type]
                    int(get("log.cleaner.backoff.ms")), bool(get("log.cleaner.enable")))  # type: ignore[arg-type]
 

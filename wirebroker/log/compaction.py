@@ -33,6 +33,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from wirebroker.log.batch_records import MAX_DECOMPRESSED_RECORDS_BYTES
 from wirebroker.log.cleaner_offset_map import SkimpyOffsetMap
@@ -60,7 +61,7 @@ class LogCleaningAbortedError(Exception):
     """The cleaning of a log was aborted (the log is being deleted or paused); its partial output is discarded."""
 
 
-class Throttle:
+class Throttle(Protocol):
     """What the cleaner calls with every chunk of bytes it reads or writes (log.cleaner.io.max.bytes.per.second)."""
 
     def maybe_throttle(self, observed: int) -> None: ...
