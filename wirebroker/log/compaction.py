@@ -45,9 +45,9 @@ from wirebroker.log.producer_state import NO_PRODUCER_ID
 from wirebroker.log.segment import LogSegment
 from wirebroker.protocol.records import (
     BatchHeader,
-    Record,
     build_empty_batch,
     build_retained_batch,
+    iter_record_keys,
     iter_records,
     read_header,
 )
@@ -178,11 +178,11 @@ class Cleaner:
             elif transactions.on_batch_read(header):
                 stats.map_messages_read += header.records_count  # aborted: its keys are not mapped
             else:
-                for record in iter_records(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES):
-                    if record.key is not None and record.offset >= start:
+                for offset, key, _ in iter_record_keys(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES):
+                    if key is not None and offset >= start:
                         if len(offset_map) >= max_desired_map_size:
                             return True
-                        offset_map.put(record.key, record.offset)
+                        offset_map.put(key, offset)
                     stats.map_messages_read += 1
             if header.last_offset >= start:
                 offset_map.update_latest_offset(header.last_offset)
@@ -273,28 +273,30 @@ class _RecordFilter:
         if discard_records and not retain_empty:
             self.stats.messages_read += header.records_count
             return None
-        records = list(iter_records(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES))
-        self.stats.messages_read += len(records)
+        scanned = list(iter_record_keys(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES))
+        self.stats.messages_read += len(scanned)
         if discard_records:
-            retained: list[Record] = []
+            kept: list[tuple[int, bool]] = []
         elif header.is_control:
-            retained = records
+            kept = [(offset, has_value) for offset, _, has_value in scanned]
         else:
-            retained = [record for record in records if self._should_retain_record(header, record)]
-        if not retained:
-            if retain_empty:
-                return _with_header(build_empty_batch(header))
-            return None
-        self.stats.messages_written += len(retained)
+            kept = [(offset, has_value) for offset, key, has_value in scanned
+                    if self._should_retain_record(header, offset, key, has_value)]
+        if not kept:
+            return _with_header(build_empty_batch(header)) if retain_empty else None
+        self.stats.messages_written += len(kept)
         contains_marker_for_empty_txn = can_discard and header.is_control
-        contains_tombstones = any(record.value is None for record in retained)
+        contains_tombstones = not all(has_value for _, has_value in kept)
         need_delete_horizon = (contains_tombstones or contains_marker_for_empty_txn) and not header.has_delete_horizon
-        if len(retained) == len(records) and not need_delete_horizon:
+        if len(kept) == len(scanned) and not need_delete_horizon:
             return data, header
         if need_delete_horizon:
             horizon: int | None = self.current_time + self.delete_retention_ms
         else:
             horizon = header.base_timestamp if header.has_delete_horizon else None
+        offsets = {offset for offset, _ in kept}
+        retained = [record for record in iter_records(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES)
+                    if record.offset in offsets]
         return _with_header(build_retained_batch(header, retained, horizon))
 
     def _is_last_batch_of_producer(self, header: BatchHeader) -> bool:
@@ -306,16 +308,16 @@ class _RecordFilter:
             return header.last_offset == last_data_offset
         return header.is_control and header.producer_epoch == producer_epoch
 
-    def _should_retain_record(self, header: BatchHeader, record: Record) -> bool:
-        if record.offset > self.offset_map.latest_offset:
+    def _should_retain_record(self, header: BatchHeader, offset: int, key: bytes | None, has_value: bool) -> bool:
+        if offset > self.offset_map.latest_offset:
             return True  # past the mapped range: cleaned next time
-        if record.key is None:
+        if key is None:
             self.stats.invalid_messages += 1
             return False
-        if record.offset < self.offset_map.get(record.key):
+        if offset < self.offset_map.get(key):
             return False  # a later record of the key exists
         retain_deletes = not header.has_delete_horizon or self.current_time < header.base_timestamp
-        return record.value is not None or retain_deletes
+        return has_value or retain_deletes
 
 
 def _with_header(batch: bytes) -> tuple[bytes, BatchHeader]:

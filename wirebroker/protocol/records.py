@@ -324,18 +324,52 @@ def iter_records(
     from the log or a test, so a fault means corrupt bytes). Counts and lengths are checked against the bytes left
     before anything is allocated for them.
     """
+    body = _records_body(buf, pos, header, max_decompressed)
+    return iter(()) if body is None else _decode_records(body, header)
+
+
+def iter_record_keys(
+    buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader, max_decompressed: int
+) -> Iterator[tuple[int, bytes | None, bool]]:
+    """``(offset, key, has_value)`` of each record of the batch at ``pos``: what a log cleaner decides on, read
+    without copying values or decoding headers (each record is skipped by its length). Faults as ``iter_records``."""
+    body = _records_body(buf, pos, header, max_decompressed)
+    return iter(()) if body is None else _scan_keys(body, header)
+
+
+def _records_body(buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader,
+                  max_decompressed: int) -> memoryview | None:
+    """The (decompressed) records of the batch at ``pos``, checked against its count; None when it has none."""
     body = memoryview(buf)[pos + BATCH_HEADER_SIZE : pos + header.size]
     if len(body) != header.size - BATCH_HEADER_SIZE:
         raise CorruptMessageError(f"record batch of {header.size} bytes overruns the buffer at position {pos}")
     if header.records_count < 0:
         raise CorruptMessageError(f"invalid record count {header.records_count}")
     if header.records_count == 0:
-        return iter(())
+        return None
     if header.compression != CompressionType.NONE:
         body = memoryview(decompress(header.compression, body, max_decompressed))
     if header.records_count > len(body) // _MIN_RECORD_SIZE:
         raise CorruptMessageError(f"record count {header.records_count} cannot fit in {len(body)} bytes")
-    return _decode_records(body, header)
+    return body
+
+
+def _scan_keys(data: memoryview, header: BatchHeader) -> Iterator[tuple[int, bytes | None, bool]]:
+    pos = 0
+    try:
+        for _ in range(header.records_count):
+            length, pos = read_varint(data, pos)
+            end = _end_of(length, pos, len(data), "record")
+            _, pos = read_varlong(data, pos + 1)  # + 1: the unused record attributes; then the timestamp delta
+            offset_delta, pos = read_varint(data, pos)
+            key, pos = _read_nullable_bytes(data, pos, end, "key")
+            value_length, _ = read_varint(data, pos)
+            yield header.base_offset + offset_delta, key, value_length >= 0
+            pos = end
+    except (IndexError, DecodeError) as exc:
+        raise CorruptMessageError(f"truncated or malformed record: {exc}") from exc
+    if pos != len(data):
+        raise CorruptMessageError(f"{len(data) - pos} bytes remain after the {header.records_count} declared records")
 
 
 def _decode_records(data: memoryview, header: BatchHeader) -> Iterator[Record]:

@@ -349,3 +349,14 @@ def test_throttler_holds_the_rate():
         time.sleep(0.001)  # the cleaner's own work between reads: about 0.1 s unthrottled
         throttler.maybe_throttle(2_000)  # 200 kB at 500 kB/s: about 0.4 s
     assert 0.3 < time.monotonic() - start < 1.5
+
+
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.ZSTD])
+def test_record_keys_scan_agrees_with_the_full_decoding(codec):
+    from wirebroker.protocol.records import iter_record_keys, read_header
+    data = build_batch([(NOW, b"a", b"1", (("h", b"x"),)), (NOW + 5, None, b"2", ()), (NOW + 9, b"c", None, ())],
+                       base_offset=40, compression=codec)
+    header = read_header(data)
+    assert list(iter_record_keys(data, 0, header, 1 << 20)) == [
+        (r.offset, r.key, r.value is not None) for r in iter_records(data, 0, header, 1 << 20)] == [
+        (40, b"a", True), (41, None, True), (42, b"c", False)]
