@@ -78,6 +78,8 @@ def test_commit_is_visible_to_read_committed_and_abort_is_not(broker):
     transaction(producer, [b"c3"], commit=True)
     assert consume_all(broker.bootstrap, "out", "read_committed") == [b"c1", b"c2", b"c3"]
     assert consume_all(broker.bootstrap, "out", "read_uncommitted") == [b"c1", b"c2", b"a1", b"a2", b"c3"]
+    # EndTxn is answered once PrepareCommit is written; CompleteCommit follows the markers
+    wait_for(lambda: describe(broker.bootstrap, "app-1").transaction_state == "CompleteCommit", 10, "CompleteCommit")
     state = describe(broker.bootstrap, "app-1")
     assert (state.error_code, state.transaction_state, state.topics) == (ErrorCode.NONE, "CompleteCommit", [])
     with RawClient(broker.bootstrap) as client:
@@ -135,7 +137,8 @@ def test_a_producer_killed_mid_transaction_is_aborted_after_its_timeout(broker_f
         # within transaction.timeout.ms + one cleanup interval (+ scheduling slack on a loaded machine)
         assert aborted_after < (TXN_TIMEOUT_MS + CLEANUP_INTERVAL_MS) / 1000 + 2.0, aborted_after
         assert consume_all(broker.bootstrap, "out", "read_committed") == []
-        assert describe(broker.bootstrap, "dying").transaction_state == "CompleteAbort"
+        wait_for(lambda: describe(broker.bootstrap, "dying").transaction_state == "CompleteAbort", 10,
+                 "CompleteAbort after the markers")
     finally:
         dying.kill()
         dying.wait()

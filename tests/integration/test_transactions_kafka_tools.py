@@ -9,7 +9,13 @@ import json
 import re
 
 from compat_tests.reference_kafka import install_jars, run_tool
-from tests.integration.test_transactions import create_topics, transaction, txn_producer
+from tests.integration.test_transactions import (
+    create_topics,
+    describe,
+    transaction,
+    txn_producer,
+    wait_for,
+)
 
 TRANSACTIONS_COMMAND = "org.apache.kafka.tools.TransactionsCommand"
 DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
@@ -41,7 +47,9 @@ def test_kafka_tools_read_our_transactions(broker_factory):
     fields = dict(zip(header, row, strict=False))
     assert (fields["TransactionalId"], fields["ProducerEpoch"], fields["TransactionState"],
             fields["TopicPartitions"]) == ("tools-txn", "0", "Ongoing", "out-0")
-    producer.abort_transaction(30)
+    producer.abort_transaction(30)  # answered once PrepareAbort is written: CompleteAbort follows the markers
+    wait_for(lambda: describe(broker.bootstrap, "tools-txn").transaction_state == "CompleteAbort", 10,
+             "CompleteAbort")
 
     broker.stop()
     segment = broker.data_dir / "__transaction_state-0" / "00000000000000000000.log"
