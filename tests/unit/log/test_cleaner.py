@@ -360,3 +360,25 @@ def test_record_keys_scan_agrees_with_the_full_decoding(codec):
     assert list(iter_record_keys(data, 0, header, 1 << 20)) == [
         (r.offset, r.key, r.value is not None) for r in iter_records(data, 0, header, 1 << 20)] == [
         (40, b"a", True), (41, None, True), (42, b"c", False)]
+
+
+def test_a_commit_marker_goes_after_its_delete_horizon_once_its_transaction_is_gone(open_log):
+    log_ = open_log(COMPACT)
+    txn = {"producer_id": 9, "producer_epoch": 0, "is_transactional": True}
+    log_.append_as_leader(keyed([(b"a", b"in-txn")], base_sequence=0, **txn), 0, NOW)
+    log_.append_as_leader(bytearray(build_control_batch(True, 9, 0, 0, timestamp=NOW)), 0, NOW,
+                          AppendOrigin.COORDINATOR)
+    produce(log_, [(b"a", b"later")], producer_id=10, producer_epoch=0, base_sequence=0)
+    produce(log_, [(b"b", b"keeps producer 10 elsewhere")], producer_id=10, producer_epoch=0, base_sequence=1)
+    log_.roll(NOW)
+    clean(log_, now=NOW)
+    markers = [h for h, _ in records(log_) if h.is_control]
+    # Producer 9's marker is its last entry: kept for fencing, as an empty batch would be.
+    assert len(markers) == 1 and markers[0].producer_id == 9
+    assert (b"a", b"in-txn") not in [(r.key, r.value) for _, r in records(log_)]
+    log_.producer_state.remove_expired_producers(NOW + 10 * DAY_MS)  # producer 9 is no longer active
+    # As in Kafka: the cleaning that drops the transaction's (empty) batch keeps the marker, the next one gives it a
+    # delete horizon, and the first cleaning after the horizon removes it.
+    for day, markers_left in ((2, 1), (4, 1), (6, 0)):
+        clean(log_, now=NOW + day * DAY_MS, first_dirty=0)
+        assert len([h for h, _ in records(log_) if h.is_control]) == markers_left
