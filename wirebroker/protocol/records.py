@@ -458,14 +458,9 @@ def build_batch(
 def build_retained_batch(original: BatchHeader, records: Sequence[Record], delete_horizon_ms: int | None) -> bytes:
     """The batch ``original`` rewritten with only ``records`` (a log cleaner's survivors; Kafka's
     MemoryRecords.buildRetainedRecordsInto): same base and last offset (the last sequence of an idempotent producer
-    stays), producer fields, flags, leader epoch and codec; each record keeps its offset and timestamp.
-
-    With ``delete_horizon_ms`` (KIP-534) the batch carries the delete-horizon attribute and baseTimestamp holds the
-    horizon, the time after which a cleaner may drop its tombstones and markers; record timestamps stay exact, as
-    their deltas are taken from it.
-    """
-    if not records:
-        raise ValueError("a retained batch needs at least one record; see build_empty_batch")
+    stays), producer fields, flags, leader epoch and codec; each record keeps its offset and timestamp. With
+    ``delete_horizon_ms`` (KIP-534) the batch has the delete-horizon attribute and baseTimestamp holds the horizon,
+    the time after which a cleaner may drop its tombstones and markers (record timestamps are deltas from it)."""
     base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
     body = bytearray()
     for record in records:
