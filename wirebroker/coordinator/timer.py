@@ -110,7 +110,8 @@ class SystemTimer:
             try:
                 fn()
             except Exception:
-                log.exception("a group coordinator timer failed; the group it serves may need its members to rejoin")
+                log.exception("a task of %s failed; the group or transaction it serves may need its clients to "
+                              "retry", self._name)
 
     def shutdown(self) -> None:
         with self._cond:

@@ -189,8 +189,9 @@ class TransactionCoordinator:
             dropped = [txn_id for txn_id in self._txns if self.state_log.partition_for(txn_id) == partition]
             for txn_id in dropped:
                 del self._txns[txn_id]
-        log.info("Unloaded %d transactional ids of %s-%d: this broker no longer leads it", len(dropped),
-                 TRANSACTION_STATE_TOPIC, partition)
+        log.log(logging.INFO if dropped else logging.DEBUG,
+                "Unloaded %d transactional ids of %s-%d: this broker no longer leads it", len(dropped),
+                TRANSACTION_STATE_TOPIC, partition)
 
     def _load(self, partition: int, load: OwnedPartition) -> None:
         loaded: dict[str, TransactionMetadata] = {}
