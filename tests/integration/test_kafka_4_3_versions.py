@@ -13,14 +13,16 @@ from kafka.protocol.consumer import ListOffsetsRequest as KafkaPythonListOffsets
 from kafka.protocol.consumer.group import OffsetCommitRequest as KafkaPythonOffsetCommitRequest
 from kafka.protocol.consumer.group import OffsetFetchRequest as KafkaPythonOffsetFetchRequest
 from kafka.protocol.metadata import MetadataRequest as KafkaPythonMetadataRequest
+from kafka.protocol.producer import ProduceRequest as KafkaPythonProduceRequest
 
 from tests.integration.cluster_process import ClusterProcess
 from tests.integration.raw_client import RawClient
+from tests.integration.test_data_path_errors import a_batch
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
-FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, LIST_CONFIG_RESOURCES = 1, 2, 3, 8, 9, 74
+PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, LIST_CONFIG_RESOURCES = 0, 1, 2, 3, 8, 9, 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
@@ -230,3 +232,38 @@ def test_kafka_python_fetches_at_v18(broker, admin):
         assert [m.value for m in consumer] == [b"v0"]
     finally:
         consumer.close()
+
+
+def produce_v13(client: RawClient, topic_id: bytes, batch: bytes):
+    from wirebroker.protocol.messages.produce import ProduceRequest as P
+
+    response = client.request(PRODUCE, 13, acks=-1, timeout_ms=5000, topic_data=[
+        P.TopicProduceData(topic_id=topic_id, partition_data=[P.PartitionProduceData(index=0, records=batch)])])
+    (topic,) = response.responses
+    (partition,) = topic.partition_responses
+    return topic.topic_id, partition.error_code, partition.base_offset
+
+
+def test_produce_v13_names_topics_by_id(broker):
+    with RawClient(broker.bootstrap) as client:
+        topic_id = topic_id_of(client, "produce13")
+        assert produce_v13(client, topic_id, a_batch(3)) == (topic_id, ErrorCode.NONE, 0)
+        assert produce_v13(client, topic_id, a_batch(2)) == (topic_id, ErrorCode.NONE, 3)
+        assert produce_v13(client, UNKNOWN_ID, a_batch(1)) == (UNKNOWN_ID, ErrorCode.UNKNOWN_TOPIC_ID, -1)
+        consumed, _ = fetch_v18(client, topic_id, 0)
+    assert consumed.high_watermark == 5
+
+
+def test_kafka_python_produces_at_v13_and_infers_kafka_4_2(broker, admin):
+    admin.create_topics([kafka.admin.NewTopic("kp-produce13", 1, 1)])
+    assert negotiated(admin, KafkaPythonProduceRequest) == 13
+    produce_values(broker.bootstrap, "kp-produce13", 2)
+    consumer = kafka.KafkaConsumer("kp-produce13", bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                                   consumer_timeout_ms=10_000)
+    try:
+        assert [m.value for m in consumer] == [b"v0", b"v1"]
+    finally:
+        consumer.close()
+    # kafka-python's reading of our ApiVersions: 4.2 needs ListOffsets v11 and Produce v13; 4.3 needs
+    # DescribeLogDirs v5, not served yet.
+    assert admin._manager.broker_version_data.broker_version == (4, 2)

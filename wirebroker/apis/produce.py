@@ -1,4 +1,4 @@
-"""Produce: API key 0, versions 3-11 served; 0-2 advertised (old librdkafka needs min 0) and refused per request.
+"""Produce: API key 0, versions 3-13 served; 0-2 advertised (old librdkafka needs min 0) and refused per request.
 
 Behaviour:
 - Each partition's records field is whole RecordBatch v2 batches, appended as bytes: the log checks CRC, lengths
@@ -17,7 +17,10 @@ Behaviour:
 Version notes:
 - v0-2 wrote message format v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
 - v3+ carries transactional_id; v5+ log_start_offset; v8+ record_errors and error_message (KIP-467);
-  v9+ flexible; v10+ current_leader and node_endpoints on NOT_LEADER_OR_FOLLOWER (KIP-951).
+  v9+ flexible; v10+ current_leader and node_endpoints on NOT_LEADER_OR_FOLLOWER (KIP-951); v11+ may answer
+  TRANSACTION_ABORTABLE (KIP-890); v12 is v11 for a producer of transactions v1, the only kind here (this broker
+  finalizes no transaction.version, so no client relies on v12's implicit AddPartitionsToTxn); v13+ topics by id
+  (KIP-516): an id this broker does not know is UNKNOWN_TOPIC_ID for each of its partitions, appended nowhere.
 """
 
 from __future__ import annotations
@@ -33,21 +36,32 @@ API_KEY = 0
 FIRST_V2_FORMAT_VERSION = 3
 VALID_ACKS = (-1, 0, 1)
 FIRST_CURRENT_LEADER_VERSION = 10  # KIP-951
+FIRST_TOPIC_ID_VERSION = 13  # KIP-516
 
 _PartitionResponse = ProduceResponse.PartitionProduceResponse
 _TopicResponse = ProduceResponse.TopicProduceResponse
 
 
 def handle(ctx: RequestContext, request: ProduceRequest) -> None:
+    if ctx.api_version >= FIRST_TOPIC_ID_VERSION:
+        view = ctx.broker.cluster_view
+        for topic in request.topic_data:
+            known = view.topic_by_id(topic.topic_id)
+            topic.name = known.name if known is not None else None
     entries = [(topic.name, p.index, p.records) for topic in request.topic_data for p in topic.partition_data]
     if ctx.api_version < FIRST_V2_FORMAT_VERSION:
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
     elif request.acks not in VALID_ACKS:
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
     else:
-        ctx.broker.replica_manager.append_records(
-            entries, request.acks, request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, results))
-        )
+        def respond(appended: list[AppendResult]) -> None:
+            results = iter(appended)
+            ctx.respond(_answer(ctx, request, [next(results) if topic is not None
+                                               else AppendResult(ErrorCode.UNKNOWN_TOPIC_ID)
+                                               for topic, _, _ in entries]))
+
+        ctx.broker.replica_manager.append_records([e for e in entries if e[0] is not None], request.acks,
+                                                  request.timeout_ms, respond)
 
 
 def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:
@@ -65,7 +79,8 @@ def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendRe
         for p in topic.partition_data:
             partitions.append(_partition_response(p.index, results[position]))
             position += 1
-        responses.append(_TopicResponse(name=topic.name, partition_responses=partitions))
+        responses.append(_TopicResponse(name=topic.name or "", topic_id=topic.topic_id,
+                                        partition_responses=partitions))
     response = ProduceResponse(responses=responses)
     if ctx.api_version >= FIRST_CURRENT_LEADER_VERSION:
         response.node_endpoints = point_to_leaders(

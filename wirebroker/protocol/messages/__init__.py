@@ -117,7 +117,7 @@ API_SPECS: dict[int, ApiSpec] = {
 
 # schemas/manifest.json: the versions a broker may advertise (before it narrows them to what it serves).
 ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
-    0: (0, 11),  # Produce
+    0: (0, 13),  # Produce
     1: (0, 18),  # Fetch
     2: (0, 11),  # ListOffsets
     3: (0, 13),  # Metadata
