@@ -76,6 +76,8 @@ def test_marker_errors_per_partition(broker):
             ("txn", 0): ErrorCode.INVALID_PRODUCER_EPOCH}
         assert txn.end(commit=False, producer_epoch=3, coordinator_epoch=1) == {
             ("txn", 0): ErrorCode.TRANSACTION_COORDINATOR_FENCED}
+        # A late batch of the fenced epoch 0 never lands (the shape of KAFKA-17754).
+        txn.send([b"late"], expected_error=ErrorCode.INVALID_PRODUCER_EPOCH)
         # A marker for a producer the partition never saw is written (nothing to complete).
         assert write_txn_marker(client, 424242, 0, True, [("txn", 0)]) == {("txn", 0): ErrorCode.NONE}
         versions = {k.api_key: (k.min_version, k.max_version) for k in client.request(API_VERSIONS, 3).api_keys}

@@ -42,8 +42,8 @@ class RawTransactions:
         self.producer_id, self.producer_epoch = init_producer_id(client)
         self.sequence = 0
 
-    def send(self, values: list[bytes], transactional: bool = True) -> int:
-        """Produce one batch of these values; its base offset."""
+    def send(self, values: list[bytes], transactional: bool = True, expected_error: int = ErrorCode.NONE) -> int:
+        """Produce one batch of these values; its base offset (-1 when refused with `expected_error`)."""
         now = int(time.time() * 1000)
         batch = records.build_batch([(now, None, value, ()) for value in values], producer_id=self.producer_id,
                                     producer_epoch=self.producer_epoch, base_sequence=self.sequence,
@@ -54,7 +54,7 @@ class RawTransactions:
                                            name=self.topic, partition_data=[ProduceRequest.PartitionProduceData(
                                                index=self.partition, records=batch)])])
         answer = response.responses[0].partition_responses[0]
-        assert answer.error_code == ErrorCode.NONE, ErrorCode(answer.error_code).name
+        assert answer.error_code == expected_error, ErrorCode(answer.error_code).name
         return answer.base_offset
 
     def end(self, commit: bool, coordinator_epoch: int = 0, producer_epoch: int | None = None,
