@@ -25,6 +25,9 @@ SCENARIOS: dict[str, str] = {
     "admin": "create a 3-partition topic with retention.ms=3600000; creating it again fails with "
              "TOPIC_ALREADY_EXISTS; describe shows 3 partitions; describe configs shows retention.ms=3600000 and "
              "cleanup.policy=delete; delete it and it disappears from the topic list",
+    "transactions": "a transactional producer commits one record and aborts another; a second producer with the "
+                    "same transactional.id fences the first in the middle of a transaction (its commit fails) and "
+                    "commits its own; a read_committed consumer reads exactly the two committed records",
     "spark_stream": "Spark Structured Streaming reads 100,000 records from a topic, writes upper(value) to another "
                     "topic (idempotent sink); the output holds each of them exactly once",
     "spark_batch": "a Spark batch read with startingOffsets/endingOffsets per partition returns exactly that range",

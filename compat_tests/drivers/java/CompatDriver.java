@@ -42,6 +42,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
@@ -124,6 +125,7 @@ public final class CompatDriver {
             case "consumer_group": return consumerGroup();
             case "admin": return admin();
             case "failover": return failover();
+            case "transactions": return transactions();
             default: throw new UnsupportedOperationException("not implemented");
         }
     }
@@ -204,8 +206,12 @@ public final class CompatDriver {
 
     /** Records of partition 0 from offset 0 until count have come (or the deadline passes). */
     List<ConsumerRecord<byte[], byte[]>> consumeAssigned(String topic, int count) {
+        return consumeAssigned(topic, count, Map.of());
+    }
+
+    List<ConsumerRecord<byte[], byte[]>> consumeAssigned(String topic, int count, Map<String, Object> extra) {
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of())) {
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(extra)) {
             TopicPartition tp = new TopicPartition(topic, 0);
             consumer.assign(List.of(tp));
             consumer.seekToBeginning(List.of(tp));
@@ -372,6 +378,47 @@ public final class CompatDriver {
             expect(end == IDEMPOTENT_COUNT, "log end offset " + end + ", expected " + IDEMPOTENT_COUNT + " (duplicates?)");
         }
         return checkValues(got, expected, "idempotent");
+    }
+
+    /**
+     * One committed and one aborted transaction; a second producer with the same transactional.id fences the first
+     * in the middle of a transaction (its commit fails) and commits its own; read_committed reads the two committed
+     * records only.
+     */
+    String transactions() throws Exception {
+        String topic = topic("transactions");
+        createTopic(topic, 1);
+        Map<String, Object> transactional = Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, topic);
+        String fenced;
+        try (KafkaProducer<byte[], byte[]> zombie = producer(transactional)) {
+            zombie.initTransactions();
+            sendInTransaction(zombie, topic, "committed");
+            zombie.commitTransaction();
+            sendInTransaction(zombie, topic, "aborted");
+            zombie.abortTransaction();
+            sendInTransaction(zombie, topic, "zombie");
+            try (KafkaProducer<byte[], byte[]> successor = producer(transactional)) {
+                successor.initTransactions();  // fences the first producer and aborts its open transaction
+                try {
+                    zombie.commitTransaction();
+                    throw new AssertionError("the fenced producer committed");
+                } catch (KafkaException e) {
+                    fenced = e.getClass().getSimpleName();
+                }
+                sendInTransaction(successor, topic, "successor");
+                successor.commitTransaction();
+            }
+        }
+        List<ConsumerRecord<byte[], byte[]>> got = consumeAssigned(topic, 2,
+                Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+        checkValues(got, List.of(bytes("committed"), bytes("successor")), "read_committed");
+        return "commit visible, abort invisible under read_committed, the zombie fenced (" + fenced + ")";
+    }
+
+    static void sendInTransaction(KafkaProducer<byte[], byte[]> producer, String topic, String value)
+            throws Exception {
+        producer.beginTransaction();
+        producer.send(new ProducerRecord<>(topic, 0, null, bytes(value))).get();
     }
 
     /**

@@ -244,6 +244,39 @@ def admin_scenario(bootstrap: str, prefix: str) -> str:
     return f"created, duplicate refused, 3 partitions, retention.ms={dc.RETENTION_MS}, deleted"
 
 
+def transactions(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "transactions")
+    create_topic(bootstrap, topic)
+
+    def producer() -> Producer:
+        transactional = Producer({"bootstrap.servers": bootstrap, "transactional.id": topic})
+        transactional.init_transactions(30)
+        return transactional
+
+    def send(transactional: Producer, value: bytes) -> None:
+        transactional.begin_transaction()
+        transactional.produce(topic, value, partition=0)
+        expect(transactional.flush(30) == 0, "records left unsent")
+
+    zombie = producer()
+    send(zombie, dc.TXN_COMMITTED)
+    zombie.commit_transaction(30)
+    send(zombie, dc.TXN_ABORTED)
+    zombie.abort_transaction(30)
+    send(zombie, dc.TXN_ZOMBIE)
+    successor = producer()  # fences the first producer and aborts its open transaction
+    try:
+        zombie.commit_transaction(30)
+        raise dc.ScenarioFailed("the fenced producer committed")
+    except KafkaException as exc:
+        fenced = exc.args[0]
+        expect(fenced.fatal(), f"the fenced producer's commit failed with a non-fatal {fenced}")
+    send(successor, dc.TXN_SUCCESSOR)
+    successor.commit_transaction(30)
+    messages = consume_assigned(bootstrap, topic, 2, **{"isolation.level": "read_committed"})
+    return dc.check_transactions([m.value() for m in messages], fenced.name())
+
+
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
                          seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
-                         failover=failover))
+                         failover=failover, transactions=transactions))

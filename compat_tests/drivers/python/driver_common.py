@@ -33,6 +33,8 @@ FAILOVER_MIN_ISR = "2"
 FAILOVER_FLUSH_S = 120.0
 # Long enough for a group rebalance with default session timeouts on a loaded 2-core machine.
 SCENARIO_DEADLINE_S = 60.0
+# The transactions scenario: one committed and one aborted transaction, the zombie's open one, the successor's.
+TXN_COMMITTED, TXN_ABORTED, TXN_ZOMBIE, TXN_SUCCESSOR = b"committed", b"aborted", b"zombie", b"successor"
 
 
 class ScenarioFailed(AssertionError):
@@ -84,6 +86,13 @@ def check_values(values: list[bytes | None], expected: list[bytes], what: str) -
     for i, (got, want) in enumerate(zip(values, expected, strict=True)):
         expect(got == want, f"{what}: record {i} differs ({(got or b'')[:40]!r}... != {want[:40]!r}...)")
     return f"{what}: {len(values)} records intact and in order"
+
+
+def check_transactions(values: list[bytes | None], fenced: str) -> str:
+    """What a read_committed consumer read of the transactions scenario's topic: the committed and the successor's
+    record only (the aborted and the zombie's are invisible); `fenced` is how the zombie's commit failed."""
+    check_values(values, [TXN_COMMITTED, TXN_SUCCESSOR], "read_committed")
+    return f"commit visible, abort invisible under read_committed, the zombie fenced ({fenced})"
 
 
 def wait_until(condition: Callable[[], object], what: str) -> None:

@@ -7,7 +7,7 @@ import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-from kafka.errors import CommitFailedError, RebalanceInProgressError, TopicAlreadyExistsError
+from kafka.errors import CommitFailedError, KafkaError, RebalanceInProgressError, TopicAlreadyExistsError
 
 import driver_common as dc
 from driver_common import expect
@@ -262,6 +262,39 @@ def _config_values(response: dict, topic: str) -> dict[str, str]:
     return {key: data.get("value") for key, data in response["topic"][topic].items()}
 
 
+def transactions(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "transactions")
+    create_topic(bootstrap, topic)
+
+    def producer() -> KafkaProducer:
+        transactional = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=topic)
+        transactional.init_transactions()
+        return transactional
+
+    def send(transactional: KafkaProducer, value: bytes) -> None:
+        transactional.begin_transaction()
+        transactional.send(topic, value, partition=0).get(timeout=30)
+
+    zombie = producer()
+    send(zombie, dc.TXN_COMMITTED)
+    zombie.commit_transaction()
+    send(zombie, dc.TXN_ABORTED)
+    zombie.abort_transaction()
+    send(zombie, dc.TXN_ZOMBIE)
+    successor = producer()  # fences the first producer and aborts its open transaction
+    try:
+        zombie.commit_transaction()
+        raise dc.ScenarioFailed("the fenced producer committed")
+    except KafkaError as exc:
+        fenced = type(exc).__name__
+    send(successor, dc.TXN_SUCCESSOR)
+    successor.commit_transaction()
+    zombie.close(timeout=5)
+    successor.close(timeout=5)
+    records = consume_assigned(bootstrap, topic, 2, isolation_level="read_committed")
+    return dc.check_transactions([r.value for r in records], fenced)
+
+
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
                          seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
-                         failover=failover))
+                         failover=failover, transactions=transactions))
