@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.raw_client import RawClient
 from tests.integration.test_txn_markers import consume_all
+from tests.integration.txn_copier import copy
 from tests.integration.txn_raw import READ_COMMITTED, latest_offset
 
 RECORDS = 300
@@ -23,7 +24,6 @@ CRASH_RECORDS = 5000
 CRASH_AFTER = 400  # committed output records before the broker is killed (the copier at twice that)
 STALL_S = 20  # a copier without progress for this long is stuck (see txn_copier.py) and is replaced
 REPO = Path(__file__).resolve().parents[2]
-PER_TRANSACTION = 40
 
 
 def produce_input(bootstrap: str, records: int = RECORDS) -> list[bytes]:
@@ -35,51 +35,12 @@ def produce_input(bootstrap: str, records: int = RECORDS) -> list[bytes]:
     return values
 
 
-def copy(bootstrap: str, abort_once: bool) -> None:
-    """Copy "in" to "out" until the input is consumed, one transaction per poll of at most PER_TRANSACTION."""
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "copier",
-                                         "isolation.level": "read_committed", "enable.auto.commit": False,
-                                         "auto.offset.reset": "earliest"})
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "transactional.id": "copier-0",
-                                         "transaction.timeout.ms": 60_000})
-    try:
-        producer.init_transactions(30)
-        consumer.subscribe(["in"])
-        copied, aborted = 0, False
-        while copied < RECORDS:
-            messages = [m for m in consumer.consume(PER_TRANSACTION, 1.0) if not m.error()]
-            if not messages:
-                continue
-            producer.begin_transaction()
-            for message in messages:
-                producer.produce("out", message.value(), partition=0)
-            if abort_once and not aborted:
-                producer.produce("out", b"aborted", partition=0)
-                assert producer.flush(30) == 0  # on the broker before the abort (else librdkafka drops them)
-                producer.abort_transaction(30)
-                aborted = True
-                _rewind(consumer, messages)
-                continue
-            producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
-                                                 consumer.consumer_group_metadata(), 30)
-            producer.commit_transaction(30)
-            copied += len(messages)
-    finally:
-        consumer.close()
-        producer.flush(10)
-
-
-def _rewind(consumer: confluent_kafka.Consumer, messages: list[confluent_kafka.Message]) -> None:
-    first = messages[0]
-    consumer.seek(confluent_kafka.TopicPartition(first.topic(), first.partition(), first.offset()))
-
-
 def test_consume_transform_produce_is_exactly_once(broker):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in ("in", "out")]).values():
         future.result(30)
     values = produce_input(broker.bootstrap)
-    copy(broker.bootstrap, abort_once=True)
+    copy(broker.bootstrap, RECORDS, abort_first=True)
     assert consume_all(broker.bootstrap, "out", "read_committed") == values
     uncommitted = consume_all(broker.bootstrap, "out", "read_uncommitted")
     assert b"aborted" in uncommitted and len(uncommitted) > len(values)
