@@ -1,8 +1,11 @@
 """Kafka's kafka-transactions.sh (TransactionsCommand, Kafka 4.3.1) on a hanging transaction: describe-producers
 lists the producer and the start offset of its open transaction (DescribeProducers), and `abort` ends it with an
-ABORT marker the admin client sends itself (WriteTxnMarkers), after which the last stable offset moves on."""
+ABORT marker the admin client sends itself (WriteTxnMarkers), after which the last stable offset moves on; and
+DumpLogSegments reads our control batches and .txnindex."""
 
 from __future__ import annotations
+
+import re
 
 from compat_tests.reference_kafka import install_jars, run_tool
 from tests.integration.raw_client import RawClient
@@ -14,6 +17,7 @@ from tests.integration.txn_raw import (
 )
 
 TRANSACTIONS_COMMAND = "org.apache.kafka.tools.TransactionsCommand"
+DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 
 
 def test_describe_producers_and_abort_a_hanging_transaction(broker):
@@ -38,3 +42,23 @@ def test_describe_producers_and_abort_a_hanging_transaction(broker):
                                               "hanging", "--partition", "0", "--start-offset", str(start)],
                  check=True)
         assert latest_offset(client, "hanging", READ_COMMITTED) == start + 3  # the two records and the marker
+
+
+def test_dump_log_segments_reads_our_markers_and_txnindex(broker):
+    jars = install_jars()
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "dumped")
+        txn = RawTransactions(client, "dumped")
+        start = txn.send([b"x1", b"x2"])
+        txn.end(commit=False, coordinator_epoch=5)
+        txn.send([b"y1"])
+        txn.end(commit=True, coordinator_epoch=5)
+    broker.stop()
+    segment = broker.data_dir / "dumped-0" / "00000000000000000000"
+    dump = run_tool(jars, DUMP_LOG_SEGMENTS, ["--deep-iteration", "--files", f"{segment}.log"], check=True).stdout
+    markers = re.findall(r"endTxnMarker: (\w+) coordinatorEpoch: (\d+)", dump)
+    assert markers == [("ABORT", "5"), ("COMMIT", "5")]
+    assert dump.count("isTransactional: true") == 4 and dump.count("isControl: true") == 2
+    index = run_tool(jars, DUMP_LOG_SEGMENTS, ["--files", f"{segment}.txnindex"], check=True).stdout
+    assert re.findall(r"producerId: (\d+) firstOffset: (\d+) lastOffset: (\d+) lastStableOffset: (\d+)", index) == [
+        (str(txn.producer_id), str(start), str(start + 2), str(start + 3))]
