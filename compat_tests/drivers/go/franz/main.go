@@ -32,6 +32,7 @@ func main() {
 		"consumer_group":     consumerGroup,
 		"admin":              admin,
 		"failover":           failover,
+		"transactions":       transactions,
 	})
 }
 
@@ -76,8 +77,9 @@ func produce(bootstrap string, records []*kgo.Record, opts ...kgo.Opt) error {
 }
 
 // consume reads partition 0 of topic from offset (e.g. kgo.NewOffset().AtStart()) until count records came.
-func consume(bootstrap, topic string, offset kgo.Offset, count int) ([]*kgo.Record, error) {
-	cl, err := client(bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: offset}}))
+func consume(bootstrap, topic string, offset kgo.Offset, count int, opts ...kgo.Opt) ([]*kgo.Record, error) {
+	cl, err := client(bootstrap, append([]kgo.Opt{
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: offset}})}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -628,4 +630,75 @@ func admin(bootstrap, prefix string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("created, duplicate refused, 3 partitions, retention.ms=%s, deleted", c.RetentionMs), nil
+}
+
+// transactions: one committed and one aborted transaction; a second client with the same transactional ID fences
+// the first in the middle of a transaction (its commit fails) and commits its own; read_committed reads the two
+// committed records only.
+func transactions(bootstrap, prefix string) (string, error) {
+	topic := c.TopicName(prefix, "transactions")
+	if err := createTopic(bootstrap, topic, 1); err != nil {
+		return "", err
+	}
+	transactional := func() (*kgo.Client, error) {
+		return client(bootstrap, kgo.TransactionalID(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	cx, cancel := ctx()
+	defer cancel()
+	send := func(cl *kgo.Client, value string) error {
+		if err := cl.BeginTransaction(); err != nil {
+			return err
+		}
+		return cl.ProduceSync(cx, &kgo.Record{Topic: topic, Partition: 0, Value: []byte(value)}).FirstErr()
+	}
+	zombie, err := transactional()
+	if err != nil {
+		return "", err
+	}
+	defer zombie.Close()
+	if err := send(zombie, "committed"); err != nil {
+		return "", err
+	}
+	if err := zombie.EndTransaction(cx, kgo.TryCommit); err != nil {
+		return "", err
+	}
+	if err := send(zombie, "aborted"); err != nil {
+		return "", err
+	}
+	if err := zombie.EndTransaction(cx, kgo.TryAbort); err != nil {
+		return "", err
+	}
+	if err := send(zombie, "zombie"); err != nil {
+		return "", err
+	}
+	successor, err := transactional()
+	if err != nil {
+		return "", err
+	}
+	defer successor.Close()
+	// franz-go initialises the producer ID on the first transaction: that fences the zombie and aborts its open one
+	if err := send(successor, "successor"); err != nil {
+		return "", err
+	}
+	fenced := zombie.EndTransaction(cx, kgo.TryCommit)
+	if fenced == nil {
+		return "", c.Failf("the fenced client committed")
+	}
+	if err := successor.EndTransaction(cx, kgo.TryCommit); err != nil {
+		return "", err
+	}
+	got, err := consume(bootstrap, topic, kgo.NewOffset().AtStart(), 2, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.CheckValues(values(got), [][]byte{[]byte("committed"), []byte("successor")},
+		"read_committed"); err != nil {
+		return "", err
+	}
+	name := fenced.Error()
+	var kafkaErr *kerr.Error
+	if errors.As(fenced, &kafkaErr) {
+		name = kafkaErr.Message
+	}
+	return fmt.Sprintf("commit visible, abort invisible under read_committed, the zombie fenced (%s)", name), nil
 }
