@@ -28,6 +28,7 @@ func main() {
 		"idempotent":         idempotent,
 		"consumer_group":     consumerGroup,
 		"admin":              admin,
+		"transactions":       transactions,
 	})
 }
 
@@ -69,7 +70,12 @@ func produce(bootstrap string, cfg *sarama.Config, messages []*sarama.ProducerMe
 // consume reads partition 0 of topic from offset (sarama.OffsetOldest, OffsetNewest or an offset) until count
 // messages came; between() runs once the partition consumer has resolved its starting offset.
 func consume(bootstrap, topic string, offset int64, count int, between func() error) ([]*sarama.ConsumerMessage, error) {
-	consumer, err := sarama.NewConsumer([]string{bootstrap}, config())
+	return consumeWith(config(), bootstrap, topic, offset, count, between)
+}
+
+func consumeWith(cfg *sarama.Config, bootstrap, topic string, offset int64, count int,
+	between func() error) ([]*sarama.ConsumerMessage, error) {
+	consumer, err := sarama.NewConsumer([]string{bootstrap}, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -505,4 +511,80 @@ func admin(bootstrap, prefix string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("created, duplicate refused, 3 partitions, retention.ms=%s, deleted", c.RetentionMs), nil
+}
+
+// transactions: one committed and one aborted transaction; a second producer with the same transactional ID fences
+// the first in the middle of a transaction (its commit fails) and commits its own; read_committed reads the two
+// committed records only.
+func transactions(bootstrap, prefix string) (string, error) {
+	topic := c.TopicName(prefix, "transactions")
+	if err := createTopic(bootstrap, topic, 1); err != nil {
+		return "", err
+	}
+	transactional := func() (sarama.SyncProducer, error) {
+		cfg := config()
+		cfg.Producer.Transaction.ID = topic
+		cfg.Producer.Idempotent = true
+		cfg.Producer.RequiredAcks = sarama.WaitForAll
+		cfg.Net.MaxOpenRequests = 1
+		return sarama.NewSyncProducer([]string{bootstrap}, cfg) // InitProducerId: fences an earlier producer
+	}
+	send := func(producer sarama.SyncProducer, value string) error {
+		if err := producer.BeginTxn(); err != nil {
+			return err
+		}
+		_, _, err := producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0,
+			Value: sarama.StringEncoder(value)})
+		return err
+	}
+	zombie, err := transactional()
+	if err != nil {
+		return "", err
+	}
+	defer zombie.Close()
+	if err := send(zombie, "committed"); err != nil {
+		return "", err
+	}
+	if err := zombie.CommitTxn(); err != nil {
+		return "", err
+	}
+	if err := send(zombie, "aborted"); err != nil {
+		return "", err
+	}
+	if err := zombie.AbortTxn(); err != nil {
+		return "", err
+	}
+	if err := send(zombie, "zombie"); err != nil {
+		return "", err
+	}
+	successor, err := transactional()
+	if err != nil {
+		return "", err
+	}
+	defer successor.Close()
+	fenced := zombie.CommitTxn()
+	if fenced == nil {
+		return "", c.Failf("the fenced producer committed")
+	}
+	if err := send(successor, "successor"); err != nil {
+		return "", err
+	}
+	if err := successor.CommitTxn(); err != nil {
+		return "", err
+	}
+	cfg := config()
+	cfg.Consumer.IsolationLevel = sarama.ReadCommitted
+	got, err := consumeWith(cfg, bootstrap, topic, sarama.OffsetOldest, 2, nil)
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.CheckValues(values(got), [][]byte{[]byte("committed"), []byte("successor")},
+		"read_committed"); err != nil {
+		return "", err
+	}
+	name := fenced.Error()
+	if errors.Is(fenced, sarama.ErrProducerFenced) {
+		name = "ErrProducerFenced"
+	}
+	return fmt.Sprintf("commit visible, abort invisible under read_committed, the zombie fenced (%s)", name), nil
 }
