@@ -22,7 +22,8 @@ from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
-PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, LIST_CONFIG_RESOURCES = 0, 1, 2, 3, 8, 9, 74
+PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 3, 8, 9
+DESCRIBE_LOG_DIRS, LIST_CONFIG_RESOURCES = 35, 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
@@ -254,7 +255,7 @@ def test_produce_v13_names_topics_by_id(broker):
     assert consumed.high_watermark == 5
 
 
-def test_kafka_python_produces_at_v13_and_infers_kafka_4_2(broker, admin):
+def test_kafka_python_produces_at_v13(broker, admin):
     admin.create_topics([kafka.admin.NewTopic("kp-produce13", 1, 1)])
     assert negotiated(admin, KafkaPythonProduceRequest) == 13
     produce_values(broker.bootstrap, "kp-produce13", 2)
@@ -264,6 +265,17 @@ def test_kafka_python_produces_at_v13_and_infers_kafka_4_2(broker, admin):
         assert [m.value for m in consumer] == [b"v0", b"v1"]
     finally:
         consumer.close()
-    # kafka-python's reading of our ApiVersions: 4.2 needs ListOffsets v11 and Produce v13; 4.3 needs
-    # DescribeLogDirs v5, not served yet.
-    assert admin._manager.broker_version_data.broker_version == (4, 2)
+
+
+def test_describe_log_dirs_v5_and_kafka_python_reads_this_broker_as_kafka_4_3(broker, admin):
+    admin.create_topics([kafka.admin.NewTopic("dirs5", 1, 1)])
+    with RawClient(broker.bootstrap) as client:
+        response = client.request(DESCRIBE_LOG_DIRS, 5, topics=None)
+    (result,) = response.results
+    assert result.error_code == ErrorCode.NONE and result.is_cordoned is False and result.total_bytes > 0
+    assert "dirs5" in {t.name for t in result.topics}
+    # kafka-python infers a broker's version from the newest versions it serves: 4.3 needs DescribeLogDirs v5,
+    # 4.2 ListOffsets v11, 4.1 Produce v13, as Kafka 4.3.1 answers.
+    assert admin._manager.broker_version_data.broker_version == (4, 3)
+    ((described_dir,),) = (b["log_dirs"] for b in admin.describe_log_dirs(["dirs5"]))
+    assert described_dir["error_code"] == 0 and described_dir["is_cordoned"] is False

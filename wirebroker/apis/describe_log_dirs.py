@@ -1,4 +1,4 @@
-"""DescribeLogDirs: API key 35, versions 1-4.
+"""DescribeLogDirs: API key 35, versions 1-5.
 
 Behaviour (Kafka's KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.describeLogDirs):
 - One result per configured log dir, named by its absolute path, with the requested partitions whose logs it
@@ -10,7 +10,8 @@ Behaviour (Kafka's KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.des
 - The caller needs DESCRIBE on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
 Version notes:
 - v0 is not offered (Kafka 4, KIP-896); v2+ flexible; v3+ top-level error code; v4+ total and usable bytes
-  (KIP-827).
+  (KIP-827); v5+ is_cordoned (KIP-1066), always false: this broker has no cordoned.log.dirs, so no dir is cordoned
+  (Kafka's default).
 """
 
 from __future__ import annotations

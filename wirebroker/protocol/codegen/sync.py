@@ -43,7 +43,6 @@ HONOURED_MAX_VERSIONS = {
     "EndTxn": 4,
     "WriteTxnMarkers": 1,
     "TxnOffsetCommit": 4,
-    "DescribeLogDirs": 4,
     "AlterPartitionReassignments": 0,
     "DescribeCluster": 1,
     "ListTransactions": 1,

@@ -148,7 +148,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     32: (1, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
     34: (1, 2),  # AlterReplicaLogDirs
-    35: (1, 4),  # DescribeLogDirs
+    35: (1, 5),  # DescribeLogDirs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
     38: (1, 3),  # CreateDelegationToken
