@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 from wirebroker.network.ports import free_port
 
 START_TIMEOUT_S = 30
+READY_LINE = b"; ready in "  # the last words of cli.py's start-up line
 
 
 class BrokerProcess:
@@ -38,17 +38,18 @@ class BrokerProcess:
         for key, value in self.overrides.items():
             args += ["--override", f"{key}={value}"]
         log = open(self.log_path, "ab")
+        started_at = log.tell()
         self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
         deadline = time.monotonic() + START_TIMEOUT_S
+        # Ready when this start prints its "listening on ...; ready in" line, not when the port accepts: on a busy
+        # machine another test's server may hold the port for a moment, and a connection to it proves nothing.
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"wirebroker exited with {self.process.returncode}:\n{self.log_text()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return self
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError(f"wirebroker did not listen within {START_TIMEOUT_S}s:\n{self.log_text()}")
+            if READY_LINE in self.log_path.read_bytes()[started_at:]:
+                return self
+            time.sleep(0.02)
+        raise RuntimeError(f"wirebroker was not ready within {START_TIMEOUT_S}s:\n{self.log_text()}")
 
     def stop(self, timeout: float = 20) -> int:
         """SIGTERM and wait: a clean shutdown."""

@@ -245,6 +245,10 @@ def admin_scenario(bootstrap: str, prefix: str) -> str:
         raise dc.ScenarioFailed("creating the topic again did not fail")
     except TopicAlreadyExistsError:
         pass
+    # A KRaft broker learns of a new topic from the metadata log a moment after CreateTopics is answered, and
+    # answers UNKNOWN_TOPIC_OR_PARTITION until then (seen on Apache Kafka 4.3.1 under load): describe until known.
+    dc.wait_until(lambda: [t for t in client.describe_topics([topic]) if t["error_code"] == 0],
+                  "the new topic to be described")
     described = client.describe_topics([topic])
     expect(len(described) == 1 and len(described[0]["partitions"]) == 3, f"describe_topics: {described}")
     response = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
