@@ -324,21 +324,12 @@ def iter_records(
     from the log or a test, so a fault means corrupt bytes). Counts and lengths are checked against the bytes left
     before anything is allocated for them.
     """
-    body = _records_body(buf, pos, header, max_decompressed)
+    body = records_body(buf, pos, header, max_decompressed)
     return iter(()) if body is None else _decode_records(body, header)
 
 
-def iter_record_keys(
-    buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader, max_decompressed: int
-) -> Iterator[tuple[int, bytes | None, bool]]:
-    """``(offset, key, has_value)`` of each record of the batch at ``pos``: what a log cleaner decides on, read
-    without copying values or decoding headers (each record is skipped by its length). Faults as ``iter_records``."""
-    body = _records_body(buf, pos, header, max_decompressed)
-    return iter(()) if body is None else _scan_keys(body, header)
-
-
-def _records_body(buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader,
-                  max_decompressed: int) -> memoryview | None:
+def records_body(buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader,
+                 max_decompressed: int) -> memoryview | None:
     """The (decompressed) records of the batch at ``pos``, checked against its count; None when it has none."""
     body = memoryview(buf)[pos + BATCH_HEADER_SIZE : pos + header.size]
     if len(body) != header.size - BATCH_HEADER_SIZE:
@@ -354,31 +345,13 @@ def _records_body(buf: bytes | bytearray | memoryview, pos: int, header: BatchHe
     return body
 
 
-def _scan_keys(data: memoryview, header: BatchHeader) -> Iterator[tuple[int, bytes | None, bool]]:
-    pos = 0
-    try:
-        for _ in range(header.records_count):
-            length, pos = read_varint(data, pos)
-            end = _end_of(length, pos, len(data), "record")
-            _, pos = read_varlong(data, pos + 1)  # + 1: the unused record attributes; then the timestamp delta
-            offset_delta, pos = read_varint(data, pos)
-            key, pos = _read_nullable_bytes(data, pos, end, "key")
-            value_length, _ = read_varint(data, pos)
-            yield header.base_offset + offset_delta, key, value_length >= 0
-            pos = end
-    except (IndexError, DecodeError) as exc:
-        raise CorruptMessageError(f"truncated or malformed record: {exc}") from exc
-    if pos != len(data):
-        raise CorruptMessageError(f"{len(data) - pos} bytes remain after the {header.records_count} declared records")
-
-
 def _decode_records(data: memoryview, header: BatchHeader) -> Iterator[Record]:
     log_append_time = header.max_timestamp if header.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     pos = 0
     try:
         for _ in range(header.records_count):
             length, pos = read_varint(data, pos)
-            end = _end_of(length, pos, len(data), "record")
+            end = end_of(length, pos, len(data), "record")
             timestamp_delta, pos = read_varlong(data, pos + 1)  # + 1: the unused record attributes
             offset_delta, pos = read_varint(data, pos)
             key, pos = _read_nullable_bytes(data, pos, end, "key")
@@ -394,7 +367,8 @@ def _decode_records(data: memoryview, header: BatchHeader) -> Iterator[Record]:
         raise CorruptMessageError(f"{len(data) - pos} bytes remain after the {header.records_count} declared records")
 
 
-def _end_of(length: int, pos: int, limit: int, what: str) -> int:
+def end_of(length: int, pos: int, limit: int, what: str) -> int:
+    """Where a field of `length` bytes at `pos` ends; CorruptMessageError if it would pass `limit`."""
     if length < 0 or length > limit - pos:
         raise CorruptMessageError(f"{what} length {length} does not fit the {limit - pos} bytes left")
     return pos + length
@@ -404,7 +378,7 @@ def _read_nullable_bytes(data: memoryview, pos: int, limit: int, what: str) -> t
     length, pos = read_varint(data, pos)
     if length < 0:  # Kafka reads any negative length as null
         return None, pos
-    end = _end_of(length, pos, limit, what)
+    end = end_of(length, pos, limit, what)
     return bytes(data[pos:end]), end
 
 
@@ -415,7 +389,7 @@ def _read_headers(data: memoryview, pos: int, limit: int) -> tuple[tuple[tuple[s
     headers = []
     for _ in range(count):
         key_length, pos = read_varint(data, pos)
-        end = _end_of(key_length, pos, limit, "header key")
+        end = end_of(key_length, pos, limit, "header key")
         try:
             key = str(data[pos:end], "utf-8")
         except UnicodeDecodeError as exc:
@@ -444,55 +418,20 @@ def build_batch(
     base_timestamp = records[0][0]
     body = bytearray()
     for offset_delta, (timestamp, key, value, headers) in enumerate(records):
-        _write_record(body, offset_delta, timestamp - base_timestamp, key, value, headers)
+        write_record(body, offset_delta, timestamp - base_timestamp, key, value, headers)
     attributes = (
         (TIMESTAMP_TYPE_MASK if timestamp_type == TimestampType.LOG_APPEND_TIME else 0)
         | (TRANSACTIONAL_FLAG_MASK if is_transactional else 0)
         | (CONTROL_FLAG_MASK if is_control else 0)
     )
-    return _assemble_batch(
+    return assemble_batch(
         body, compression, base_offset, partition_leader_epoch, attributes, len(records) - 1, base_timestamp,
         max(record[0] for record in records), producer_id, producer_epoch, base_sequence, len(records))
 
 
-def build_retained_batch(original: BatchHeader, records: Sequence[Record], delete_horizon_ms: int | None) -> bytes:
-    """The batch ``original`` rewritten with only ``records`` (a log cleaner's survivors; Kafka's
-    MemoryRecords.buildRetainedRecordsInto): same base and last offset (the last sequence of an idempotent producer
-    stays), producer fields, flags, leader epoch and codec; each record keeps its offset and timestamp. With
-    ``delete_horizon_ms`` (KIP-534) the batch has the delete-horizon attribute and baseTimestamp holds the horizon,
-    the time after which a cleaner may drop its tombstones and markers (record timestamps are deltas from it)."""
-    base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
-    body = bytearray()
-    for record in records:
-        _write_record(body, record.offset - original.base_offset, record.timestamp - base_timestamp, record.key,
-                      record.value, record.headers)
-    if original.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        max_timestamp = original.max_timestamp
-    else:
-        max_timestamp = max(record.timestamp for record in records)
-    attributes = original.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)
-    if delete_horizon_ms is not None:
-        attributes |= DELETE_HORIZON_FLAG_MASK
-    return _assemble_batch(
-        body, original.compression, original.base_offset, original.partition_leader_epoch, attributes,
-        original.last_offset_delta, base_timestamp, max_timestamp, original.producer_id, original.producer_epoch,
-        original.base_sequence, len(records))
-
-
-def build_empty_batch(original: BatchHeader) -> bytes:
-    """A header-only batch standing for ``original`` after a cleaner removed all its records (Kafka's
-    DefaultRecordBatch.writeEmptyHeader): it keeps the offsets, producer id, epoch and sequences so that producer
-    state survives compaction."""
-    attributes = original.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)
-    return _assemble_batch(
-        bytearray(), CompressionType.NONE, original.base_offset, original.partition_leader_epoch, attributes,
-        original.last_offset_delta, original.max_timestamp, original.max_timestamp, original.producer_id,
-        original.producer_epoch, original.base_sequence, 0)
-
-
-def _assemble_batch(body: bytearray, compression: int, base_offset: int, partition_leader_epoch: int, attributes: int,
-                    last_offset_delta: int, base_timestamp: int, max_timestamp: int, producer_id: int,
-                    producer_epoch: int, base_sequence: int, records_count: int) -> bytes:
+def assemble_batch(body: bytearray, compression: int, base_offset: int, partition_leader_epoch: int, attributes: int,
+                   last_offset_delta: int, base_timestamp: int, max_timestamp: int, producer_id: int,
+                   producer_epoch: int, base_sequence: int, records_count: int) -> bytes:
     """Header + (compressed) records, with the batch length and the CRC computed."""
     batch = bytearray(BATCH_HEADER_SIZE)
     if body:
@@ -517,7 +456,7 @@ def _assemble_batch(body: bytearray, compression: int, base_offset: int, partiti
     return bytes(batch)
 
 
-def _write_record(
+def write_record(
     out: bytearray,
     offset_delta: int,
     timestamp_delta: int,
@@ -525,6 +464,7 @@ def _write_record(
     value: bytes | None,
     headers: Sequence[tuple[str, bytes | None]],
 ) -> None:
+    """Append one record (its length first) to a batch body being built."""
     record = bytearray(1)  # attributes: unused
     write_varlong(record, timestamp_delta)
     write_varint(record, offset_delta)

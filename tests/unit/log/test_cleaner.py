@@ -353,7 +353,8 @@ def test_throttler_holds_the_rate():
 
 @pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.ZSTD])
 def test_record_keys_scan_agrees_with_the_full_decoding(codec):
-    from wirebroker.protocol.records import iter_record_keys, read_header
+    from wirebroker.protocol.batch_rewrite import iter_record_keys
+    from wirebroker.protocol.records import read_header
     data = build_batch([(NOW, b"a", b"1", (("h", b"x"),)), (NOW + 5, None, b"2", ()), (NOW + 9, b"c", None, ())],
                        base_offset=40, compression=codec)
     header = read_header(data)
