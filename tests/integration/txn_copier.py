@@ -10,12 +10,18 @@ open; the group's committed offset says where to start.
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 import confluent_kafka
 
 PER_TRANSACTION = 40
 SESSION_TIMEOUT_MS = 6000  # the broker's group.min.session.timeout.ms
+STALL_S = 20  # a copier without progress for this long is stuck (see above) and is replaced
+REPO = Path(__file__).resolve().parents[2]
 
 
 def copy(bootstrap: str, records: int, abort_first: bool = False) -> None:
@@ -53,6 +59,41 @@ def copy(bootstrap: str, records: int, abort_first: bool = False) -> None:
                 return
     finally:
         consumer.close()
+
+
+def start(bootstrap: str, records: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tests.integration.txn_copier", bootstrap, str(records)],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+Crash = tuple[int, Callable[[subprocess.Popen], None]]  # (committed output records, what to do then)
+
+
+def copy_through_crashes(bootstrap: str, records: int, committed: Callable[[], int | None], crashes: list[Crash],
+                         timeout_s: float = 180) -> None:
+    """Run copier processes until one has copied `records`. Each crash runs once (in order) when the committed
+    output (`committed()`: None when it cannot be asked now) reaches its threshold; it gets the running copier,
+    to kill it or to kill a broker. A copier that dies or makes no progress for STALL_S is replaced."""
+    crashes = list(crashes)
+    copier = start(bootstrap, records)
+    progress, last_move, deadline = -1, time.monotonic(), time.monotonic() + timeout_s
+    try:
+        while copier.poll() != 0:
+            assert time.monotonic() < deadline, f"no end of the copy; output at {progress}"
+            now_committed = committed()
+            if now_committed is not None and now_committed != progress:
+                progress, last_move = now_committed, time.monotonic()
+            if crashes and progress >= crashes[0][0]:
+                crashes.pop(0)[1](copier)
+            if copier.poll() not in (None, 0) or time.monotonic() - last_move > STALL_S:
+                copier.kill()
+                copier.wait()
+                copier, last_move = start(bootstrap, records), time.monotonic()
+            time.sleep(0.05)
+    finally:
+        copier.kill()
+        copier.wait()
+    assert not crashes, f"the copy ended before the crashes at {[threshold for threshold, _ in crashes]}"
 
 
 if __name__ == "__main__":
