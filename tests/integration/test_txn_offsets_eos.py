@@ -7,6 +7,8 @@ transaction; the group's committed offsets are the input's end."""
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 
 import confluent_kafka
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -49,7 +51,7 @@ def test_consume_transform_produce_is_exactly_once(broker):
 
 def test_exactly_once_across_broker_and_copier_crashes(broker):
     """The broker is killed (-9) once some transactions are committed, and the copier once after that. The output
-    is the input, exactly once, in order."""
+    is the input, exactly once, in order, and so is what a read_committed consumer read while it was written."""
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in ("in", "out")]).values():
         future.result(30)
@@ -63,6 +65,39 @@ def test_exactly_once_across_broker_and_copier_crashes(broker):
         broker.kill()
         broker.start()
 
-    copy_through_crashes(broker.bootstrap, CRASH_RECORDS, committed,
-                         [(CRASH_AFTER, crash_broker), (2 * CRASH_AFTER, subprocess.Popen.kill)])
-    assert consume_all(broker.bootstrap, "out", "read_committed") == values
+    watcher = ReadCommittedWatcher(broker.bootstrap, "out")
+    watcher.start()
+    try:
+        copy_through_crashes(broker.bootstrap, CRASH_RECORDS, committed,
+                             [(CRASH_AFTER, crash_broker), (2 * CRASH_AFTER, subprocess.Popen.kill)])
+        assert consume_all(broker.bootstrap, "out", "read_committed") == values
+        deadline = time.monotonic() + 30
+        while len(watcher.values) < len(values) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        watcher.stop()
+    assert watcher.values == values  # read all along: never an aborted or open transaction's record, nor twice
+
+
+class ReadCommittedWatcher(threading.Thread):
+    """A read_committed consumer reading the output while it is written (and while the broker restarts)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.values: list[bytes] = []
+        self._stop_event = threading.Event()
+        self._consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "watcher",
+                                                   "isolation.level": "read_committed",
+                                                   "enable.auto.commit": False})
+        self._consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            message = self._consumer.poll(0.2)
+            if message is not None and not message.error():
+                self.values.append(message.value())
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(10)
+        self._consumer.close()
