@@ -17,13 +17,14 @@ from kafka.protocol.producer import ProduceRequest as KafkaPythonProduceRequest
 
 from tests.integration.cluster_process import ClusterProcess
 from tests.integration.raw_client import RawClient
+from tests.integration.test_admin_api_errors import send
 from tests.integration.test_data_path_errors import a_batch
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 3, 8, 9
-DESCRIBE_LOG_DIRS, LIST_CONFIG_RESOURCES = 35, 74
+DESCRIBE_GROUPS, DESCRIBE_LOG_DIRS, CONSUMER_GROUP_HEARTBEAT, LIST_CONFIG_RESOURCES = 15, 35, 68, 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
@@ -279,3 +280,27 @@ def test_describe_log_dirs_v5_and_kafka_python_reads_this_broker_as_kafka_4_3(br
     assert admin._manager.broker_version_data.broker_version == (4, 3)
     ((described_dir,),) = (b["log_dirs"] for b in admin.describe_log_dirs(["dirs5"]))
     assert described_dir["error_code"] == 0 and described_dir["is_cordoned"] is False
+
+
+def describe_group(client: RawClient, version: int, group: str) -> tuple[int, str | None, str]:
+    (described,) = client.request(DESCRIBE_GROUPS, version, groups=[group]).groups
+    return described.error_code, described.error_message, described.group_state
+
+
+def test_describe_groups_v6_says_which_groups_are_not_found_or_not_classic(broker):
+    from wirebroker.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as H
+
+    with RawClient(broker.bootstrap) as client:
+        topic_id = topic_id_of(client, "groups6")
+        assert commit_v10(client, "classic6", (topic_id, 0, 1))[0][2] == ErrorCode.NONE  # a simple classic group
+        heartbeat = H(group_id="consumer6", member_id="a-member-6", member_epoch=0, rebalance_timeout_ms=30_000,
+                      subscribed_topic_names=["groups6"], topic_partitions=[])
+        heartbeat.instance_id = heartbeat.rack_id = heartbeat.subscribed_topic_regex = heartbeat.server_assignor = None
+        joined = send(client, CONSUMER_GROUP_HEARTBEAT, 0, heartbeat)  # a KIP-848 consumer group
+        assert joined.error_code == ErrorCode.NONE
+        assert describe_group(client, 6, "classic6") == (ErrorCode.NONE, None, "Empty")
+        assert describe_group(client, 6, "consumer6") == (
+            ErrorCode.GROUP_ID_NOT_FOUND, "Group consumer6 is not a classic group.", "Dead")
+        assert describe_group(client, 6, "absent6") == (ErrorCode.GROUP_ID_NOT_FOUND, "Group absent6 not found.", "Dead")
+        assert describe_group(client, 5, "consumer6") == (ErrorCode.NONE, None, "Dead")
+        assert describe_group(client, 5, "absent6") == (ErrorCode.NONE, None, "Dead")

@@ -39,7 +39,6 @@ KEPT_OLD_FLOORS = frozenset({"Produce", "Fetch", "ListOffsets", "OffsetCommit", 
 # The highest version each handler honours where Kafka 4.3.1 serves more: raise one only with the handler (and a
 # test of the new version's fields), issue 17.
 HONOURED_MAX_VERSIONS = {
-    "DescribeGroups": 5,
     "EndTxn": 4,
     "WriteTxnMarkers": 1,
     "TxnOffsetCommit": 4,

@@ -128,7 +128,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     12: (0, 4),  # Heartbeat
     13: (0, 5),  # LeaveGroup
     14: (0, 5),  # SyncGroup
-    15: (0, 5),  # DescribeGroups
+    15: (0, 6),  # DescribeGroups
     16: (0, 5),  # ListGroups
     17: (0, 1),  # SaslHandshake
     18: (0, 4),  # ApiVersions
