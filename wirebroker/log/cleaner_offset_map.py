@@ -25,6 +25,8 @@ class SkimpyOffsetMap:
             raise ValueError(f"An offset map of {memory} bytes holds no entry (each takes {BYTES_PER_ENTRY} bytes)")
         self._offsets: dict[bytes, int] = {}
         self.latest_offset = -1
+        self.start_offset = 0  # the first offset whose keys were mapped (the first dirty offset)
+        self._latest_offsets: set[int] | None = None
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -33,6 +35,7 @@ class SkimpyOffsetMap:
         """Record that `key` was last seen at `offset` (offsets arrive in increasing order)."""
         self._offsets[hashlib.md5(key).digest()] = offset
         self.latest_offset = offset
+        self._latest_offsets = None
 
     def get(self, key: bytes) -> int:
         """The latest offset of `key`, or -1 if the map has not seen it."""
@@ -42,9 +45,17 @@ class SkimpyOffsetMap:
         """Move the end of the mapped range past records without keys (control batches, gaps)."""
         self.latest_offset = max(self.latest_offset, offset)
 
-    def clear(self) -> None:
+    def latest_offsets(self) -> set[int]:
+        """Every offset that is the latest of its key: a mapped record at any other offset has a later one."""
+        if self._latest_offsets is None:
+            self._latest_offsets = set(self._offsets.values())
+        return self._latest_offsets
+
+    def clear(self, start_offset: int = 0) -> None:
         self._offsets.clear()
         self.latest_offset = -1
+        self.start_offset = start_offset
+        self._latest_offsets = None
 
     @property
     def utilization(self) -> float:

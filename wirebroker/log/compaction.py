@@ -147,7 +147,7 @@ class Cleaner:
     def build_offset_map(self, log_: Log, start: int, end: int, stats: CleanerStats) -> None:
         """Map each key of [start, end) to its latest offset, until the map holds slots * load factor keys."""
         offset_map = self.offset_map
-        offset_map.clear()
+        offset_map.clear(start)
         dirty = log_.segments.values(start, end)
         next_starts = [segment.base_offset for segment in dirty[1:]] + [end]
         transactions = CleanedTransactionMetadata()
@@ -270,7 +270,7 @@ class _RecordFilter:
             discard_records = can_discard
         retain_empty = ((header.producer_id != NO_PRODUCER_ID and self._is_last_batch_of_producer(header))
                         or header.next_offset == self.upper_bound_offset_of_round)
-        if discard_records and not retain_empty:
+        if (discard_records or self._superseded(header)) and not retain_empty:
             self.stats.messages_read += header.records_count
             return None
         scanned = list(iter_record_keys(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES))
@@ -298,6 +298,16 @@ class _RecordFilter:
         retained = [record for record in iter_records(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES)
                     if record.offset in offsets]
         return _with_header(build_retained_batch(header, retained, horizon))
+
+    def _superseded(self, header: BatchHeader) -> bool:
+        """Whether every record of a data batch inside the mapped range has a later record of its key: the batch
+        goes without reading its records (most batches of a dirty section, so the cleaner reads them only once)."""
+        offset_map = self.offset_map
+        if header.is_control or header.base_offset < offset_map.start_offset \
+                or header.last_offset > offset_map.latest_offset:
+            return False
+        latest = offset_map.latest_offsets()
+        return not any(offset in latest for offset in range(header.base_offset, header.last_offset + 1))
 
     def _is_last_batch_of_producer(self, header: BatchHeader) -> bool:
         last = self.last_records.get(header.producer_id)
