@@ -1,7 +1,8 @@
 """Kafka's kafka-transactions.sh (TransactionsCommand, Kafka 4.3.1) on a hanging transaction: describe-producers
-lists the producer and the start offset of its open transaction (DescribeProducers), and `abort` ends it with an
-ABORT marker the admin client sends itself (WriteTxnMarkers), after which the last stable offset moves on; and
-DumpLogSegments reads our control batches and .txnindex."""
+lists the producer and the start offset of its open transaction (DescribeProducers), find-hanging finds it (no
+transaction coordinator knows its producer), and `abort` ends it with an ABORT marker the admin client sends itself
+(WriteTxnMarkers), after which the last stable offset moves on; and DumpLogSegments reads our control batches and
+.txnindex."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ def test_describe_producers_and_abort_a_hanging_transaction(broker):
         # ProducerId ProducerEpoch LatestCoordinatorEpoch LastSequence LastTimestamp CurrentTransactionStartOffset
         assert rows[hanging.producer_id][1:4] == ["0", "-1", "1"] and rows[hanging.producer_id][5] == str(start)
         assert rows[committed.producer_id][5] == "None"
+
+        # No transaction coordinator knows the producer: find-hanging (DescribeProducers, ListTransactions) lists it.
+        hanging_rows = run_tool(jars, TRANSACTIONS_COMMAND, ["--bootstrap-server", broker.bootstrap, "find-hanging",
+                                                             "--broker-id", "0", "--max-transaction-timeout", "0"],
+                                check=True).stdout.splitlines()[1:]
+        assert [row.split()[:3] for row in hanging_rows] == [["hanging", "0", str(hanging.producer_id)]]
 
         run_tool(jars, TRANSACTIONS_COMMAND, ["--bootstrap-server", broker.bootstrap, "abort", "--topic",
                                               "hanging", "--partition", "0", "--start-offset", str(start)],
