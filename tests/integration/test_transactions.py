@@ -55,6 +55,13 @@ def transaction(producer: confluent_kafka.Producer, values: list[bytes], commit:
         producer.abort_transaction(30)
 
 
+def open_transaction(producer: confluent_kafka.Producer, value: bytes) -> None:
+    """Begin a transaction and write one record of it (sent, not committed)."""
+    producer.begin_transaction()
+    producer.produce("out", value)
+    assert producer.flush(30) == 0
+
+
 def describe(bootstrap: str, transactional_id: str) -> DescribeTransactionsResponse.TransactionState:
     with RawClient(bootstrap) as client:
         return client.request(DESCRIBE_TRANSACTIONS, 0, transactional_ids=[transactional_id]).transaction_states[0]
@@ -94,9 +101,7 @@ def test_commit_is_visible_to_read_committed_and_abort_is_not(broker):
 def test_a_second_producer_with_the_same_transactional_id_fences_the_first(broker):
     create_topics(broker.bootstrap, "out")
     zombie = txn_producer(broker.bootstrap, "app-2")
-    zombie.begin_transaction()
-    zombie.produce("out", b"zombie")
-    assert zombie.flush(30) == 0
+    open_transaction(zombie, b"zombie")
     successor = txn_producer(broker.bootstrap, "app-2")  # aborts the zombie's open transaction first
     with pytest.raises(confluent_kafka.KafkaException) as fenced:
         zombie.commit_transaction(30)
@@ -151,9 +156,7 @@ def test_state_survives_a_kill_9_and_the_open_transaction_is_aborted(broker_fact
     create_topics(broker.bootstrap, "out")
     producer = txn_producer(broker.bootstrap, "app-3", **{"transaction.timeout.ms": TXN_TIMEOUT_MS})
     transaction(producer, [b"before"], commit=True)
-    producer.begin_transaction()
-    producer.produce("out", b"open at the crash")
-    assert producer.flush(30) == 0
+    open_transaction(producer, b"open at the crash")
     broker.kill()
     broker.start()
     wait_for(lambda: describe(broker.bootstrap, "app-3").error_code == ErrorCode.NONE, 10,
@@ -190,9 +193,7 @@ def test_kafka_python_transactional_producer(broker):
 def test_list_transactions_filters(broker):
     create_topics(broker.bootstrap, "out")
     open_producer = txn_producer(broker.bootstrap, "open-one")
-    open_producer.begin_transaction()
-    open_producer.produce("out", b"x")
-    assert open_producer.flush(30) == 0
+    open_transaction(open_producer, b"x")
     transaction(txn_producer(broker.bootstrap, "done-one"), [b"y"], commit=True)
     with RawClient(broker.bootstrap) as client:
         ongoing = client.request(LIST_TRANSACTIONS, 1, state_filters=["Ongoing"], producer_id_filters=[], duration_filter=-1)

@@ -33,9 +33,7 @@ def test_kafka_tools_read_our_transactions(broker_factory):
     create_topics(broker.bootstrap, "out")
     producer = txn_producer(broker.bootstrap, "tools-txn")
     transaction(producer, [b"committed"], commit=True)
-    producer.begin_transaction()
-    producer.produce("out", b"open")
-    assert producer.flush(30) == 0
+    open_transaction(producer, b"open")
 
     listed = rows(run_tool(jars, TRANSACTIONS_COMMAND, ["--bootstrap-server", broker.bootstrap, "list"],
                            check=True).stdout)
