@@ -12,6 +12,7 @@ from compat_tests.reference_kafka import install_jars, run_tool
 from tests.integration.test_transactions import (
     create_topics,
     describe,
+    open_transaction,
     transaction,
     txn_producer,
     wait_for,
