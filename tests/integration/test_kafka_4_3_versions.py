@@ -8,6 +8,7 @@ import time
 import kafka
 import pytest
 from kafka.admin import OffsetSpec
+from kafka.protocol.admin import DescribeClusterRequest as KafkaPythonDescribeClusterRequest
 from kafka.protocol.consumer import FetchRequest as KafkaPythonFetchRequest
 from kafka.protocol.consumer import ListOffsetsRequest as KafkaPythonListOffsetsRequest
 from kafka.protocol.consumer.group import OffsetCommitRequest as KafkaPythonOffsetCommitRequest
@@ -24,7 +25,7 @@ from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 3, 8, 9
-DESCRIBE_GROUPS, DESCRIBE_LOG_DIRS, CONSUMER_GROUP_HEARTBEAT, LIST_CONFIG_RESOURCES = 15, 35, 68, 74
+DESCRIBE_GROUPS, DESCRIBE_LOG_DIRS, DESCRIBE_CLUSTER, CONSUMER_GROUP_HEARTBEAT, LIST_CONFIG_RESOURCES = 15, 35, 60, 68, 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
@@ -304,3 +305,14 @@ def test_describe_groups_v6_says_which_groups_are_not_found_or_not_classic(broke
         assert describe_group(client, 6, "absent6") == (ErrorCode.GROUP_ID_NOT_FOUND, "Group absent6 not found.", "Dead")
         assert describe_group(client, 5, "consumer6") == (ErrorCode.NONE, None, "Dead")
         assert describe_group(client, 5, "absent6") == (ErrorCode.NONE, None, "Dead")
+
+
+def test_describe_cluster_v2_lists_no_fenced_broker(broker, admin):
+    with RawClient(broker.bootstrap) as client:
+        for include_fenced in (True, False):
+            response = client.request(DESCRIBE_CLUSTER, 2, include_fenced_brokers=include_fenced)
+            assert response.error_code == ErrorCode.NONE
+            assert [(b.host, b.port, b.is_fenced) for b in response.brokers] == [
+                ("127.0.0.1", broker.port, False)]
+    assert negotiated(admin, KafkaPythonDescribeClusterRequest) == 2
+    assert len(admin.describe_cluster()["brokers"]) == 1

@@ -1,4 +1,4 @@
-"""DescribeCluster: API key 60, versions 0-1.
+"""DescribeCluster: API key 60, versions 0-2.
 
 Behaviour (Kafka's AuthHelper.computeDescribeClusterResponse on a broker):
 - The cluster id, the live brokers and the controller id from the broker's cluster view: on a single broker this
@@ -9,6 +9,8 @@ Behaviour (Kafka's AuthHelper.computeDescribeClusterResponse on a broker):
 Version notes:
 - v1 endpoint_type (KIP-919): BROKER (1) is served; CONTROLLER (2) gets MISMATCHED_ENDPOINT_TYPE, any other value
   UNSUPPORTED_ENDPOINT_TYPE, with Kafka's messages. v0 requests carry no type: always BROKER.
+- v2 include_fenced_brokers and is_fenced per broker (KIP-1073): fencing is KRaft's; here (one broker, or a cluster
+  coordinated by ZooKeeper) a broker is registered, listed and not fenced, or gone: the list is the same either way.
 """
 
 from __future__ import annotations

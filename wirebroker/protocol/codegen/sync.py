@@ -43,7 +43,6 @@ HONOURED_MAX_VERSIONS = {
     "WriteTxnMarkers": 1,
     "TxnOffsetCommit": 4,
     "AlterPartitionReassignments": 0,
-    "DescribeCluster": 1,
     "ListTransactions": 1,
     "ConsumerGroupDescribe": 0,
     "AddRaftVoter": 0,

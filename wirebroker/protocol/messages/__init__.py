@@ -167,7 +167,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     51: (0, 0),  # AlterUserScramCredentials
     55: (0, 2),  # DescribeQuorum
     57: (0, 2),  # UpdateFeatures
-    60: (0, 1),  # DescribeCluster
+    60: (0, 2),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     64: (0, 0),  # UnregisterBroker
     65: (0, 0),  # DescribeTransactions
