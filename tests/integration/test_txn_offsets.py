@@ -1,9 +1,13 @@
 """TxnOffsetCommit on a real broker: offsets committed in a transaction stay pending (OffsetFetch with require_stable
 answers UNSTABLE_OFFSET_COMMIT) until WriteTxnMarkers ends the transaction on `__consumer_offsets`; COMMIT makes them
-the group's offsets, ABORT drops them, and a broker killed (-9) and restarted replays both from the log."""
+the group's offsets, ABORT drops them, and a broker killed (-9) and restarted replays both from the log; Kafka's
+DumpLogSegments reads the transactional batch and its marker."""
 
 from __future__ import annotations
 
+import re
+
+from compat_tests.reference_kafka import install_jars, run_tool
 from tests.integration.raw_client import RawClient
 from tests.integration.txn_raw import create_topic, init_producer_id, write_txn_marker
 from wirebroker.coordinator.group import partition_for
@@ -13,6 +17,7 @@ from wirebroker.protocol.messages.txn_offset_commit import TxnOffsetCommitReques
 
 FIND_COORDINATOR, OFFSET_FETCH, TXN_OFFSET_COMMIT = 10, 9, 28
 OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions
+DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 
 
 def txn_offset_commit(client: RawClient, group: str, producer_id: int, producer_epoch: int, offset: int) -> int:
@@ -68,3 +73,21 @@ def test_committed_and_aborted_transactional_offsets_survive_a_crash(broker):
         assert answer == (42, ErrorCode.NONE)
         assert offset_fetch(client, "aborted") == (-1, ErrorCode.NONE)
         assert offset_fetch(client, "open") == (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)
+
+
+def test_dump_log_segments_reads_transactional_offset_commits(broker):
+    jars = install_jars()
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "in")
+        assert client.request(FIND_COORDINATOR, 1, key="g", key_type=0).error_code == ErrorCode.NONE
+        producer_id, producer_epoch = init_producer_id(client)
+        assert txn_offset_commit(client, "dumped", producer_id, producer_epoch, 42) == ErrorCode.NONE
+        end_transaction(client, "dumped", producer_id, producer_epoch, commit=True)
+    broker.stop()
+    partition_dir = broker.data_dir / f"__consumer_offsets-{partition_for('dumped', OFFSETS_PARTITIONS)}"
+    dump = run_tool(jars, DUMP_LOG_SEGMENTS, ["--offsets-decoder", "--files",
+                                              str(partition_dir / "00000000000000000000.log")], check=True).stdout
+    batches = re.findall(r"producerId: (\d+) .*isTransactional: (\w+) isControl: (\w+)", dump)
+    assert batches == [(str(producer_id), "true", "false"), (str(producer_id), "true", "true")]
+    assert '"group":"dumped","topic":"in","partition":0' in dump and '"offset":42' in dump
+    assert "endTxnMarker: COMMIT coordinatorEpoch: 0" in dump
