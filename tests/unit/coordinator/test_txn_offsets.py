@@ -4,6 +4,7 @@ UNSTABLE_OFFSET_COMMIT by a require_stable fetch, and replayed the same way from
 from __future__ import annotations
 
 from tests.unit.coordinator.test_classic_group import stable_pair
+from tests.unit.coordinator.test_consumer_group import hb
 from tests.unit.coordinator.test_offsets_and_records import commit
 from wirebroker.coordinator.group import partition_for
 from wirebroker.coordinator.offset_metadata_manager import PartitionCommit
@@ -124,3 +125,14 @@ def test_deleting_the_group_drops_its_pending_offsets(coordinator):
     assert coordinator.delete_groups(["g"]) == [("g", ErrorCode.NONE)]
     end(coordinator, "g", 7, True)
     assert fetched(coordinator, "g", [0], require_stable=True) == [(-1, 0)]
+
+
+def test_a_member_of_a_consumer_group_commits_with_its_member_epoch(coordinator):
+    member = hb(coordinator)
+    epoch = member.member_epoch
+    assert txn_commit(coordinator, "g", {("t", 0): 1}, generation=epoch, member=member.member_id) == {
+        ("t", 0): ErrorCode.NONE}  # TxnOffsetCommit v3 is fine here (OffsetCommit needs v9 for such members)
+    assert txn_commit(coordinator, "g", {("t", 0): 1}, generation=epoch + 1, member=member.member_id) == {
+        ("t", 0): ErrorCode.ILLEGAL_GENERATION}  # a stale member epoch, as Kafka answers it here
+    assert txn_commit(coordinator, "g", {("t", 0): 1}, generation=epoch, member="ghost") == {
+        ("t", 0): ErrorCode.UNKNOWN_MEMBER_ID}
