@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import confluent_kafka
@@ -108,14 +109,16 @@ class Progress:
     stalls: librdkafka 2.x's send_offsets_to_transaction can wait forever, past its timeout, for a group
     coordinator it dropped while the broker was away (confluentinc/librdkafka#5456, #5511)."""
 
-    def __init__(self, bootstrap: str, copier: Copier) -> None:
+    def __init__(self, bootstrap: str, copier: Copier,
+                 count: Callable[[str], int | None] = copied) -> None:  # a cluster asks the group's coordinator
         self.bootstrap = bootstrap
         self.copier = copier
+        self._copied = count
         self._count, self._since = 0, time.monotonic()
 
     def wait_for(self, target: int) -> None:
         deadline = time.monotonic() + FINISH_TIMEOUT_S
-        while (count := copied(self.bootstrap)) is None or count < target:
+        while (count := self._copied(self.bootstrap)) is None or count < target:
             assert time.monotonic() < deadline, (
                 f"{count} of {target} records copied:\n{self.copier.log_path.read_text()[-3000:]}")
             self.copier.ensure_running()

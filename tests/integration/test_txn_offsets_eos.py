@@ -6,30 +6,58 @@ transaction; the group's committed offsets are the input's end."""
 
 from __future__ import annotations
 
-import subprocess
-import threading
-import time
-
 import confluent_kafka
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.raw_client import RawClient
 from tests.integration.test_txn_markers import consume_all
-from tests.integration.txn_copier import copy, copy_through_crashes
-from tests.integration.txn_raw import READ_COMMITTED, latest_offset
 
 RECORDS = 300
-CRASH_RECORDS = 5000
-CRASH_AFTER = 400  # committed output records before the broker is killed (the copier at twice that)
+PER_TRANSACTION = 40
 
 
-def produce_input(bootstrap: str, records: int = RECORDS) -> list[bytes]:
+def produce_input(bootstrap: str) -> list[bytes]:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    values = [b"record-%d" % i for i in range(records)]
+    values = [b"record-%d" % i for i in range(RECORDS)]
     for value in values:
         producer.produce("in", value, partition=0)
     assert producer.flush(30) == 0
     return values
+
+
+def copy(bootstrap: str, abort_first: bool) -> None:
+    """Copy until the committed input position reaches RECORDS, one transaction per poll of at most
+    PER_TRANSACTION. With `abort_first`, the first transaction also writes b"aborted", is flushed to the broker and
+    aborted, and its input is read again."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "copier",
+                                         "isolation.level": "read_committed", "enable.auto.commit": False,
+                                         "auto.offset.reset": "earliest"})
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "transactional.id": "copier-0",
+                                         "transaction.timeout.ms": 10_000})
+    try:
+        producer.init_transactions(30)
+        consumer.subscribe(["in"])
+        while True:
+            messages = [m for m in consumer.consume(PER_TRANSACTION, 1.0) if not m.error()]
+            if not messages:
+                continue
+            producer.begin_transaction()
+            for message in messages:
+                producer.produce("out", message.value(), partition=0)
+            if abort_first:
+                producer.produce("out", b"aborted", partition=0)
+                assert producer.flush(30) == 0  # on the broker before the abort (else librdkafka drops them)
+                producer.abort_transaction(30)
+                abort_first = False
+                first = messages[0]
+                consumer.seek(confluent_kafka.TopicPartition(first.topic(), first.partition(), first.offset()))
+                continue
+            positions = consumer.position(consumer.assignment())
+            producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
+            producer.commit_transaction(30)
+            if any(p.partition == 0 and p.offset >= RECORDS for p in positions):
+                return
+    finally:
+        consumer.close()
 
 
 def test_consume_transform_produce_is_exactly_once(broker):
@@ -37,7 +65,7 @@ def test_consume_transform_produce_is_exactly_once(broker):
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in ("in", "out")]).values():
         future.result(30)
     values = produce_input(broker.bootstrap)
-    copy(broker.bootstrap, RECORDS, abort_first=True)
+    copy(broker.bootstrap, abort_first=True)
     assert consume_all(broker.bootstrap, "out", "read_committed") == values
     uncommitted = consume_all(broker.bootstrap, "out", "read_uncommitted")
     assert b"aborted" in uncommitted and len(uncommitted) > len(values)
@@ -47,57 +75,3 @@ def test_consume_transform_produce_is_exactly_once(broker):
         assert committed[0].offset == RECORDS
     finally:
         consumer.close()
-
-
-def test_exactly_once_across_broker_and_copier_crashes(broker):
-    """The broker is killed (-9) once some transactions are committed, and the copier once after that. The output
-    is the input, exactly once, in order, and so is what a read_committed consumer read while it was written."""
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    for future in admin.create_topics([NewTopic(t, 1, 1) for t in ("in", "out")]).values():
-        future.result(30)
-    values = produce_input(broker.bootstrap, CRASH_RECORDS)
-
-    def committed() -> int:
-        with RawClient(broker.bootstrap) as client:
-            return latest_offset(client, "out", READ_COMMITTED)
-
-    def crash_broker(_copier: subprocess.Popen) -> None:
-        broker.kill()
-        broker.start()
-
-    watcher = ReadCommittedWatcher(broker.bootstrap, "out")
-    watcher.start()
-    try:
-        copy_through_crashes(broker.bootstrap, CRASH_RECORDS, committed,
-                             [(CRASH_AFTER, crash_broker), (2 * CRASH_AFTER, subprocess.Popen.kill)])
-        assert consume_all(broker.bootstrap, "out", "read_committed") == values
-        deadline = time.monotonic() + 30
-        while len(watcher.values) < len(values) and time.monotonic() < deadline:
-            time.sleep(0.1)
-    finally:
-        watcher.stop()
-    assert watcher.values == values  # read all along: never an aborted or open transaction's record, nor twice
-
-
-class ReadCommittedWatcher(threading.Thread):
-    """A read_committed consumer reading the output while it is written (and while the broker restarts)."""
-
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        super().__init__(daemon=True)
-        self.values: list[bytes] = []
-        self._stop_event = threading.Event()
-        self._consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "watcher",
-                                                   "isolation.level": "read_committed",
-                                                   "enable.auto.commit": False})
-        self._consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
-
-    def run(self) -> None:
-        while not self._stop_event.is_set():
-            message = self._consumer.poll(0.2)
-            if message is not None and not message.error():
-                self.values.append(message.value())
-
-    def stop(self) -> None:
-        self._stop_event.set()
-        self.join(10)
-        self._consumer.close()
