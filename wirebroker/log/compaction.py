@@ -44,11 +44,12 @@ from wirebroker.log.log import Log
 from wirebroker.log.producer_state import NO_PRODUCER_ID
 from wirebroker.log.segment import LogSegment
 from wirebroker.protocol.batch_rewrite import (
+    ScannedRecord,
     build_empty_batch,
     build_retained_batch,
-    iter_record_keys,
+    scan_batch,
 )
-from wirebroker.protocol.records import BatchHeader, iter_records, read_header
+from wirebroker.protocol.records import BatchHeader, read_header
 
 log = logging.getLogger(__name__)
 
@@ -177,11 +178,11 @@ class Cleaner:
             elif transactions.on_batch_read(header):
                 stats.map_messages_read += header.records_count  # aborted: its keys are not mapped
             else:
-                for offset, key, _ in iter_record_keys(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES):
-                    if key is not None and offset >= start:
+                for record in scan_batch(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES).records:
+                    if record.key is not None and record.offset >= start:
                         if len(offset_map) >= max_desired_map_size:
                             return True
-                        offset_map.put(key, offset)
+                        offset_map.put(record.key, record.offset)
                     stats.map_messages_read += 1
             if header.last_offset >= start:
                 offset_map.update_latest_offset(header.last_offset)
@@ -273,31 +274,27 @@ class _RecordFilter:
         if (discard_records or self._superseded(header)) and not retain_empty:
             self.stats.messages_read += header.records_count
             return None
-        scanned = list(iter_record_keys(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES))
-        self.stats.messages_read += len(scanned)
+        scanned = scan_batch(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES)
+        self.stats.messages_read += len(scanned.records)
         if discard_records:
-            kept: list[tuple[int, bool]] = []
+            kept: list[ScannedRecord] = []
         elif header.is_control:
-            kept = [(offset, has_value) for offset, _, has_value in scanned]
+            kept = scanned.records
         else:
-            kept = [(offset, has_value) for offset, key, has_value in scanned
-                    if self._should_retain_record(header, offset, key, has_value)]
+            kept = [record for record in scanned.records if self._should_retain_record(header, record)]
         if not kept:
             return _with_header(build_empty_batch(header)) if retain_empty else None
         self.stats.messages_written += len(kept)
         contains_marker_for_empty_txn = can_discard and header.is_control
-        contains_tombstones = not all(has_value for _, has_value in kept)
+        contains_tombstones = not all(record.has_value for record in kept)
         need_delete_horizon = (contains_tombstones or contains_marker_for_empty_txn) and not header.has_delete_horizon
-        if len(kept) == len(scanned) and not need_delete_horizon:
+        if len(kept) == len(scanned.records) and not need_delete_horizon:
             return data, header
         if need_delete_horizon:
             horizon: int | None = self.current_time + self.delete_retention_ms
         else:
             horizon = header.base_timestamp if header.has_delete_horizon else None
-        offsets = {offset for offset, _ in kept}
-        retained = [record for record in iter_records(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES)
-                    if record.offset in offsets]
-        return _with_header(build_retained_batch(header, retained, horizon))
+        return _with_header(build_retained_batch(header, scanned.body, kept, horizon))
 
     def _superseded(self, header: BatchHeader) -> bool:
         """Whether every record of a data batch inside the mapped range has a later record of its key: the batch
@@ -318,16 +315,16 @@ class _RecordFilter:
             return header.last_offset == last_data_offset
         return header.is_control and header.producer_epoch == producer_epoch
 
-    def _should_retain_record(self, header: BatchHeader, offset: int, key: bytes | None, has_value: bool) -> bool:
-        if offset > self.offset_map.latest_offset:
+    def _should_retain_record(self, header: BatchHeader, record: ScannedRecord) -> bool:
+        if record.offset > self.offset_map.latest_offset:
             return True  # past the mapped range: cleaned next time
-        if key is None:
+        if record.key is None:
             self.stats.invalid_messages += 1
             return False
-        if offset < self.offset_map.get(key):
+        if record.offset < self.offset_map.get(record.key):
             return False  # a later record of the key exists
         retain_deletes = not header.has_delete_horizon or self.current_time < header.base_timestamp
-        return has_value or retain_deletes
+        return record.has_value or retain_deletes
 
 
 def let_requests_run() -> None:

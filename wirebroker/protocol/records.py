@@ -418,7 +418,7 @@ def build_batch(
     base_timestamp = records[0][0]
     body = bytearray()
     for offset_delta, (timestamp, key, value, headers) in enumerate(records):
-        write_record(body, offset_delta, timestamp - base_timestamp, key, value, headers)
+        _write_record(body, offset_delta, timestamp - base_timestamp, key, value, headers)
     attributes = (
         (TIMESTAMP_TYPE_MASK if timestamp_type == TimestampType.LOG_APPEND_TIME else 0)
         | (TRANSACTIONAL_FLAG_MASK if is_transactional else 0)
@@ -456,7 +456,7 @@ def assemble_batch(body: bytearray, compression: int, base_offset: int, partitio
     return bytes(batch)
 
 
-def write_record(
+def _write_record(
     out: bytearray,
     offset_delta: int,
     timestamp_delta: int,

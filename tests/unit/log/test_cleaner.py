@@ -352,15 +352,24 @@ def test_throttler_holds_the_rate():
 
 
 @pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.ZSTD])
-def test_record_keys_scan_agrees_with_the_full_decoding(codec):
-    from wirebroker.protocol.batch_rewrite import iter_record_keys
+def test_a_scanned_batch_rebuilt_with_some_records_reads_back_the_same(codec):
+    from wirebroker.protocol.batch_rewrite import build_retained_batch, scan_batch
     from wirebroker.protocol.records import read_header
-    data = build_batch([(NOW, b"a", b"1", (("h", b"x"),)), (NOW + 5, None, b"2", ()), (NOW + 9, b"c", None, ())],
-                       base_offset=40, compression=codec)
+    originals = [(NOW, b"a", b"1", (("h", b"x"),)), (NOW + 5, None, b"2", ()), (NOW + 300, b"c", None, ())]
+    data = build_batch(originals, base_offset=40, compression=codec, producer_id=3, producer_epoch=1,
+                       base_sequence=7)
     header = read_header(data)
-    assert list(iter_record_keys(data, 0, header, 1 << 20)) == [
-        (r.offset, r.key, r.value is not None) for r in iter_records(data, 0, header, 1 << 20)] == [
-        (40, b"a", True), (41, None, True), (42, b"c", False)]
+    scanned = scan_batch(data, 0, header, 1 << 20)
+    assert [(r.offset, r.timestamp, r.key, r.has_value) for r in scanned.records] == [
+        (40, NOW, b"a", True), (41, NOW + 5, None, True), (42, NOW + 300, b"c", False)]
+    for horizon in (None, NOW + DAY_MS):
+        rebuilt = build_retained_batch(header, scanned.body, [scanned.records[0], scanned.records[2]], horizon)
+        new = read_header(rebuilt)
+        assert crc_is_valid(rebuilt, 0, new) and new.compression == codec
+        assert (new.base_offset, new.last_offset, new.base_sequence, new.producer_id) == (40, 42, 7, 3)
+        assert new.has_delete_horizon == (horizon is not None) and new.max_timestamp == NOW + 300
+        assert [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in iter_records(rebuilt, 0, new, 1 << 20)] \
+            == [(40, NOW, b"a", b"1", (("h", b"x"),)), (42, NOW + 300, b"c", None, ())]
 
 
 def test_a_commit_marker_goes_after_its_delete_horizon_once_its_transaction_is_gone(open_log):
