@@ -6,7 +6,7 @@ Behaviour (Kafka's KafkaApis.handleWriteTxnMarkersRequest):
   here, one control batch (attributes isControl + isTransactional; one control record: key version 0 and the type,
   value the EndTransactionMarker version 0 with the coordinator epoch) is appended as the leader through
   `ReplicaManager.append_txn_markers` (origin COORDINATOR, acks=all): a partition's answer comes once the high
-  watermark passes its marker, within request.timeout.ms (REQUEST_TIMED_OUT after).
+  watermark passes its marker, within the broker's request.timeout.ms (REQUEST_TIMED_OUT after).
 - Per partition errors: UNKNOWN_TOPIC_OR_PARTITION for a partition not hosted here; NOT_LEADER_OR_FOLLOWER when this
   broker does not lead it; NOT_ENOUGH_REPLICAS(_AFTER_APPEND) below min.insync.replicas; INVALID_PRODUCER_EPOCH when
   the marker's producer epoch is older than the partition's producer state has; TRANSACTION_COORDINATOR_FENCED for
@@ -41,7 +41,6 @@ from wirebroker.protocol.messages.write_txn_markers import (
 log = logging.getLogger(__name__)
 
 API_KEY = 27
-REQUEST_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms default, the marker appends' acks=all timeout
 # The group coordinator's "not ready" errors, as the transaction coordinator expects them (it retries).
 GROUP_COORDINATOR_NOT_READY = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
                                          ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
@@ -91,8 +90,8 @@ class _Answer:
 
 
 def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> None:
-    broker = ctx.broker
-    replica_manager = broker.replica_manager
+    replica_manager = ctx.broker.replica_manager
+    timeout_ms = ctx.broker.config["request.timeout.ms"]  # Kafka's acks=all wait for the markers
     plans = []
     for marker in request.markers:
         unknown, data, offsets = {}, [], []
@@ -110,7 +109,7 @@ def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> None:
         answer.add(i, unknown)
         if data:
             replica_manager.append_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
-                                               marker.transaction_result, data, REQUEST_TIMEOUT_MS,
+                                               marker.transaction_result, data, timeout_ms,
                                                lambda errors, i=i: answer.done(i, errors))
         if offsets:
             _off_network_thread(ctx, lambda i=i, marker=marker, offsets=offsets: answer.done(
