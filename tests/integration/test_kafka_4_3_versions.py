@@ -25,7 +25,9 @@ from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 3, 8, 9
-DESCRIBE_GROUPS, DESCRIBE_LOG_DIRS, DESCRIBE_CLUSTER, CONSUMER_GROUP_HEARTBEAT, LIST_CONFIG_RESOURCES = 15, 35, 60, 68, 74
+DESCRIBE_GROUPS, DESCRIBE_LOG_DIRS, DESCRIBE_CLUSTER = 15, 35, 60
+CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, LIST_CONFIG_RESOURCES = 68, 69, 74
+UNKNOWN_MEMBER_TYPE, CONSUMER_MEMBER = -1, 1  # ConsumerGroupDescribe v1 (KIP-1099)
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 EARLIEST_PENDING_UPLOAD = -6  # KIP-1023
 
@@ -288,17 +290,21 @@ def describe_group(client: RawClient, version: int, group: str) -> tuple[int, st
     return described.error_code, described.error_message, described.group_state
 
 
-def test_describe_groups_v6_says_which_groups_are_not_found_or_not_classic(broker):
+def join_consumer_group(client: RawClient, group: str, member: str, topic: str) -> None:
+    """A member of a KIP-848 consumer group, by ConsumerGroupHeartbeat."""
     from wirebroker.protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as H
 
+    heartbeat = H(group_id=group, member_id=member, member_epoch=0, rebalance_timeout_ms=30_000,
+                  subscribed_topic_names=[topic], topic_partitions=[])
+    heartbeat.instance_id = heartbeat.rack_id = heartbeat.subscribed_topic_regex = heartbeat.server_assignor = None
+    assert send(client, CONSUMER_GROUP_HEARTBEAT, 0, heartbeat).error_code == ErrorCode.NONE
+
+
+def test_describe_groups_v6_says_which_groups_are_not_found_or_not_classic(broker):
     with RawClient(broker.bootstrap) as client:
         topic_id = topic_id_of(client, "groups6")
         assert commit_v10(client, "classic6", (topic_id, 0, 1))[0][2] == ErrorCode.NONE  # a simple classic group
-        heartbeat = H(group_id="consumer6", member_id="a-member-6", member_epoch=0, rebalance_timeout_ms=30_000,
-                      subscribed_topic_names=["groups6"], topic_partitions=[])
-        heartbeat.instance_id = heartbeat.rack_id = heartbeat.subscribed_topic_regex = heartbeat.server_assignor = None
-        joined = send(client, CONSUMER_GROUP_HEARTBEAT, 0, heartbeat)  # a KIP-848 consumer group
-        assert joined.error_code == ErrorCode.NONE
+        join_consumer_group(client, "consumer6", "a-member-6", "groups6")
         assert describe_group(client, 6, "classic6") == (ErrorCode.NONE, None, "Empty")
         assert describe_group(client, 6, "consumer6") == (
             ErrorCode.GROUP_ID_NOT_FOUND, "Group consumer6 is not a classic group.", "Dead")
@@ -316,3 +322,13 @@ def test_describe_cluster_v2_lists_no_fenced_broker(broker, admin):
                 ("127.0.0.1", broker.port, False)]
     assert negotiated(admin, KafkaPythonDescribeClusterRequest) == 2
     assert len(admin.describe_cluster()["brokers"]) == 1
+
+
+def test_consumer_group_describe_v1_names_each_members_protocol(broker):
+    with RawClient(broker.bootstrap) as client:
+        topic_id_of(client, "members1")
+        join_consumer_group(client, "consumer1", "a-member-1", "members1")
+        for version, member_type in ((1, CONSUMER_MEMBER), (0, UNKNOWN_MEMBER_TYPE)):  # v0 has no member type
+            (group,) = client.request(CONSUMER_GROUP_DESCRIBE, version, group_ids=["consumer1"]).groups
+            assert group.error_code == ErrorCode.NONE
+            assert [(m.member_id, m.member_type) for m in group.members] == [("a-member-1", member_type)]

@@ -36,7 +36,6 @@ OLD_FLOOR_REASON = ("older versions still advertised: librdkafka before 2.11.1 t
 # fails the census; a reason for a key that no longer lacks anything is not shown.
 GAP_REASONS = {
     "AlterPartitionReassignments": _NEWER,
-    "ConsumerGroupDescribe": _NEWER,
     "InitProducerId": _TRANSACTIONS,
     "AddPartitionsToTxn": _TRANSACTIONS,
     "AddOffsetsToTxn": _TRANSACTIONS,

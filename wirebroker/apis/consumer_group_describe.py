@@ -1,11 +1,12 @@
-"""ConsumerGroupDescribe: API key 69, version 0.
+"""ConsumerGroupDescribe: API key 69, versions 0-1.
 
 Behaviour:
 - For each KIP-848 consumer group: state, group epoch, target assignment epoch, assignor, and every member with its
   subscription, current assignment and target assignment (topic ids and names).
 - GROUP_ID_NOT_FOUND for an unknown group or a classic one ("is not a consumer group").
 Version notes:
-- v0 only; authorized operations as KIP-430 with no authorizer.
+- Authorized operations as KIP-430 with no authorizer; v1+ each member's type (KIP-1099): 0 for a member that joined
+  with the classic protocol (JoinGroup), 1 for a consumer-protocol member.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@ deleteGroups).
 
 Describe: a Stable classic group shows its protocol and every member's subscription and assignment; in any other
 state the members are listed without them (as Kafka: they are not settled). A group this coordinator does not know
-is described as Dead with no error (DescribeGroups v0-5), and so is a KIP-848 consumer group, as Kafka does
-(ConsumerGroupDescribe describes those: epochs, assignor, and each member's subscription, current and target
-assignment by topic id and name; GROUP_ID_NOT_FOUND for an unknown or classic group). List: every group with its
-protocol type, state (v4+) and type (v5+), filtered by state and type case-insensitively. Delete: only groups with
-no members (NON_EMPTY_GROUP otherwise); their offsets go with them, in the same batch of tombstones.
+is described as Dead with no error, and so is a KIP-848 consumer group, as Kafka does (DescribeGroups v6 makes both
+GROUP_ID_NOT_FOUND, apis/describe_groups.py). ConsumerGroupDescribe describes those: epochs, assignor, and each
+member's subscription, current and target assignment by topic id and name, and its protocol, classic or consumer
+(KIP-1099); GROUP_ID_NOT_FOUND for an unknown or classic group. List: every group with its protocol type, state
+(v4+) and type (v5+), filtered by state and type case-insensitively. Delete: only groups with no members
+(NON_EMPTY_GROUP otherwise); their offsets go with them, in the same batch of tombstones.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from wirebroker.coordinator.group import Group
 from wirebroker.coordinator.group_runtime import GroupRuntime
 from wirebroker.coordinator.offset_metadata_manager import OffsetMetadataManager
 from wirebroker.protocol.errors import ErrorCode, KafkaError
-from wirebroker.protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse
+from wirebroker.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeResponse,
+)
 from wirebroker.protocol.messages.describe_groups import DescribeGroupsResponse
 from wirebroker.protocol.messages.list_groups import ListGroupsResponse
 
@@ -103,6 +106,9 @@ _Described = ConsumerGroupDescribeResponse.DescribedGroup
 def describe_consumer_group_error(group_id: str, error: KafkaError) -> _Described:
     return _Described(group_id=group_id, error_code=error.code, error_message=str(error))
 
+# ConsumerGroupDescribe's member types (KIP-1099): joined with JoinGroup, or with ConsumerGroupHeartbeat.
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
+
 
 def describe_consumer_group(runtime: GroupRuntime, group_id: str) -> _Described:
     group = runtime.groups.get(group_id)
@@ -120,7 +126,8 @@ def describe_consumer_group(runtime: GroupRuntime, group_id: str) -> _Described:
                 member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
                 client_id=m.client_id, client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
                 subscribed_topic_regex=m.subscribed_topic_regex, assignment=_assignment(runtime, m.assigned),
-                target_assignment=_assignment(runtime, group.target_assignment.get(m.member_id, {})))
+                target_assignment=_assignment(runtime, group.target_assignment.get(m.member_id, {})),
+                member_type=CLASSIC_MEMBER if m.uses_classic_protocol else CONSUMER_MEMBER)
             for m in group.members.values()
         ])
 

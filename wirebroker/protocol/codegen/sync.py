@@ -44,7 +44,6 @@ HONOURED_MAX_VERSIONS = {
     "TxnOffsetCommit": 4,
     "AlterPartitionReassignments": 0,
     "ListTransactions": 1,
-    "ConsumerGroupDescribe": 0,
     "AddRaftVoter": 0,
 }
 

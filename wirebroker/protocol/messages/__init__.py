@@ -173,7 +173,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
-    69: (0, 0),  # ConsumerGroupDescribe
+    69: (0, 1),  # ConsumerGroupDescribe
     71: (0, 0),  # GetTelemetrySubscriptions
     72: (0, 0),  # PushTelemetry
     74: (0, 1),  # ListConfigResources
