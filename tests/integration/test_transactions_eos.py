@@ -2,10 +2,14 @@
 `out` by a consume-transform-produce copier (eos_copier.py: confluent-kafka, transactions of 750 records with the
 input offsets), while the broker is killed (-9) three times and the copier three times. The output equals the input
 exactly (no loss, no duplicate, order kept per partition), and a read_committed consumer reading `out` throughout
-never sees a record of an aborted or still-open transaction (what it saw is a prefix of the input)."""
+never sees a record of an aborted or still-open transaction (what it saw is a prefix of the input).
+
+Sizes: WIREBROKER_RELIABILITY=full (`make reliability`) runs the issue's (100,000 records, three kills of each);
+`make test` copies 20,000 records through one kill of each, which still breaks if a kill loses or repeats a record."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -22,10 +26,11 @@ from tests.integration.test_txn_markers import consume_all
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_fetch import OffsetFetchRequest
 
-RECORDS = 100_000
+FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
+RECORDS = 100_000 if FULL else 20_000
 PARTITIONS = 3
 PER_TRANSACTION = 750
-KILLS = ("copier", "broker") * 3
+KILLS = ("copier", "broker") * (3 if FULL else 1)
 STALL_S = 20  # a copier that commits nothing for this long is restarted (not counted as a kill)
 FINISH_TIMEOUT_S = 300
 OFFSET_FETCH = 9
@@ -156,5 +161,5 @@ def test_exactly_once_copy_through_broker_and_copier_kills(broker_factory, tmp_p
         assert consume_all(broker.bootstrap, "out", "read_committed", partition) == expected[partition]
         seen = watcher.seen[partition]
         assert seen == expected[partition][:len(seen)], f"the watcher saw aborted or duplicate records in {partition}"
-    assert copier.starts > 3, "the copier was never killed"
+    assert copier.starts > KILLS.count("copier"), "the copier was not killed as planned"
 
