@@ -25,7 +25,7 @@ from wirebroker.protocol.messages.metadata import MetadataRequest
 from wirebroker.protocol.primitives import UUID_ZERO
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 3, 8, 9
-DESCRIBE_GROUPS, DESCRIBE_LOG_DIRS, DESCRIBE_CLUSTER = 15, 35, 60
+DESCRIBE_GROUPS, DESCRIBE_LOG_DIRS, ALTER_PARTITION_REASSIGNMENTS, DESCRIBE_CLUSTER = 15, 35, 45, 60
 CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, LIST_CONFIG_RESOURCES = 68, 69, 74
 UNKNOWN_MEMBER_TYPE, CONSUMER_MEMBER = -1, 1  # ConsumerGroupDescribe v1 (KIP-1099)
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
@@ -332,3 +332,38 @@ def test_consumer_group_describe_v1_names_each_members_protocol(broker):
             (group,) = client.request(CONSUMER_GROUP_DESCRIBE, version, group_ids=["consumer1"]).groups
             assert group.error_code == ErrorCode.NONE
             assert [(m.member_id, m.member_type) for m in group.members] == [("a-member-1", member_type)]
+
+
+def reassign(client: RawClient, version: int, topic: str, replicas: list[int], **allow):
+    from wirebroker.protocol.messages.alter_partition_reassignments import AlterPartitionReassignmentsRequest as R
+
+    response = client.request(ALTER_PARTITION_REASSIGNMENTS, version, timeout_ms=10_000, **allow, topics=[
+        R.ReassignableTopic(name=topic, partitions=[R.ReassignablePartition(partition_index=0, replicas=replicas)])])
+    assert response.error_code == ErrorCode.NONE
+    (partition,) = response.responses[0].partitions
+    return response.allow_replication_factor_change, partition.error_code, partition.error_message
+
+
+def test_alter_partition_reassignments_v1_on_one_node_echoes_the_flag(broker):
+    with RawClient(broker.bootstrap) as client:
+        topic_id_of(client, "reassign1")
+        (node,) = (b.broker_id for b in client.request(DESCRIBE_CLUSTER, 2).brokers)
+        assert reassign(client, 1, "reassign1", [node], allow_replication_factor_change=False) == (False, 0, None)
+        assert reassign(client, 1, "reassign1", [node]) == (True, 0, None)
+
+
+def test_alter_partition_reassignments_v1_refuses_a_replication_factor_change_when_asked(tmp_path):
+    with ClusterProcess(tmp_path, brokers=2) as cluster:
+        admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+        try:
+            admin.create_topics([kafka.admin.NewTopic("reassign-rf", 1, 1)])
+        finally:
+            admin.close()
+        leader = cluster.wait_until(lambda: max(cluster.leader_of("reassign-rf", 0), 0), 30, "a leader")
+        (other,) = set(cluster.node_ids) - {leader}
+        with RawClient(cluster.broker(cluster.controller_id()).bootstrap) as client:
+            assert reassign(client, 1, "reassign-rf", [leader, other], allow_replication_factor_change=False) == (
+                False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 1 to 2")
+            assert reassign(client, 1, "reassign-rf", [other], allow_replication_factor_change=False) == (
+                False, ErrorCode.NONE, None)
+            assert reassign(client, 1, "reassign-rf", [other, leader]) == (True, ErrorCode.NONE, None)

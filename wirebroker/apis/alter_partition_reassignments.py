@@ -1,4 +1,4 @@
-"""AlterPartitionReassignments: API key 45, version 0.
+"""AlterPartitionReassignments: API key 45, versions 0-1.
 
 Behaviour (Kafka's ControllerApis.handleAlterPartitionReassignments and
 ReplicationControlManager.alterPartitionReassignments), per named partition, in request order:
@@ -14,15 +14,19 @@ ReplicationControlManager.alterPartitionReassignments), per named partition, in 
   deleted) and answers once it has begun; NOT_CONTROLLER at the top on another broker. A target must name distinct
   live brokers (INVALID_REPLICA_ASSIGNMENT); null cancels a reassignment in progress (back to the original
   replicas), else NO_REASSIGNMENT_IN_PROGRESS.
+- allow_replication_factor_change false (v1+, KIP-860): after the assignment checks, a target whose length is not
+  the partition's replication factor (that of the reassignment in progress, if any) is INVALID_REPLICATION_FACTOR,
+  "The replication factor is changed from 3 to 2" (Kafka's ReplicationControlManager); the answer repeats the flag.
+  A single node's one valid target never changes it.
 - The caller needs ALTER on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
 Version notes:
-- v0, flexible. (Kafka 4.3.1 also serves v1, whose allow_replication_factor_change, KIP-860, the schemas of this
-  broker do not carry.)
+- v0 flexible; v1 allow_replication_factor_change (KIP-860; v0 requests always allow it).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
@@ -30,6 +34,7 @@ from wirebroker.apis.replica_assignment import check_manual_assignment
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import (
     ErrorCode,
+    InvalidReplicationFactorError,
     KafkaError,
     NoReassignmentInProgressError,
     NotControllerError,
@@ -39,6 +44,9 @@ from wirebroker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
 )
+
+if TYPE_CHECKING:  # ZooKeeper mode's data, not imported by a single node (start-up time)
+    from wirebroker.cluster.zk.data import ReplicaAssignment
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +61,16 @@ def handle(ctx: RequestContext,
            request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse | None:
     if ctx.broker.kafka_controller is not None:
         return _reassign_in_cluster(ctx, request)
-    return AlterPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, responses=[
+    return _response(request, responses=[
         _TopicResponse(name=topic.name, partitions=[_reassign(ctx, topic.name, p) for p in topic.partitions])
         for topic in request.topics])
+
+
+def _response(request: AlterPartitionReassignmentsRequest, error: KafkaError | None = None,
+              responses: list[_TopicResponse] | None = None) -> AlterPartitionReassignmentsResponse:
+    return AlterPartitionReassignmentsResponse(
+        error_code=error.code if error else ErrorCode.NONE, error_message=str(error) if error else None,
+        allow_replication_factor_change=request.allow_replication_factor_change, responses=responses or [])
 
 
 def _reassign(ctx: RequestContext, topic_name: str, target: _Partition) -> _PartitionResponse:
@@ -73,8 +88,7 @@ def _reassign_in_cluster(ctx: RequestContext,
     """Hand the checked targets to the controller; answer when it has started them (None: answered later)."""
     controller = ctx.broker.kafka_controller
     if not controller.is_active:
-        error = NotControllerError()
-        return AlterPartitionReassignmentsResponse(error_code=error.code, error_message=str(error), responses=[])
+        return _response(request, NotControllerError())
     live = ctx.broker.metadata_cache.alive_broker_ids()
     answers: dict[TopicPartition, KafkaError | None] = {}
     targets = {}
@@ -90,17 +104,50 @@ def _reassign_in_cluster(ctx: RequestContext,
 
     def respond(started: dict[TopicPartition, KafkaError | None] | KafkaError) -> None:
         if isinstance(started, KafkaError):
-            ctx.respond(AlterPartitionReassignmentsResponse(error_code=started.code, error_message=str(started),
-                                                            responses=[]))
+            ctx.respond(_response(request, started))
             return
         answers.update(started)
-        ctx.respond(AlterPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, responses=[
+        ctx.respond(_response(request, responses=[
             _TopicResponse(name=topic.name, partitions=[_partition_response(
                 p.partition_index, answers[TopicPartition(topic.name, p.partition_index)]) for p in topic.partitions])
             for topic in request.topics]))
 
-    controller.alter_partition_reassignments(targets, respond)
+    def alter(ongoing: dict[TopicPartition, ReplicaAssignment] | KafkaError) -> None:
+        if isinstance(ongoing, KafkaError):
+            respond(ongoing)
+            return
+        for tp, error in _replication_factor_changes(ctx, targets, ongoing).items():
+            answers[tp] = error
+            del targets[tp]
+        controller.alter_partition_reassignments(targets, respond)
+
+    if request.allow_replication_factor_change:
+        controller.alter_partition_reassignments(targets, respond)
+    else:  # the replication factor of a reassignment in progress is its target's
+        controller.list_partition_reassignments([tp for tp, t in targets.items() if t is not None], alter)
     return None
+
+
+def _replication_factor_changes(ctx: RequestContext, targets: dict[TopicPartition, list[int] | None],
+                                ongoing: dict[TopicPartition, ReplicaAssignment]
+                                ) -> dict[TopicPartition, InvalidReplicationFactorError]:
+    """The targets that would change their partition's replication factor (Kafka's
+    validatePartitionReplicationFactorUnchanged)."""
+    changes = {}
+    for tp, target in targets.items():
+        if target is None:
+            continue
+        if tp in ongoing:
+            current = len(ongoing[tp].target_replicas)
+        else:
+            state = ctx.broker.metadata_cache.partition_state(tp.topic, tp.partition)
+            if state is None:
+                continue  # the controller answers for an unknown partition
+            current = len(state.replicas)
+        if current != len(target):
+            changes[tp] = InvalidReplicationFactorError(
+                f"The replication factor is changed from {current} to {len(target)}")
+    return changes
 
 
 def _partition_response(partition: int, error: KafkaError | None) -> _PartitionResponse:

@@ -35,7 +35,6 @@ OLD_FLOOR_REASON = ("older versions still advertised: librdkafka before 2.11.1 t
 # Why this broker lacks an API, or its newest versions, by API name. A key that lacks them and has no reason here
 # fails the census; a reason for a key that no longer lacks anything is not shown.
 GAP_REASONS = {
-    "AlterPartitionReassignments": _NEWER,
     "InitProducerId": _TRANSACTIONS,
     "AddPartitionsToTxn": _TRANSACTIONS,
     "AddOffsetsToTxn": _TRANSACTIONS,

@@ -42,7 +42,6 @@ HONOURED_MAX_VERSIONS = {
     "EndTxn": 4,
     "WriteTxnMarkers": 1,
     "TxnOffsetCommit": 4,
-    "AlterPartitionReassignments": 0,
     "ListTransactions": 1,
     "AddRaftVoter": 0,
 }
