@@ -1,13 +1,15 @@
 """Does the log cleaner cost producers and consumers their throughput? A compacted topic, cleaner on and off (issue 13).
 
-    python -m bench.compaction_ab [--rounds N] [--records N] [--keys N] [--dirty-ratio R] [--out DIR]
+    python -m bench.compaction_ab [--rounds N] [--records N] [--keys N] [--dirty-ratio R] [--io-max-bytes B]
+                                  [--out DIR]
 
 Each round runs both settings in turn (round-robin, so that the shared machine's changing load falls on both alike):
 a fresh wirebroker, one compacted topic with 1 MiB segments and min.cleanable.dirty.ratio R (Kafka's default 0.5;
-0.01 has the cleaner work all the time), log.cleaner.backoff.ms=100, one confluent-kafka producer writing --records records of 100 bytes over
+0.01 has the cleaner work all the time), log.cleaner.backoff.ms=100 (and log.cleaner.io.max.bytes.per.second B, the
+operator's knob for the cleaner's share, when given), one confluent-kafka producer writing --records records of 100 bytes over
 --keys keys as fast as it can, and one consumer reading from offset 0 at the same time until the producer's last
 record. Figures per run: the producer's and the consumer's records/s and the topic's bytes on disk at the end.
-Writes <out>/compaction-ab-ratio<R>.json (every run) and .md (medians, and cleaner-on over cleaner-off).
+Writes <out>/compaction-ab-ratio<R>[-io<B>].json (every run) and .md (medians, and cleaner-on over cleaner-off).
 """
 
 from __future__ import annotations
@@ -35,8 +37,12 @@ VALUE = b"v" * 100
 TOPIC = "table"
 
 
-def run(setting: str, records: int, keys: int, dirty_ratio: float, work_dir: Path) -> dict:
-    broker = Wirebroker(work_dir, settings=SETTINGS[setting]).start()
+def run(setting: str, records: int, keys: int, dirty_ratio: float, io_max_bytes: float | None,
+        work_dir: Path) -> dict:
+    settings = dict(SETTINGS[setting])
+    if io_max_bytes is not None and setting == "cleaner-on":
+        settings["log.cleaner.io.max.bytes.per.second"] = str(io_max_bytes)
+    broker = Wirebroker(work_dir, settings=settings).start()
     try:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         config = {**TOPIC_CONFIG, "min.cleanable.dirty.ratio": str(dirty_ratio)}
@@ -50,6 +56,7 @@ def run(setting: str, records: int, keys: int, dirty_ratio: float, work_dir: Pat
     finally:
         broker.stop()
     return {"setting": setting, "records": records, "keys": keys, "dirty_ratio": dirty_ratio,
+            "io_max_bytes_per_second": io_max_bytes,
             "load_average": os.getloadavg()[0],
             "produce_records_per_s": records / produce_s,
             "consume_records_per_s": consumed["last_offset"] / consumed["seconds"],
@@ -91,7 +98,8 @@ def report(runs: list[dict]) -> str:
     first = runs[0]
     title = (f"Medians of {rounds} round(s): {first['records']:,} records of {len(VALUE)} bytes over "
              f"{first['keys']:,} keys into one compacted partition (1 MiB segments, "
-             f"min.cleanable.dirty.ratio {first['dirty_ratio']}), "
+             f"min.cleanable.dirty.ratio {first['dirty_ratio']}, log.cleaner.io.max.bytes.per.second "
+             f"{first['io_max_bytes_per_second'] or 'unlimited'}), "
              "a consumer reading from offset 0 meanwhile. The machine's 1-minute load average over the runs: "
              f"{min(r['load_average'] for r in runs):.1f} to {max(r['load_average'] for r in runs):.1f}.")
     lines = [title, "",
@@ -108,17 +116,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--keys", type=int, default=2_000)
     parser.add_argument("--dirty-ratio", type=float, default=0.5)
+    parser.add_argument("--io-max-bytes", type=float, default=None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):
             for setting in SETTINGS:
-                runs.append(run(setting, args.records, args.keys, args.dirty_ratio,
+                runs.append(run(setting, args.records, args.keys, args.dirty_ratio, args.io_max_bytes,
                                 Path(tmp) / f"{setting}-{round_}"))
                 print(json.dumps(runs[-1]), file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     name = f"compaction-ab-ratio{args.dirty_ratio:g}"
+    if args.io_max_bytes is not None:
+        name += f"-io{int(args.io_max_bytes)}"
     (args.out / f"{name}.json").write_text(json.dumps(runs, indent=1) + "\n")
     text = report(runs)
     (args.out / f"{name}.md").write_text(text)
