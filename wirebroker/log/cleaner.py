@@ -71,7 +71,7 @@ class CleanerConfig:
 
     @property
     def offset_map_memory_per_thread(self) -> int:
-        return min(self.dedupe_buffer_size // self.num_threads, INT32_MAX)
+        return min(self.dedupe_buffer_size // max(self.num_threads, 1), INT32_MAX)
 
 
 class Throttler(Throttle):

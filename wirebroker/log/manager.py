@@ -107,7 +107,7 @@ class LogManager:
         cleaner_config = CleanerConfig.from_broker(lambda key: _raw_setting(broker_config, key))
         # Kafka's log cleaner (cleaner.py), started after the logs are loaded.
         self.cleaner = LogCleaner(cleaner_config, self.log_dirs, lambda: self.logs) \
-            if cleaner_config.enable_cleaner else None
+            if cleaner_config.enable_cleaner and cleaner_config.num_threads > 0 else None
 
     # --- start-up ---
 
