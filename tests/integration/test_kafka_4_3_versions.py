@@ -195,24 +195,35 @@ def test_fetch_v18_by_topic_id_for_a_consumer(broker):
     assert consumed.error_code == ErrorCode.NONE and consumed.high_watermark == 3 and consumed.records
 
 
-def test_fetch_v18_answers_a_follower_behind_the_high_watermark_at_once(tmp_path):
-    with ClusterProcess(tmp_path, brokers=2) as cluster:
-        admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
-        try:
-            admin.create_topics([kafka.admin.NewTopic("follow18", 1, 2)])
-        finally:
-            admin.close()
-        leader = cluster.wait_until(lambda: max(cluster.leader_of("follow18", 0), 0), 30, "a leader for follow18")
-        (follower,) = set(cluster.node_ids) - {leader}
-        produce_values(cluster.bootstrap, "follow18", 3)  # acks=all: the follower has them, the high watermark is 3
-        with RawClient(cluster.broker(leader).bootstrap) as client:
-            topic_id = topic_id_of(client, "follow18")
-            # The follower's fetch at the log end offset finds nothing to read. A high watermark behind the
-            # leader's (0 < 3) is news answered at once; a current one waits for min_bytes until max_wait_ms.
-            behind, waited_behind = fetch_v18(client, topic_id, 3, replica_id=follower, high_watermark=0,
-                                              max_wait_ms=3000)
-            current, waited_current = fetch_v18(client, topic_id, 3, replica_id=follower, high_watermark=3,
-                                                max_wait_ms=600)
+@pytest.fixture(scope="module")
+def two_brokers(tmp_path_factory):
+    with ClusterProcess(tmp_path_factory.mktemp("two-brokers"), brokers=2) as cluster:
+        yield cluster
+
+
+def new_topic(cluster: ClusterProcess, name: str, replication_factor: int) -> tuple[int, int]:
+    """Create a one-partition topic; (its leader, the other broker)."""
+    admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+    try:
+        admin.create_topics([kafka.admin.NewTopic(name, 1, replication_factor)])
+    finally:
+        admin.close()
+    leader = cluster.wait_until(lambda: max(cluster.leader_of(name, 0), 0), 30, f"a leader for {name}")
+    (other,) = set(cluster.node_ids) - {leader}
+    return leader, other
+
+
+def test_fetch_v18_answers_a_follower_behind_the_high_watermark_at_once(two_brokers):
+    leader, follower = new_topic(two_brokers, "follow18", 2)
+    produce_values(two_brokers.bootstrap, "follow18", 3)  # acks=all: the follower has them, the high watermark is 3
+    with RawClient(two_brokers.broker(leader).bootstrap) as client:
+        topic_id = topic_id_of(client, "follow18")
+        # The follower's fetch at the log end offset finds nothing to read. A high watermark behind the leader's
+        # (0 < 3) is news answered at once; a current one waits for min_bytes until max_wait_ms.
+        behind, waited_behind = fetch_v18(client, topic_id, 3, replica_id=follower, high_watermark=0,
+                                          max_wait_ms=3000)
+        current, waited_current = fetch_v18(client, topic_id, 3, replica_id=follower, high_watermark=3,
+                                            max_wait_ms=600)
     assert (behind.error_code, behind.high_watermark) == (ErrorCode.NONE, 3) and waited_behind < 1.0
     assert current.error_code == ErrorCode.NONE and waited_current >= 0.5
 
@@ -352,18 +363,11 @@ def test_alter_partition_reassignments_v1_on_one_node_echoes_the_flag(broker):
         assert reassign(client, 1, "reassign1", [node]) == (True, 0, None)
 
 
-def test_alter_partition_reassignments_v1_refuses_a_replication_factor_change_when_asked(tmp_path):
-    with ClusterProcess(tmp_path, brokers=2) as cluster:
-        admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
-        try:
-            admin.create_topics([kafka.admin.NewTopic("reassign-rf", 1, 1)])
-        finally:
-            admin.close()
-        leader = cluster.wait_until(lambda: max(cluster.leader_of("reassign-rf", 0), 0), 30, "a leader")
-        (other,) = set(cluster.node_ids) - {leader}
-        with RawClient(cluster.broker(cluster.controller_id()).bootstrap) as client:
-            assert reassign(client, 1, "reassign-rf", [leader, other], allow_replication_factor_change=False) == (
-                False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 1 to 2")
-            assert reassign(client, 1, "reassign-rf", [other], allow_replication_factor_change=False) == (
-                False, ErrorCode.NONE, None)
-            assert reassign(client, 1, "reassign-rf", [other, leader]) == (True, ErrorCode.NONE, None)
+def test_alter_partition_reassignments_v1_refuses_a_replication_factor_change_when_asked(two_brokers):
+    leader, other = new_topic(two_brokers, "reassign-rf", 1)
+    with RawClient(two_brokers.broker(two_brokers.controller_id()).bootstrap) as client:
+        assert reassign(client, 1, "reassign-rf", [leader, other], allow_replication_factor_change=False) == (
+            False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 1 to 2")
+        assert reassign(client, 1, "reassign-rf", [other], allow_replication_factor_change=False) == (
+            False, ErrorCode.NONE, None)
+        assert reassign(client, 1, "reassign-rf", [other, leader]) == (True, ErrorCode.NONE, None)

@@ -182,7 +182,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     77: (1, 1),  # ShareGroupDescribe
     78: (1, 2),  # ShareFetch
     79: (1, 2),  # ShareAcknowledge
-    80: (0, 0),  # AddRaftVoter
+    80: (0, 1),  # AddRaftVoter
     81: (0, 0),  # RemoveRaftVoter
     83: (0, 0),  # InitializeShareGroupState
     84: (0, 0),  # ReadShareGroupState
