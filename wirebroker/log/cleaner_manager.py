@@ -99,7 +99,12 @@ class LogCleanerManager:
             for tp, log_ in list(self._logs.items()):
                 if not log_.config.compact or tp in self._in_progress or tp in self._uncleanable:
                     continue
-                first_dirty, first_uncleanable, force_update = cleanable_offsets(log_, last_clean.get(tp), now)
+                last_clean_offset = last_clean.get(tp)
+                truncated_to, log_.truncated_to = log_.truncated_to, None
+                if truncated_to is not None and last_clean_offset is not None and last_clean_offset > truncated_to:
+                    last_clean_offset = truncated_to
+                    self.update_checkpoints(os.path.dirname(log_.dir), update=(tp, truncated_to))
+                first_dirty, first_uncleanable, force_update = cleanable_offsets(log_, last_clean_offset, now)
                 if force_update:
                     self.update_checkpoints(os.path.dirname(log_.dir), update=(tp, first_dirty))
                 to_clean = log_to_clean(tp, log_, first_dirty, first_uncleanable,

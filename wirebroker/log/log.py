@@ -111,6 +111,9 @@ class Log:
         self._log_start_offset = log_start_offset
         self._high_watermark = LogOffsetMetadata(log_start_offset)
         self._first_unstable_offset: int | None = None
+        # The lowest offset this log was truncated to since the log cleaner last looked (Kafka's
+        # LogCleanerManager.maybeTruncateCheckpoint: a cleaned offset above it no longer stands for cleaned data).
+        self.truncated_to: int | None = None
         self._update_first_unstable_offset()
 
     @classmethod
@@ -443,6 +446,7 @@ class Log:
                 self.truncate_fully_and_start_at(target_offset, now)
                 return True
             log.info("Truncating %s to offset %d", self.name, target_offset)
+            self._note_truncation(target_offset)
             local.truncate_to(target_offset, now)
             self._log_start_offset = min(self._log_start_offset, target_offset)
             self.leader_epoch_cache.truncate_from_end(target_offset)
@@ -460,6 +464,7 @@ class Log:
             local = self._local
             local.check_open()
             log.info("Truncating %s fully and starting at offset %d", self.name, new_offset)
+            self._note_truncation(new_offset)
             local.truncate_fully_and_start_at(new_offset, now)
             self.leader_epoch_cache.clear_and_flush()
             self.producer_state.truncate_fully_and_start_at(new_offset)
@@ -485,6 +490,9 @@ class Log:
         """Whether the (open) log still holds exactly these segments at these sizes."""
         return not self._local.closed and all(self.segments.get(s.base_offset) is s and s.size == size
                                               for s, size in zip(segments, sizes))
+
+    def _note_truncation(self, offset: int) -> None:
+        self.truncated_to = offset if self.truncated_to is None else min(self.truncated_to, offset)
 
     # --- configuration and lifecycle ---
 

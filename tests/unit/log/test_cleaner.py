@@ -392,3 +392,22 @@ def test_a_commit_marker_goes_after_its_delete_horizon_once_its_transaction_is_g
     for day, markers_left in ((2, 1), (4, 1), (6, 0)):
         clean(log_, now=NOW + day * DAY_MS, first_dirty=0)
         assert len([h for h, _ in records(log_) if h.is_control]) == markers_left
+
+
+def test_a_truncation_below_the_cleaned_offset_moves_the_checkpoint_back(tmp_path, open_log):
+    log_ = open_log(COMPACT)
+    for i in range(40):
+        produce(log_, [(b"k%d" % (i % 4), b"v%d" % i * 20)])
+    log_.roll(NOW)
+    manager = LogCleanerManager([str(tmp_path)], {TP: log_})
+    chosen = manager.grab_filthiest_compacted_log(NOW)
+    end_offset, _ = new_cleaner().clean(chosen, NOW)
+    manager.done_cleaning(TP, str(tmp_path), end_offset)
+    assert end_offset > 20
+    log_.truncate_to(20, NOW)  # a follower cut back to its leader
+    for i in range(40):
+        produce(log_, [(b"k%d" % (i % 4), b"again%d" % i * 20)])
+    log_.roll(NOW)
+    chosen = manager.grab_filthiest_compacted_log(NOW)
+    assert chosen is not None and chosen.first_dirty_offset == 20
+    assert manager.all_cleaner_checkpoints()[TP] == 20
