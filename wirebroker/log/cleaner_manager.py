@@ -100,7 +100,7 @@ class LogCleanerManager:
                 if not log_.config.compact or tp in self._in_progress or tp in self._uncleanable:
                     continue
                 last_clean_offset = last_clean.get(tp)
-                truncated_to, log_.truncated_to = log_.truncated_to, None
+                truncated_to = log_.take_truncation_point()
                 if truncated_to is not None and last_clean_offset is not None and last_clean_offset > truncated_to:
                     last_clean_offset = truncated_to
                     self.update_checkpoints(os.path.dirname(log_.dir), update=(tp, truncated_to))

@@ -113,7 +113,7 @@ class Log:
         self._first_unstable_offset: int | None = None
         # The lowest offset this log was truncated to since the log cleaner last looked (Kafka's
         # LogCleanerManager.maybeTruncateCheckpoint: a cleaned offset above it no longer stands for cleaned data).
-        self.truncated_to: int | None = None
+        self._truncated_to: int | None = None
         self._update_first_unstable_offset()
 
     @classmethod
@@ -492,7 +492,13 @@ class Log:
                                               for s, size in zip(segments, sizes))
 
     def _note_truncation(self, offset: int) -> None:
-        self.truncated_to = offset if self.truncated_to is None else min(self.truncated_to, offset)
+        self._truncated_to = offset if self._truncated_to is None else min(self._truncated_to, offset)
+
+    def take_truncation_point(self) -> int | None:
+        """The lowest offset truncated to since the last call (the log cleaner's), or None."""
+        with self._lock:
+            offset, self._truncated_to = self._truncated_to, None
+            return offset
 
     # --- configuration and lifecycle ---
 
