@@ -25,11 +25,8 @@ from tests.integration.group_clients import (
     produce,
     wait_for,
 )
-from tests.integration.raw_client import RawClient
 
 PARTITIONS = 6
-CONSUMER_GROUP_HEARTBEAT = 68
-LIBRDKAFKA_CONSUMER_GROUP_HEARTBEAT_VERSION = 1
 GROUP_OVERRIDES = {"group.min.session.timeout.ms": "1000"}
 
 
@@ -240,20 +237,10 @@ def test_group_and_lag_listing_through_admin_clients(group_broker):
     assert {tp.partition: tp.offset for tp in result.topic_partitions} == committed
 
 
-def advertised_max_version(bootstrap: str, api_key: int) -> int:
-    with RawClient(bootstrap) as client:
-        versions = client.request(18, 3, client_software_name="t", client_software_version="1").api_keys
-    return next((v.max_version for v in versions if v.api_key == api_key), -1)
-
-
 @pytest.fixture
 def kip848_broker(broker_factory):
-    broker = broker_factory(**{"group.consumer.heartbeat.interval.ms": "300",
-                               "group.consumer.session.timeout.ms": "6000", **GROUP_OVERRIDES})
-    if advertised_max_version(broker.bootstrap, CONSUMER_GROUP_HEARTBEAT) < LIBRDKAFKA_CONSUMER_GROUP_HEARTBEAT_VERSION:
-        pytest.skip("librdkafka speaks ConsumerGroupHeartbeat v1 only, and the schema manifest advertises v0 "
-                    "(v1 is marked unstable in the 4.0 snapshot schemas)")
-    return broker
+    return broker_factory(**{"group.consumer.heartbeat.interval.ms": "300",
+                             "group.consumer.session.timeout.ms": "6000", **GROUP_OVERRIDES})
 
 
 def test_kip848_consumer_protocol_with_confluent_kafka(kip848_broker):

@@ -1,4 +1,4 @@
-"""ConsumerGroupHeartbeat: API key 68, version 0 (the schemas manifest advertises v0; v1 is served when it does).
+"""ConsumerGroupHeartbeat: API key 68, versions 0-1.
 
 Behaviour:
 - The KIP-848 consumer group protocol (coordinator/consumer_group_manager.py): join with member epoch 0, heartbeat at
