@@ -37,6 +37,7 @@ from wirebroker.log.log import Log
 log = logging.getLogger(__name__)
 
 MIB = 1024 * 1024
+NO_THROTTLE = 1.7976931348623157e308  # Java's Double.MAX_VALUE, Kafka's default for log.cleaner.io.max.bytes.per.second
 INT32_MAX = 2**31 - 1
 # Broker keys of the cleaner and Kafka's defaults (CleanerConfig / LogCleaner's reconfigurable configs).
 CLEANER_DEFAULTS: dict[str, object] = {
@@ -44,19 +45,21 @@ CLEANER_DEFAULTS: dict[str, object] = {
     "log.cleaner.threads": 1,
     "log.cleaner.dedupe.buffer.size": 128 * MIB,
     "log.cleaner.io.buffer.load.factor": 0.9,
-    "log.cleaner.io.max.bytes.per.second": 1.7976931348623157e308,  # Java's Double.MAX_VALUE: no throttle
+    "log.cleaner.io.max.bytes.per.second": NO_THROTTLE,
     "log.cleaner.backoff.ms": 15_000,
 }
 
 
 @dataclass(frozen=True)
 class CleanerConfig:
-    num_threads: int = 1
-    dedupe_buffer_size: int = 128 * MIB
-    dedupe_buffer_load_factor: float = 0.9
-    max_io_bytes_per_second: float = 1.7976931348623157e308
-    backoff_ms: int = 15_000
-    enable_cleaner: bool = True
+    """The cleaner's settings, from the broker keys of CLEANER_DEFAULTS (Kafka's CleanerConfig)."""
+
+    num_threads: int
+    dedupe_buffer_size: int
+    dedupe_buffer_load_factor: float
+    max_io_bytes_per_second: float
+    backoff_ms: int
+    enable_cleaner: bool
 
     @classmethod
     def from_broker(cls, settings: Callable[[str], object]) -> CleanerConfig:
@@ -86,7 +89,7 @@ class Throttler(Throttle):
         self._observed = 0.0
 
     def maybe_throttle(self, observed: int) -> None:
-        if self.rate >= 1.7976931348623157e308:
+        if self.rate >= NO_THROTTLE:
             return
         with self._lock:
             self._observed += observed
