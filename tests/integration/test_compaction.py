@@ -9,6 +9,7 @@ Sizes: WIREBROKER_RELIABILITY=full runs the issue's 1,000,000 records over 10,00
 from __future__ import annotations
 
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -218,11 +219,16 @@ def test_consumer_offsets_is_compacted_and_reloads_the_live_offsets(broker_facto
     consumer.close()
     wait_until_clean(broker, "__consumer_offsets")
     assert log_bytes(broker, "__consumer_offsets") < 1048576 / 2 + active_size(broker, "__consumer_offsets")
+    active_base = active_base_offset(broker, "__consumer_offsets")
     broker.restart()
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "committer"})
     [committed] = consumer.committed([TopicPartition("source", 0)], timeout=10)
     consumer.close()
     assert committed.offset == commits
+    # The restart loads the live offset (and the group's few records) below the active segment, and what the active
+    # segment holds (one record per commit), in well under a second.
+    [(load_ms, loaded)] = re.findall(r"from __consumer_offsets-0 in (\d+) ms: (\d+) records", broker.log_text())[-1:]
+    assert int(loaded) <= commits - active_base + 10 and int(load_ms) < 1000
 
 
 def test_kafka_dump_log_segments_reads_cleaned_segments(broker_factory):
