@@ -78,11 +78,12 @@ def wirebroker_topic(wirebroker_session: Broker, wirebroker_topic_prefix: str, r
 
 
 def _broker(config: pytest.Config, keywords: dict[str, Any]) -> Broker:
-    from wirebroker.embedded import Broker  # here, not at the top: a session with no broker never loads it
-
     mode = config.getini("wirebroker_mode")
     if mode not in MODES:
         raise pytest.UsageError(f"wirebroker_mode = {mode!r}: it is one of {', '.join(MODES)}")
+    # Here, not at the top: a session that starts no broker never loads the broker's modules.
+    from wirebroker.embedded import Broker
+
     ini_keywords = {}
     for line in config.getini("wirebroker_config"):
         key, sep, value = line.partition("=")

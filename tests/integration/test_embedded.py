@@ -83,9 +83,9 @@ def test_keywords_are_server_properties(process):
         resource = ConfigResource(ConfigResource.Type.TOPIC, "auto-created")
         configs = admin.describe_configs([resource])[resource].result(10)
         assert configs["segment.bytes"].value == str(1024 * 1024)
-    with wirebroker.Broker(auto_create_topics_enable=False) as broker:
-        with pytest.raises(UnknownTopicOrPartitionError, match="produce to absent-0"):
-            broker.produce("absent", [b"x"])
+    with (wirebroker.Broker(auto_create_topics_enable=False) as broker,
+          pytest.raises(UnknownTopicOrPartitionError, match="produce to absent-0")):
+        broker.produce("absent", [b"x"])
 
 
 def test_an_unknown_key_is_refused_by_name_before_anything_starts():
@@ -103,10 +103,9 @@ def test_a_bad_value_fails_the_start_and_leaves_nothing_behind():
 
 @pytest.mark.parametrize("process", MODES)
 def test_an_exception_in_the_block_still_cleans_up(process):
-    with pytest.raises(RuntimeError, match="the test failed"):
-        with wirebroker.Broker(process=process) as broker:
-            broker.produce("t", [b"x"])
-            raise RuntimeError("the test failed")
+    with pytest.raises(RuntimeError, match="the test failed"), wirebroker.Broker(process=process) as broker:
+        broker.produce("t", [b"x"])
+        raise RuntimeError("the test failed")
     assert not broker.root.exists()
     assert not _accepts_connections(broker.bootstrap_servers)
 
