@@ -5,6 +5,7 @@ after an exception. The test helpers (create_topic, produce, read, wait_for_grou
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 
@@ -176,3 +177,13 @@ def test_wait_for_group_stable():
             done.set()
             polling.join()
             consumer.close()
+
+
+def test_the_start_up_benchmark_runs(tmp_path):
+    from bench.embedded_startup import main
+
+    assert main(["--starts", "3", "--process-starts", "1", "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "embedded-startup.json").read_text())
+    assert len(results["thread"]) == 3 and len(results["process"]) == 1
+    assert all(0 < run["start_ms"] < 30_000 and 0 < run["stop_ms"] < 30_000 for run in results["thread"])
+    assert "| thread | 3 |" in (tmp_path / "embedded-startup.md").read_text()
