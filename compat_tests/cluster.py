@@ -262,6 +262,13 @@ def kafka_cluster(work_dir: Path, jars_dir: Path, settings: Mapping[str, object]
     return BrokerCluster("Apache Kafka ×3", brokers)
 
 
+def _read_if_exists(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        return ""
+
+
 class FailoverKiller(threading.Thread):
     """The runner's half of the handshake for one driver run: kill -9 partition 0's leader when the driver asks."""
 
@@ -277,11 +284,12 @@ class FailoverKiller(threading.Thread):
     def run(self) -> None:
         ready = self.dir / "ready"
         deadline = time.monotonic() + HANDSHAKE_WAIT_S
-        while not ready.exists():
+        # The topic's name, once written: a driver's plain write can be seen between the file's creation and its
+        # content (a fresh-clone make test once read "" and asked for the leader of no topic).
+        while not (topic := _read_if_exists(ready)):
             if self.done.is_set() or time.monotonic() > deadline:
                 return
             time.sleep(0.1)
-        topic = ready.read_text().strip()
         try:
             leader = self.cluster.leader_of(topic, 0)
             log.info("%s: killing broker %d, the leader of %s-0 (kill -9)", self.cluster.name, leader, topic)
