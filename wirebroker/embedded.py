@@ -2,8 +2,9 @@
 
 The block starts with the broker ready on a free 127.0.0.1 port and a temporary data directory, and
 `broker.bootstrap_servers` to give any Kafka client; leaving the block (also by an exception) shuts it down and
-deletes the directory. It runs in this process on the broker's own threads (the default: about 0.1 s to start), or
-with `process=True` as a child `python -m wirebroker` (a crash or a blocked GIL in the test cannot touch it).
+deletes the directory. It runs in this process on the broker's own threads (the default: a few milliseconds to
+start and to stop once the first start has imported the broker), or with `process=True` as a child
+`python -m wirebroker` (about 0.2 s; a crash or a held GIL in the test cannot touch it).
 
 Keywords are `server.properties` keys with dots written as underscores (`auto_create_topics_enable=False` is
 `auto.create.topics.enable=false`); a keyword that names no key is a ConfigError naming it, before anything starts.
