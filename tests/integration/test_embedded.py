@@ -187,3 +187,20 @@ def test_the_start_up_benchmark_runs(tmp_path):
     assert len(results["thread"]) == 3 and len(results["process"]) == 1
     assert all(0 < run["start_ms"] < 30_000 and 0 < run["stop_ms"] < 30_000 for run in results["thread"])
     assert "| thread | 3 |" in (tmp_path / "embedded-startup.md").read_text()
+
+
+def test_read_leaves_out_transaction_markers():
+    from confluent_kafka import Producer
+
+    with wirebroker.Broker() as broker:
+        producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "embedded-txn"})
+        producer.init_transactions(10)
+        producer.begin_transaction()
+        producer.produce("payments", key=b"p1", value=b"paid")
+        producer.produce("payments", key=b"p2", value=b"refunded")
+        producer.commit_transaction(10)
+        assert broker.read("payments") == [(0, b"p1", b"paid"), (1, b"p2", b"refunded")]
+        assert broker.produce("payments", [b"after the marker"]) == [3]  # the commit marker holds offset 2
+        assert broker.read("payments", from_offset=2) == [(3, None, b"after the marker")]
+        with pytest.raises(TypeError, match="takes a list of values"):
+            broker.produce("payments", b"one value")
