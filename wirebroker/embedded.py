@@ -94,6 +94,10 @@ class Broker:
         self._client_lock = threading.Lock()
         self._bootstrap = ""
 
+    def __repr__(self) -> str:
+        state = self._bootstrap or "not started"
+        return f"wirebroker.Broker({state}, {'process' if self.process else 'thread'})"
+
     # ---- lifecycle -----------------------------------------------------------------------------------------
 
     def start(self) -> Self:
