@@ -598,9 +598,17 @@ func admin(bootstrap, prefix string) (string, error) {
 		if err != nil || !errors.Is(again[topic].Err, kerr.TopicAlreadyExists) {
 			return errors.Join(err, c.Failf("creating the topic again answered %v", again[topic].Err))
 		}
-		topics, err := adm.ListTopics(cx, topic)
-		if err != nil || len(topics[topic].Partitions) != 3 {
-			return errors.Join(err, c.Failf("topic has %d partitions", len(topics[topic].Partitions)))
+		// A KRaft broker learns of a new topic from its metadata log a moment after CreateTopics is answered (seen
+		// on Apache Kafka 4.3.1 under load): list until the topic is known, then check its partitions.
+		var topics kadm.TopicDetails
+		if err := c.WaitUntil(func() bool {
+			topics, err = adm.ListTopics(cx, topic)
+			return err == nil && topics[topic].Err == nil && len(topics[topic].Partitions) > 0
+		}, "the new topic to be listed"); err != nil {
+			return err
+		}
+		if len(topics[topic].Partitions) != 3 {
+			return c.Failf("topic has %d partitions", len(topics[topic].Partitions))
 		}
 		configs, err := adm.DescribeTopicConfigs(cx, topic)
 		if err != nil {
