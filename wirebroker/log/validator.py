@@ -122,7 +122,7 @@ def assign_offsets_and_epoch(view: memoryview, headers: list[BatchHeader], next_
     position = 0
     for header in headers:
         assign_offsets(view, position, next_offset, leader_epoch)
-        if config.log_append_time and not header.is_control:
+        if config.log_append_time:  # control batches too, as Kafka's LogValidator stamps every batch
             set_log_append_time(view, position, now)
         assigned = read_header(view, position)
         validated.append(ValidatedBatch(position, assigned))

@@ -49,3 +49,9 @@ def read_all_offsets(log_: Log) -> list[int]:
             pos += header.size
         position = header.next_offset
     return offsets
+
+
+def region_bytes(info) -> bytes:
+    """The bytes a read's file region covers."""
+    region = info.records
+    return os.pread(region.fileno, region.size, region.position) if region else b""

@@ -19,14 +19,16 @@ from wirebroker.protocol.records import (
     read_header,
 )
 
-from .helpers import NOW, append_batches, batch, read_all_offsets, small_config
+from .helpers import (
+    NOW,
+    append_batches,
+    batch,
+    read_all_offsets,
+    region_bytes,
+    small_config,
+)
 
 DAY = 24 * 3600 * 1000
-
-
-def region_bytes(info):
-    region = info.records
-    return os.pread(region.fileno, region.size, region.position) if region else b""
 
 
 # --- reads ---

@@ -8,9 +8,14 @@ import os
 from wirebroker.log.files import txn_index_file
 from wirebroker.log.producer_state import AppendOrigin
 from wirebroker.log.txn_index import AbortedTxn
-from wirebroker.protocol.records import build_control_batch
+from wirebroker.protocol.records import (
+    TimestampType,
+    build_control_batch,
+    crc_is_valid,
+    read_header,
+)
 
-from .helpers import NOW, batch, small_config
+from .helpers import NOW, batch, region_bytes, small_config
 
 CONFIG = small_config(internal_segment_bytes="1000")  # a segment holds a few batches: transactions span segments
 
@@ -107,3 +112,13 @@ def test_a_clean_restart_keeps_the_open_transaction_from_the_snapshot(open_log):
     assert reopened.last_stable_offset == start
     Producer(reopened, 5).end(commit=True)
     assert replicated(reopened) == reopened.log_end_offset
+
+
+def test_a_marker_on_a_log_append_time_topic_gets_the_log_append_time(open_log):
+    log_ = open_log(small_config(message_timestamp_type="LogAppendTime"))
+    marker = bytearray(build_control_batch(True, 7, 0, 0, timestamp=NOW - 60_000))
+    log_.append_as_leader(marker, 0, NOW, AppendOrigin.COORDINATOR)
+    stored = region_bytes(log_.read(0, 10_000))
+    header = read_header(stored)
+    assert header.is_control and header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert header.max_timestamp == NOW and crc_is_valid(stored, 0, header)
