@@ -54,14 +54,23 @@ def handle(ctx: RequestContext, request: ProduceRequest) -> None:
     elif request.acks not in VALID_ACKS:
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
     else:
-        def respond(appended: list[AppendResult]) -> None:
-            results = iter(appended)
-            ctx.respond(_answer(ctx, request, [next(results) if topic is not None
-                                               else AppendResult(ErrorCode.UNKNOWN_TOPIC_ID)
-                                               for topic, _, _ in entries]))
+        known = [e for e in entries if e[0] is not None]
+        if len(known) == len(entries):
+            ctx.broker.replica_manager.append_records(
+                entries, request.acks, request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, results))
+            )
+        else:  # v13+ ids this broker does not know: UNKNOWN_TOPIC_ID, appended nowhere
+            ctx.broker.replica_manager.append_records(
+                known, request.acks, request.timeout_ms,
+                lambda results: ctx.respond(_answer(ctx, request, _with_unknown_topic_ids(entries, results))))
 
-        ctx.broker.replica_manager.append_records([e for e in entries if e[0] is not None], request.acks,
-                                                  request.timeout_ms, respond)
+
+def _with_unknown_topic_ids(entries: list[tuple[str | None, int, object]],
+                            appended: list[AppendResult]) -> list[AppendResult]:
+    """One result per entry: the appended ones' in order, UNKNOWN_TOPIC_ID for those without a name."""
+    results = iter(appended)
+    return [next(results) if topic is not None else AppendResult(ErrorCode.UNKNOWN_TOPIC_ID)
+            for topic, _, _ in entries]
 
 
 def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:

@@ -4,7 +4,8 @@ A client's batches are checked whole first (protocol.records.validate_batches: l
 the broker's own (coordinators, transaction markers) only for whole batches with valid CRCs (`scan_batches`). Then
 `check_timestamps` applies message.timestamp.before/after.max.ms, `check_keys_for_compaction` refuses records without
 a key on a compacted topic, and `assign_offsets_and_epoch` writes each batch's base offset and partition leader epoch
-into the request's buffer, which goes to the segment as it is: both fields lie outside the CRC. On LogAppendTime topics it also sets the batch's timestamp type and max timestamp, and the CRC again.
+into the request's buffer, which goes to the segment as it is: both fields lie outside the CRC. On LogAppendTime
+topics it also sets the batch's timestamp type and max timestamp, and the CRC again.
 
 Idempotent and transactional producers are checked against producer state as Kafka's
 UnifiedLog.analyzeAndValidateProducerState does: `find_duplicate` finds a retried batch, and
@@ -28,13 +29,13 @@ from wirebroker.log.producer_state import (
     ProducerStateManager,
 )
 from wirebroker.log.batch_records import MAX_DECOMPRESSED_RECORDS_BYTES
+from wirebroker.protocol.batch_rewrite import scan_batch
 from wirebroker.protocol.errors import CorruptMessageError, InvalidRecordError, InvalidTimestampError
 from wirebroker.protocol.records import (
     BATCH_HEADER_SIZE,
     BatchHeader,
     assign_offsets,
     crc_is_valid,
-    iter_records,
     read_header,
     set_log_append_time,
 )
@@ -107,8 +108,8 @@ def check_keys_for_compaction(view: memoryview, headers: list[BatchHeader], topi
     LogValidator.validateKey). The only check that decodes records, and only on compacted topics."""
     position = 0
     for header in headers:
-        if not header.is_control:
-            for record in iter_records(view, position, header, MAX_DECOMPRESSED_RECORDS_BYTES):
+        if not header.is_control:  # keys only: values are neither copied nor headers decoded (the cleaner's scan)
+            for record in scan_batch(view, position, header, MAX_DECOMPRESSED_RECORDS_BYTES).records:
                 if record.key is None:
                     raise InvalidRecordError(f"Compacted topic cannot accept message without key in topic partition "
                                              f"{topic_partition}.")
