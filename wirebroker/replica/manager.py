@@ -354,7 +354,7 @@ class ReplicaManager:
         read_bytes = sum(len(r.data.records) for r in reads if r.data is not None)
         errors = any(r.error_code for r in reads)
         # KIP-1166: a follower whose high watermark is behind the leader's learns the new one at once.
-        follower_behind = any(r.high_watermark > r.replica_high_watermark for r in reads)
+        follower_behind = replica_id >= 0 and any(r.high_watermark > r.replica_high_watermark for r in reads)
         if max_wait_ms <= 0 or not reads or read_bytes >= min_bytes or errors or follower_behind:
             respond(reads)
             return
