@@ -85,6 +85,8 @@ class RequestContext:
     # (a KafkaError becomes its code). Called while the handler runs, the answer is returned by the dispatcher;
     # called later (from a purgatory or a thread of its own) it is encoded and sent then.
     respond: Callable[[Any], None]
+    principal: str = "User:ANONYMOUS"  # Kafka's KafkaPrincipal as "type:name"; ANONYMOUS when not authenticated
+    security_protocol: str = "PLAINTEXT"  # the listener's security protocol (SSL, SASL_SSL, ...)
 
     @property
     def api_version(self) -> int:

@@ -30,6 +30,8 @@ class Connection:
         "waiting_request",
         "registered_events",
         "last_active",
+        "principal",
+        "security_protocol",
     )
 
     def __init__(self, sock: socket.socket, listener: str, index: int, max_frame_size: int, now: float) -> None:
@@ -45,3 +47,5 @@ class Connection:
         self.waiting_request: Request | None = None  # read, but refused by a full request queue
         self.registered_events = 0  # what the processor's selector watches for on this socket
         self.last_active = now
+        self.principal = "User:ANONYMOUS"  # until the connection authenticates (SSL client certificate, SASL)
+        self.security_protocol = "PLAINTEXT"

@@ -175,7 +175,8 @@ class Processor(threading.Thread):
 
     def _complete_receive(self, conn: Connection, frame: memoryview) -> None:
         conn.muted = True  # the selector keeps watching for reads until bytes arrive (see _update_interest)
-        request = Request(self.id, conn.id, conn.client_address, frame, time.monotonic_ns(), conn.listener)
+        request = Request(self.id, conn.id, conn.client_address, frame, time.monotonic_ns(), conn.listener,
+                          principal=conn.principal, security_protocol=conn.security_protocol)
         if not self._channel.send_request(request):
             conn.waiting_request = request
             self._waiting.append(conn)

@@ -36,6 +36,8 @@ class Request:
     frame: memoryview  # the payload (request header, then body), writable, owned by this request
     received_ns: int  # time.monotonic_ns() when the last byte arrived
     listener: str = ""  # the name of the listener the connection came in by (Kafka's ListenerName)
+    principal: str = "User:ANONYMOUS"  # who the connection authenticated as (Kafka's KafkaPrincipal, "type:name")
+    security_protocol: str = "PLAINTEXT"  # the listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
     context: Any = field(default=None)  # free for the dispatcher (decoded header, principal, ...)
 
 

@@ -113,6 +113,8 @@ class Dispatcher:
             listener=request.listener,
             broker=self.broker,
             respond=answer_now.respond,
+            principal=request.principal,
+            security_protocol=request.security_protocol,
         )
         try:
             answer = api.handle(ctx, body)
