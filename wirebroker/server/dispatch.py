@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from wirebroker.apis import api_versions
 from wirebroker.apis.context import NO_RESPONSE, BrokerServices, CloseConnection, RequestContext
-from wirebroker.apis.registry import SERVED
+from wirebroker.apis.registry import SERVED, Api
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.protocol.api_messages import request_class, response_class
 from wirebroker.protocol.errors import ErrorCode, KafkaError
@@ -90,6 +92,7 @@ class Dispatcher:
         self.broker = broker
         self.channel = channel
         self._request_classes = {key: request_class(key) for key in SERVED}
+        self.faults: Any = None  # a FaultInjector (server/faults.py) while a test has fault rules set, else None
 
     def __call__(self, request: Request) -> Response | None:
         try:
@@ -105,7 +108,17 @@ class Dispatcher:
             body, _ = self._request_classes[header.api_key].read(request.frame, body_start, header.api_version)
         except DecodeError as exc:
             return self._close(request, f"malformed {API_SPECS[header.api_key].name} v{header.api_version} ({exc})")
-        answer_now = _AnswerNow(lambda answer: self.channel.send_response(self._response(request, header, answer)))
+        if self.faults is not None:
+            return self.faults.dispatch(self, request, header, api, body)
+        return self.handle(request, header, api, body)
+
+    def handle(self, request: Request, header: RequestHeader, api: Api, body: Message,
+               finish: Callable[[Any], Response | None] | None = None) -> Response | None:
+        """Run the API's handler on a decoded request. `finish` turns its answer (now or later) into the Response
+        to send, None for none yet; by default the answer is encoded (fault injection shapes, delays or drops it)."""
+        if finish is None:
+            finish = partial(self._response, request, header)
+        answer_now = _AnswerNow(lambda answer: self._send_later(finish(answer)))
         ctx = RequestContext(
             header=header,
             client_address=request.client_address,
@@ -121,10 +134,14 @@ class Dispatcher:
             if answer is None:
                 answer = answer_now.handler_returned()
         except Exception as exc:  # noqa: BLE001  (the API boundary: every failure is an answer, _failed logs it)
-            return self._failed(request, header, exc)
+            return finish(exc)
         if answer is None:
             return None
-        return self._response(request, header, answer)
+        return finish(answer)
+
+    def _send_later(self, response: Response | None) -> None:
+        if response is not None:
+            self.channel.send_response(response)
 
     def _response(self, request: Request, header: RequestHeader, answer: Any) -> Response:
         """The frame for a handler's answer: a response, NO_RESPONSE, CloseConnection, or the exception it failed
