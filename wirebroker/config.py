@@ -109,6 +109,17 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "group.consumer.heartbeat.interval.ms": BrokerKey(INT, "5000"),
     "group.consumer.assignors": BrokerKey(LIST, "uniform,range"),
     "group.coordinator.rebalance.protocols": BrokerKey(LIST, "classic,consumer"),
+    # Share groups (KIP-932): Kafka's GroupCoordinatorConfig and ShareCoordinatorConfig keys and defaults.
+    "group.share.session.timeout.ms": BrokerKey(INT, "45000"),
+    "group.share.heartbeat.interval.ms": BrokerKey(INT, "5000"),
+    "group.share.max.size": BrokerKey(INT, "200"),
+    "group.share.record.lock.duration.ms": BrokerKey(INT, "30000"),
+    "group.share.delivery.count.limit": BrokerKey(INT, "5"),
+    "group.share.partition.max.record.locks": BrokerKey(INT, "2000"),
+    "share.coordinator.state.topic.num.partitions": BrokerKey(INT, "50"),
+    "share.coordinator.state.topic.replication.factor": BrokerKey(INT, "3"),
+    "share.coordinator.state.topic.segment.bytes": BrokerKey(INT, str(100 * 1024 * 1024)),
+    "share.coordinator.write.timeout.ms": BrokerKey(INT, "5000"),
     "offsets.topic.num.partitions": BrokerKey(INT, "50"),
     "offsets.topic.replication.factor": BrokerKey(INT, "3"),
     "offsets.topic.segment.bytes": BrokerKey(INT, str(100 * 1024 * 1024)),
@@ -133,6 +144,9 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "authorizer.class.name": BrokerKey(STRING, ""),
     "allow.everyone.if.no.acl.found": BrokerKey(BOOLEAN, "false"),
     "super.users": BrokerKey(STRING, None),
+    # Not Kafka's (Kafka reports through JMX): http://host:port serves /metrics, /state, /compat and a status page
+    # (wirebroker/server/web/); unset, nothing of it is imported or started.
+    "http.listener": BrokerKey(STRING, None),
 }
 
 # Kafka keys a Kafka config file may carry that this single-process broker has no use for.
