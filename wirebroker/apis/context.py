@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from wirebroker.cluster.acls import AclStore
+from wirebroker.cluster.acls import (
+    CLUSTER_RESOURCE_NAME,
+    AclOperation,
+    AclStore,
+    ResourceType,
+)
 from wirebroker.cluster.cluster_view import ClusterView
 from wirebroker.cluster.controller import TopicAdmin
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
@@ -24,6 +29,7 @@ from wirebroker.replica.purgatory import DelayedOperationPurgatory
 if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper mode): the single node starts faster
     from concurrent.futures import Executor
 
+    from wirebroker.cluster.authorizer import Authorizer
     from wirebroker.cluster.metadata_cache import MetadataCache
     from wirebroker.cluster.zk.controller import KafkaController
 
@@ -37,6 +43,7 @@ class BrokerServices(Protocol):
     metadata: MetadataStore
     controller: TopicAdmin  # the single-node Controller, or ZkAdmin in ZooKeeper mode
     acls: AclStore
+    authorizer: Authorizer | None  # with authorizer.class.name: the ACLs enforced (cluster/authorizer.py)
     log_manager: LogManager
     replica_manager: ReplicaManager
     fetch_sessions: FetchSessionCache
@@ -95,3 +102,25 @@ class RequestContext:
     @property
     def client_id(self) -> str | None:
         return self.header.client_id
+
+    @property
+    def client_ip(self) -> str:
+        """The client's address without its port (and without an IPv6 address's brackets)."""
+        return self.client_address.rsplit(":", 1)[0].strip("[]")
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType = ResourceType.CLUSTER,
+                  name: str = CLUSTER_RESOURCE_NAME, *, log_denied: bool = True) -> bool:
+        """Kafka's AuthHelper.authorize: may this request's principal do `operation` to the resource (the cluster
+        by default)? Always True without an authorizer. A refusal is logged unless `log_denied` is False (Kafka's
+        logIfDenied, off where a refusal only filters a listing)."""
+        authorizer = self.broker.authorizer
+        if authorizer is None or authorizer.authorize(self.principal, self.client_ip, operation, resource_type, name):
+            return True
+        if log_denied:
+            authorizer.log_denied(self.principal, self.client_ip, operation, resource_type, name, self.header.api_key)
+        return False
+
+    def authorized(self, operation: AclOperation, resource_type: ResourceType, names: Iterable[str], *,
+                   log_denied: bool = True) -> set[str]:
+        """Kafka's AuthHelper.filterByAuthorized: the names, each asked about once, this request may act on."""
+        return {name for name in set(names) if self.authorize(operation, resource_type, name, log_denied=log_denied)}
