@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper 
     from concurrent.futures import ThreadPoolExecutor
 
     from wirebroker.cluster.zk.controller import KafkaController
+    from wirebroker.server.web.server import HttpServer
     from wirebroker.server.zk_mode import ZkMode
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class Broker:
         self.handler_pool: HandlerPool | None = None
         self.zk_mode: ZkMode | None = None  # with zookeeper.connect
         self.kafka_controller: KafkaController | None = None  # this broker's candidacy for controller, in ZooKeeper mode
+        self.http_server: HttpServer | None = None  # with http.listener (server/web/)
 
     # ---- lifecycle -----------------------------------------------------------------------------------------
 
@@ -106,6 +108,10 @@ class Broker:
         self.socket_server.start()
         self._bound_ports = self.socket_server.bound_ports()
         self.transaction_coordinator.start(own_every_partition=self.metadata_cache is None)  # markers need the ports
+        if config["http.listener"]:  # the HTTP port's modules load only when it is configured
+            from wirebroker.server.web import start_http_server
+
+            self.http_server = start_http_server(self, config["http.listener"])
         if self.zk_mode is not None:
             self.kafka_controller = self.zk_mode.start(self)
 
@@ -137,6 +143,8 @@ class Broker:
         log.info("shutting down broker %d", self.node_id)
         if self.zk_mode is not None:
             self.zk_mode.controlled_shutdown()
+        if self.http_server is not None:
+            self.http_server.shutdown()
         if self.socket_server is not None:
             self.socket_server.shutdown()
         if self.handler_pool is not None:
