@@ -18,6 +18,7 @@ CLUSTER_ONLY = ("wirebroker.server.cluster_member", "wirebroker.apis.inter_broke
                 "wirebroker.cluster.metadata_cache", "wirebroker.replica.fetcher", "wirebroker.replica.alter_partition",
                 "kazoo")
 NEEDED_LATER = ("crc32c", "importlib.metadata")  # the first batch checks its CRC (protocol/checksum.py)
+HTTP_PORT_ONLY = ("wirebroker.server.web", "prometheus_client", "http.server")  # loaded only with http.listener
 
 
 def _single_node_imports() -> dict:
@@ -33,3 +34,7 @@ def test_a_single_node_neither_imports_nor_serves_replication():
 
 def test_a_single_node_loads_the_checksum_library_at_its_first_batch_not_at_start():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(NEEDED_LATER)] == []
+
+
+def test_a_broker_without_http_listener_loads_nothing_of_the_http_port():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(HTTP_PORT_ONLY)] == []
