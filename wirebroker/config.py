@@ -35,6 +35,20 @@ class ConfigError(ValueError):
     """A configuration the broker cannot start with; the message names the key."""
 
 
+# The Apache Kafka release lines whose ApiVersions answers ship in wirebroker/apis/releases/ (apis/emulation.py).
+EMULATED_KAFKA_VERSIONS = ("3.6", "3.9", "4.0", "4.1", "4.2", "4.3")
+
+
+def _emulated_release(text: str) -> str:
+    line = text.strip()
+    if line not in EMULATED_KAFKA_VERSIONS:
+        raise ValueError(f"expected one of {', '.join(EMULATED_KAFKA_VERSIONS)}")
+    return line
+
+
+EMULATED_RELEASE = ValueType("STRING", _emulated_release)
+
+
 class BrokerKey(NamedTuple):
     type: ValueType
     default: str | None  # as Kafka writes it; None: no default
@@ -78,6 +92,8 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     # Not Kafka's: for tests only, a cluster member without ZooKeeper, driven by whoever sends it controller requests
     # (UpdateMetadata, LeaderAndIsr, StopReplica), as a test acting as the controller does.
     "wirebroker.external.controller": BrokerKey(BOOLEAN, "false"),
+    # Not Kafka's: advertise (and serve) only what this Apache Kafka release advertises; `wirebroker --emulate 3.6`.
+    "wirebroker.emulate.kafka.version": BrokerKey(EMULATED_RELEASE, None),
     "log.retention.check.interval.ms": BrokerKey(INT, str(5 * 60 * 1000)),
     "log.cleaner.enable": BrokerKey(BOOLEAN, "true"),
     "log.cleaner.threads": BrokerKey(INT, "1"),
