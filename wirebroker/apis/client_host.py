@@ -7,4 +7,4 @@ from wirebroker.apis.context import RequestContext
 
 def client_host(ctx: RequestContext) -> str:
     """Kafka's clientHost: the client's address without the port, after a slash ("/127.0.0.1")."""
-    return "/" + ctx.client_address.rsplit(":", 1)[0].strip("[]")
+    return "/" + ctx.client_ip
