@@ -35,6 +35,7 @@ from wirebroker.server.transactions import build_transaction_coordinator
 if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper mode): the single node starts faster
     from concurrent.futures import ThreadPoolExecutor
 
+    from wirebroker.cluster.authorizer import Authorizer
     from wirebroker.cluster.zk.controller import KafkaController
     from wirebroker.server.web.server import HttpServer
     from wirebroker.server.zk_mode import ZkMode
@@ -66,9 +67,7 @@ class Broker:
         self.metadata = MetadataStore(config.log_dirs[0], self.cluster_id, self.node_id)
         self.controller = Controller(self.metadata, config["num.partitions"], config["default.replication.factor"])
         self.acls = AclStore(config.log_dirs[0])
-        if config["authorizer.class.name"]:
-            log.warning("authorizer.class.name is set: ACL bindings are stored, listed and deleted, but not enforced; "
-                        "every client may do everything")
+        self.authorizer = _build_authorizer(config, self.acls)
         self.replica_manager = ReplicaManager(self.log_manager, config.log_config, config.node_id,
                                               config["replica.lag.time.max.ms"])
         self._start_replication()
@@ -210,6 +209,20 @@ class Broker:
             self.replica_manager.remove_topic(topic)
         elif change is Change.CONFIGS_CHANGED:
             self.replica_manager.update_topic_config(topic)
+
+
+def _build_authorizer(config: BrokerConfig, acls: AclStore) -> Authorizer | None:
+    """ACLs are enforced only when `authorizer.class.name` names an authorizer; only then is its module loaded."""
+    class_name = config["authorizer.class.name"]
+    if not class_name:
+        return None
+    from wirebroker.cluster.authorizer import Authorizer
+
+    authorizer = Authorizer.from_config(class_name, config["super.users"], config["allow.everyone.if.no.acl.found"],
+                                        acls)
+    log.info("ACLs enforced (%s): %d bindings, super users %s, allow.everyone.if.no.acl.found=%s", class_name,
+             len(acls.bindings()), sorted(authorizer.super_users), authorizer.allow_everyone_if_no_acl_found)
+    return authorizer
 
 
 def _connect_zookeeper(config: BrokerConfig) -> ZkMode | None:
