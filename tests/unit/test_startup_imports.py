@@ -18,6 +18,7 @@ CLUSTER_ONLY = ("wirebroker.server.cluster_member", "wirebroker.apis.inter_broke
                 "wirebroker.cluster.metadata_cache", "wirebroker.replica.fetcher", "wirebroker.replica.alter_partition",
                 "kazoo")
 NEEDED_LATER = ("crc32c", "importlib.metadata")  # the first batch checks its CRC (protocol/checksum.py)
+CONFIGURED_ONLY = ("wirebroker.cluster.authorizer",)  # ACLs are enforced only with authorizer.class.name
 HTTP_PORT_ONLY = ("wirebroker.server.web", "prometheus_client", "http.server")  # loaded only with http.listener
 
 
@@ -30,6 +31,10 @@ def test_a_single_node_neither_imports_nor_serves_replication():
     loaded = _single_node_imports()
     assert not INTER_BROKER_KEYS & set(loaded["served"])
     assert [m for m in loaded["modules"] if m.startswith(CLUSTER_ONLY)] == []
+
+
+def test_a_single_node_without_authorizer_class_name_loads_no_authorizer():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(CONFIGURED_ONLY)] == []
 
 
 def test_a_single_node_loads_the_checksum_library_at_its_first_batch_not_at_start():
