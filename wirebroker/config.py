@@ -9,12 +9,12 @@ synonym table and reach every log as `log_config`. Keys of Kafka's that this bro
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
 
 from wirebroker.log.config import (
     BOOLEAN,
@@ -163,14 +163,43 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     # Not Kafka's (Kafka reports through JMX): http://host:port serves /metrics, /state, /compat and a status page
     # (wirebroker/server/web/); unset, nothing of it is imported or started.
     "http.listener": BrokerKey(STRING, None),
+    # Security (issue 14): each may be set per listener as listener.name.<name lower-cased>.<key>.
+    "sasl.enabled.mechanisms": BrokerKey(LIST, "GSSAPI"),  # GSSAPI (Kerberos) is not served: name others
+    "sasl.jaas.config": BrokerKey(STRING, None),
+    "sasl.server.callback.handler.class": BrokerKey(STRING, None),
+    "sasl.server.max.receive.size": BrokerKey(INT, "524288"),  # the largest frame read before authentication
+    "connections.max.reauth.ms": BrokerKey(LONG, "0"),  # KIP-368; 0: sessions never expire
+    "sasl.oauthbearer.jwks.endpoint.url": BrokerKey(STRING, None),  # file: URLs (a JWKS file) only
+    "sasl.oauthbearer.expected.audience": BrokerKey(LIST, ""),
+    "sasl.oauthbearer.expected.issuer": BrokerKey(STRING, None),
+    "sasl.oauthbearer.sub.claim.name": BrokerKey(STRING, "sub"),
+    "sasl.oauthbearer.scope.claim.name": BrokerKey(STRING, "scope"),
+    "sasl.oauthbearer.clock.skew.seconds": BrokerKey(INT, "30"),
+    "ssl.client.auth": BrokerKey(STRING, "none"),
+    "ssl.principal.mapping.rules": BrokerKey(STRING, "DEFAULT"),
+    "ssl.keystore.type": BrokerKey(STRING, "JKS"),
+    "ssl.keystore.location": BrokerKey(STRING, None),
+    "ssl.keystore.password": BrokerKey(STRING, None),
+    "ssl.key.password": BrokerKey(STRING, None),
+    "ssl.keystore.key": BrokerKey(STRING, None),  # PEM in the config value itself
+    "ssl.keystore.certificate.chain": BrokerKey(STRING, None),
+    "ssl.truststore.type": BrokerKey(STRING, "JKS"),
+    "ssl.truststore.location": BrokerKey(STRING, None),
+    "ssl.truststore.password": BrokerKey(STRING, None),
+    "ssl.truststore.certificates": BrokerKey(STRING, None),
+    "ssl.enabled.protocols": BrokerKey(LIST, "TLSv1.2,TLSv1.3"),
+    "ssl.protocol": BrokerKey(STRING, "TLSv1.3"),
+    "ssl.cipher.suites": BrokerKey(LIST, ""),
+    "ssl.endpoint.identification.algorithm": BrokerKey(STRING, "https"),
 }
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 # Kafka keys a Kafka config file may carry that this single-process broker has no use for.
 ACCEPTED_AND_IGNORED = frozenset({
     "process.roles", "controller.listener.names", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
     "metadata.log.dir",
     "group.share.enable", "share.coordinator.state.topic.replication.factor",
-    "share.coordinator.state.topic.min.isr", "confluent.support.metrics.enable", "sasl.enabled.mechanisms",
+    "share.coordinator.state.topic.min.isr", "confluent.support.metrics.enable",
     "sasl.mechanism.inter.broker.protocol", "security.inter.broker.protocol", "metric.reporters",
 })
 
@@ -185,16 +214,18 @@ class Listener:
         return f"{self.name}://{self.host}:{self.port}"
 
 
+# Kafka's listener form (CoreUtils.listenerListToEndPoints): a name such as SASL_SSL is no URL scheme (underscore).
+_LISTENER = re.compile(r"^([A-Za-z0-9_]+)://\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$")
+
+
 def parse_listener(text: str, key: str) -> Listener:
-    parts = urlsplit(text)
-    if not parts.scheme or parts.port is None and not text.rstrip().endswith(":0"):
+    match = _LISTENER.match(text.strip())
+    if match is None:
         raise ConfigError(f"{key}: '{text}' is not of the form NAME://host:port")
-    try:
-        port = parts.port or 0
-    except ValueError:
-        raise ConfigError(f"{key}: '{text}' has an invalid port") from None
-    host = parts.hostname or ""
-    return Listener(parts.scheme.upper(), host, port)
+    port = int(match.group(3))
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"{key}: '{text}' has an invalid port")
+    return Listener(match.group(1).upper(), match.group(2), port)
 
 
 class BrokerConfig:
@@ -209,7 +240,7 @@ class BrokerConfig:
                 topic_props[key] = text
             elif key in ACCEPTED_AND_IGNORED:
                 continue
-            elif key not in BROKER_KEYS:
+            elif key not in BROKER_KEYS and not key.startswith("listener.name."):
                 raise ConfigError(f"unknown configuration key '{key}'")
         for key, spec in BROKER_KEYS.items():
             text = props.get(key, spec.default)
@@ -229,6 +260,14 @@ class BrokerConfig:
         self.listeners = [parse_listener(item, "listeners") for item in self["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners: at least one listener is needed")
+        protocols = dict(item.partition(":")[::2] for item in self["listener.security.protocol.map"])
+        self.security_protocols: dict[str, str] = {}  # listener name -> its security protocol
+        for listener in self.listeners:
+            protocol = protocols.get(listener.name, listener.name if listener.name in SECURITY_PROTOCOLS else None)
+            if protocol not in SECURITY_PROTOCOLS:
+                raise ConfigError(f"listener.security.protocol.map: no security protocol for listener {listener.name}"
+                                  f" (one of {', '.join(SECURITY_PROTOCOLS)})")
+            self.security_protocols[listener.name] = protocol
         advertised = self["advertised.listeners"]
         self.advertised_listeners = (
             [parse_listener(item, "advertised.listeners") for item in advertised] if advertised else None
@@ -245,6 +284,18 @@ class BrokerConfig:
     @property
     def log_dirs(self) -> list[Path]:
         return [Path(d) for d in (self["log.dirs"] or self["log.dir"])]
+
+    def listener_setting(self, listener: str, key: str) -> Any:
+        """Kafka's per-listener override `listener.name.<listener lower-cased>.<key>`, else the broker's `key`."""
+        text = self.original.get(f"listener.name.{listener.lower()}.{key}")
+        spec = BROKER_KEYS.get(key)
+        if text is None:
+            return self._values[key] if spec is not None else self.original.get(key)
+        try:
+            return spec.type.parse(text) if spec is not None else text
+        except ValueError as exc:
+            raise ConfigError(f"invalid value '{text}' for configuration 'listener.name.{listener.lower()}.{key}': "
+                              f"{exc}") from None
 
     def is_default(self, key: str) -> bool:
         return key not in self.original
