@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from wirebroker.cluster.acls import AclBinding, AclOperation, AclPermissionType, AclStore, PatternType, ResourceType
+from wirebroker.cluster.acls import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AclStore,
+    PatternType,
+    ResourceType,
+)
 from wirebroker.cluster.authorizer import Authorizer, UnknownAuthorizerError
 
 ALICE, BOB = "User:alice", "User:bob"
@@ -109,7 +116,7 @@ def test_resource_types_do_not_mix(tmp_path):
 
 
 def test_authorize_by_resource_type(tmp_path):
-    by_type = lambda auth, principal=ALICE: auth.authorize_by_resource_type(principal, HOST, OP.WRITE, TYPE.TOPIC)  # noqa: E731
+    by_type = lambda auth, principal=ALICE: auth.authorize_by_resource_type(principal, HOST, OP.WRITE, TYPE.TOPIC)
     assert not by_type(authorizer(tmp_path / "none"))
     assert by_type(authorizer(tmp_path / "open", allow_everyone=True))
     assert by_type(authorizer(tmp_path / "lit", binding(operation=OP.WRITE)))
