@@ -60,9 +60,11 @@ class TimestampAndOffset(NamedTuple):
 
 
 class FileRecords:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, writable: bool = True) -> None:
+        """`writable=False` opens an existing file read-only: a reader beside a running broker (wirebroker.spark)
+        must neither create a segment that retention just removed nor need write access to the log dir."""
         self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if writable else os.open(path, os.O_RDONLY)
         self._size = os.fstat(self._fd).st_size
         self._write_lock = threading.Lock()
 
