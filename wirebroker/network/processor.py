@@ -95,6 +95,13 @@ class Processor(threading.Thread):
     def connection_count(self) -> int:
         return len(self._connections)
 
+    def connections_per_listener(self) -> dict[str, int]:
+        """Open connections by listener name, from any thread (list() copies the map without a thread switch)."""
+        counts: dict[str, int] = {}
+        for connection in list(self._connections.values()):
+            counts[connection.listener] = counts.get(connection.listener, 0) + 1
+        return counts
+
     # -- the loop ------------------------------------------------------------------------------------------------
 
     def run(self) -> None:
