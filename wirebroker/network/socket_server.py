@@ -118,6 +118,14 @@ class SocketServer:
         """Connections accepted and not yet closed, across all processors."""
         return self._quotas.count
 
+    def connections_per_listener(self) -> dict[str, int]:
+        """Open connections by listener name, every listener named (Kafka's connection-count per listener)."""
+        counts = {name: 0 for name, _, _ in self._listeners}
+        for processor in list(self._processors):
+            for listener, count in processor.connections_per_listener().items():
+                counts[listener] = counts.get(listener, 0) + count
+        return counts
+
     def shutdown(self) -> None:
         """Stop accepting, close every connection, and wait for the threads; safe to call more than once."""
         for acceptor in self._acceptors:
