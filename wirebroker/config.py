@@ -35,8 +35,10 @@ class ConfigError(ValueError):
     """A configuration the broker cannot start with; the message names the key."""
 
 
-# The Apache Kafka release lines whose ApiVersions answers ship in wirebroker/apis/releases/ (apis/emulation.py).
+# The Apache Kafka release lines whose ApiVersions answers ship in wirebroker/apis/releases/ (apis/emulation.py),
+# and the key that picks one (`wirebroker --emulate 3.6`).
 EMULATED_KAFKA_VERSIONS = ("3.6", "3.9", "4.0", "4.1", "4.2", "4.3")
+EMULATE_KEY = "wirebroker.emulate.kafka.version"
 
 
 def _emulated_release(text: str) -> str:
@@ -93,7 +95,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     # (UpdateMetadata, LeaderAndIsr, StopReplica), as a test acting as the controller does.
     "wirebroker.external.controller": BrokerKey(BOOLEAN, "false"),
     # Not Kafka's: advertise (and serve) only what this Apache Kafka release advertises; `wirebroker --emulate 3.6`.
-    "wirebroker.emulate.kafka.version": BrokerKey(EMULATED_RELEASE, None),
+    EMULATE_KEY: BrokerKey(EMULATED_RELEASE, None),
     "log.retention.check.interval.ms": BrokerKey(INT, str(5 * 60 * 1000)),
     "log.cleaner.enable": BrokerKey(BOOLEAN, "true"),
     "log.cleaner.threads": BrokerKey(INT, "1"),
