@@ -10,6 +10,7 @@ install:
 tools:  # external programs the tests drive; installed here, never by hand
 	@missing=""; for tool in kcat docker-compose; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
 	[ -e /usr/share/java/zookeeper.jar ] || missing="$$missing zookeeper"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
 	  else echo "missing:$$missing; install with 'apt-get install$$missing'"; fi; fi
