@@ -2,8 +2,9 @@
 
 A timer is named by a key (`"heartbeat-<group>-<member>"`); scheduling a key again replaces the earlier timer, and
 `cancel(key)` drops it. That is the shape every coordinator deadline has: each heartbeat pushes the member's session
-expiry out, each rebalance replaces the previous join deadline. `SystemTimer` runs the callbacks on one daemon thread;
-`ManualTimer` runs them when a test advances its clock, so the state machine is tested without sleeping.
+expiry out, each rebalance replaces the previous join deadline. `SystemTimer` runs the callbacks on one daemon thread,
+on the broker's clock (log/clock.py: with a virtual clock, what falls due when a test advances it runs at once, on the
+advancing thread); `ManualTimer` runs them when a unit test advances its own clock, with no thread at all.
 Callbacks run without any lock held: the coordinator takes its own.
 """
 
@@ -15,6 +16,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Hashable
+
+from wirebroker.log.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -61,21 +64,23 @@ class _Timers:
 
 
 class SystemTimer:
-    """Runs callbacks on the wall clock, on one daemon thread."""
+    """Runs callbacks on the broker's clock (wall time), on one daemon thread."""
 
-    def __init__(self, name: str = "group-coordinator-timer") -> None:
+    def __init__(self, name: str = "group-coordinator-timer", clock: Clock = SYSTEM_CLOCK) -> None:
         self._name = name
+        self._clock = clock
         self._timers = _Timers()
         self._cond = threading.Condition()
         self._running = False
         self._thread: threading.Thread | None = None
 
     def now_ms(self) -> int:
-        return wall_clock_ms()
+        return self._clock.time_ms()
 
     def start(self) -> None:
         with self._cond:
             self._running = True
+        self._clock.on_advance(self._run_due)
         self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._thread.start()
 
@@ -107,11 +112,24 @@ class SystemTimer:
                         self._cond.wait(None if deadline is None else max(deadline - self.now_ms(), 1) / 1000)
                 if not self._running:
                     return
-            try:
-                fn()
-            except Exception:
-                log.exception("a task of %s failed; the group or transaction it serves may need its clients to "
-                              "retry", self._name)
+            self._call(fn)
+
+    def _run_due(self) -> None:
+        """Run what the clock's jump made due, on the caller's thread (the timer thread may run another at once)."""
+        while True:
+            with self._cond:
+                fn = self._timers.pop_due(self.now_ms()) if self._running else None
+                self._cond.notify()  # the thread waits for the next deadline, measured afresh
+            if fn is None:
+                return
+            self._call(fn)
+
+    def _call(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception:
+            log.exception("a task of %s failed; the group or transaction it serves may need its clients to "
+                          "retry", self._name)
 
     def shutdown(self) -> None:
         with self._cond:

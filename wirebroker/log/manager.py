@@ -40,6 +40,7 @@ from wirebroker.log.checkpoints import (
     write_offset_checkpoint,
 )
 from wirebroker.log.cleaner import CleanerConfig, LogCleaner
+from wirebroker.log.clock import SYSTEM_CLOCK, Clock
 from wirebroker.log.config import LogConfig
 from wirebroker.log.files import (
     TopicPartition,
@@ -48,7 +49,6 @@ from wirebroker.log.files import (
     parse_partition_dir_name,
     partition_dir_name,
 )
-from wirebroker.log.local_log import now_ms
 from wirebroker.log.log import Log
 from wirebroker.log.metadata_files import (
     MetaProperties,
@@ -88,7 +88,8 @@ class BrokerSettings(Protocol):
 
 class LogManager:
     def __init__(self, log_dirs: Sequence[str | os.PathLike[str]], default_config: LogConfig, node_id: int,
-                 cluster_id: str | None = None, broker_config: BrokerSettings | None = None) -> None:
+                 cluster_id: str | None = None, broker_config: BrokerSettings | None = None,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.log_dirs = [os.path.abspath(os.fspath(d)) for d in log_dirs]
         if not self.log_dirs:
             raise ValueError("At least one log directory is needed")
@@ -96,7 +97,8 @@ class LogManager:
         self.node_id = node_id
         self.cluster_id = cluster_id
         self._settings = {key: _setting(broker_config, key, default) for key, default in MANAGER_DEFAULTS.items()}
-        self.scheduler = Scheduler("wirebroker-log-manager")
+        self.clock = clock  # retention and producer expiration read it (a virtual one in tests: log/clock.py)
+        self.scheduler = Scheduler("wirebroker-log-manager", clock)
         self._logs: dict[TopicPartition, Log] = {}
         self._lock = threading.Lock()
         # Checkpoint files are rewritten through one temporary file each, by the scheduler and by handler threads
@@ -261,7 +263,7 @@ class LogManager:
 
     def cleanup_logs(self) -> int:
         """Retention for every log; the number of segments deleted."""
-        now = now_ms()
+        now = self.clock.time_ms()
         deleted = 0
         for log_ in self.logs.values():
             try:
@@ -271,12 +273,12 @@ class LogManager:
         return deleted
 
     def flush_dirty_logs(self) -> None:
-        now = now_ms()
+        now = self.clock.time_ms()
         for log_ in self.logs.values():
             log_.flush_if_due(now)
 
     def remove_expired_producers(self) -> None:
-        now = now_ms()
+        now = self.clock.time_ms()
         for log_ in self.logs.values():
             log_.remove_expired_producers(now)
 

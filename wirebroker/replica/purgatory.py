@@ -4,6 +4,7 @@ A delayed operation is watched under one or more keys (topic-partitions). Whoeve
 for (an append, a high-watermark move) calls `check_and_complete(key)`; every operation watched under it is asked
 `try_complete()`. One timer thread expires operations whose deadline has passed, calling `on_expiration()` then
 `on_complete()`. `force_complete()` makes sure `on_complete` runs exactly once, whichever of the two gets there.
+Deadlines are on the broker's clock (log/clock.py): a virtual clock's jump expires what fell due at once.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import heapq
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Hashable, Iterable
+
+from wirebroker.log.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +24,7 @@ class DelayedOperation:
     """Subclasses implement try_complete (call force_complete when done), on_complete, and maybe on_expiration."""
 
     def __init__(self, delay_ms: int) -> None:
-        self.deadline = time.monotonic() + delay_ms / 1000
+        self.delay_ms = delay_ms  # the purgatory that watches it sets its deadline, on its clock
         self._completed = False
         self._lock = threading.Lock()
 
@@ -50,8 +52,9 @@ class DelayedOperation:
 
 
 class DelayedOperationPurgatory:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, clock: Clock = SYSTEM_CLOCK) -> None:
         self.name = name
+        self._clock = clock
         self._lock = threading.Lock()
         self._watchers: dict[Hashable, list[DelayedOperation]] = {}
         self._timeouts: list[tuple[float, int, DelayedOperation]] = []
@@ -60,6 +63,7 @@ class DelayedOperationPurgatory:
         self._running = True
         self._timer = threading.Thread(target=self._expire_loop, name=f"{name}-purgatory", daemon=True)
         self._timer.start()
+        clock.on_advance(self._expire_due)
 
     def try_complete_else_watch(self, operation: DelayedOperation, keys: Iterable[Hashable]) -> bool:
         """Complete the operation now if it can; otherwise watch it under `keys` until completion or its deadline.
@@ -73,7 +77,8 @@ class DelayedOperationPurgatory:
         with self._lock:
             for key in keys:
                 self._watchers.setdefault(key, []).append(operation)
-            heapq.heappush(self._timeouts, (operation.deadline, next(self._sequence), operation))
+            deadline = self._clock.monotonic() + operation.delay_ms / 1000
+            heapq.heappush(self._timeouts, (deadline, next(self._sequence), operation))
             self._wakeup.notify()
         return operation.try_complete()
 
@@ -106,12 +111,24 @@ class DelayedOperationPurgatory:
     def _expire_loop(self) -> None:
         while True:
             with self._lock:
-                while self._running and (not self._timeouts or self._timeouts[0][0] > time.monotonic()):
-                    timeout = self._timeouts[0][0] - time.monotonic() if self._timeouts else None
+                while self._running and (not self._timeouts or self._timeouts[0][0] > self._clock.monotonic()):
+                    timeout = self._timeouts[0][0] - self._clock.monotonic() if self._timeouts else None
                     self._wakeup.wait(timeout)
                 if not self._running:
                     return
                 _, _, operation = heapq.heappop(self._timeouts)
+            if not operation.is_completed:
+                self._expire(operation)
+
+    def _expire_due(self) -> None:
+        """Expire, on the caller's thread, what the clock's jump made due."""
+        now = self._clock.monotonic()
+        with self._lock:
+            due = []
+            while self._timeouts and self._timeouts[0][0] <= now:
+                due.append(heapq.heappop(self._timeouts)[2])
+            self._wakeup.notify()
+        for operation in due:
             if not operation.is_completed:
                 self._expire(operation)
 
