@@ -39,6 +39,7 @@ class ConfigError(ValueError):
 # and the key that picks one (`wirebroker --emulate 3.6`).
 EMULATED_KAFKA_VERSIONS = ("3.6", "3.9", "4.0", "4.1", "4.2", "4.3")
 EMULATE_KEY = "wirebroker.emulate.kafka.version"
+VIRTUAL_CLOCK_KEY = "wirebroker.virtual.clock.enable"
 
 
 def _emulated_release(text: str) -> str:
@@ -96,6 +97,9 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "wirebroker.external.controller": BrokerKey(BOOLEAN, "false"),
     # Not Kafka's: advertise (and serve) only what this Apache Kafka release advertises; `wirebroker --emulate 3.6`.
     EMULATE_KEY: BrokerKey(EMULATED_RELEASE, None),
+    # Not Kafka's: for tests, a broker clock that a test moves forward (wirebroker.Broker(virtual_clock=True).clock
+    # .advance(ms), or POST /clock/advance on the HTTP port) to expire sessions, fetch waits and retention at once.
+    VIRTUAL_CLOCK_KEY: BrokerKey(BOOLEAN, "false"),
     "log.retention.check.interval.ms": BrokerKey(INT, str(5 * 60 * 1000)),
     "log.cleaner.enable": BrokerKey(BOOLEAN, "true"),
     "log.cleaner.threads": BrokerKey(INT, "1"),
