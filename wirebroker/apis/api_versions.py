@@ -2,14 +2,16 @@
 
 Behaviour:
 - Lists every API key this broker serves with the versions it serves (apis/registry.py, computed from the API
-  modules and schemas/manifest.json, never typed here).
+  modules and schemas/manifest.json, never typed here), or, when emulating an Apache Kafka release
+  (`wirebroker.emulate.kafka.version`), that release's list narrowed to what this broker serves (apis/emulation.py).
 - A request at a version newer than the broker knows is answered at v0 with UNSUPPORTED_VERSION and the full list,
   so the client can pick a version both sides speak (KIP-511). The dispatcher calls
   `unsupported_version_response` for it, without decoding the body.
 - v3+: client_software_name/version must match Kafka's pattern, else INVALID_REQUEST (KIP-511).
 Version notes:
-- v1+ carries throttle_time_ms; v3+ is flexible and adds the feature fields (tagged), left empty: this broker
-  finalizes no feature levels.
+- v1+ carries throttle_time_ms; v3+ is flexible and adds the feature fields (tagged): empty for this broker, which
+  finalizes no feature levels; the emulated release's when emulating, where v3 leaves out the supported features
+  whose min version is 0 as Kafka does (v4 lists them, KAFKA-17011).
 """
 
 from __future__ import annotations
@@ -17,32 +19,49 @@ from __future__ import annotations
 import re
 
 from wirebroker.apis.context import RequestContext
-from wirebroker.apis.registry import serve, supported_versions
+from wirebroker.apis.emulation import ApiTable, api_table
+from wirebroker.apis.registry import serve
+from wirebroker.config import EMULATE_KEY
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 
 API_KEY = 18
 
+# Below v4 Kafka leaves out the supported features whose min version is 0, which older clients cannot parse
+# (KAFKA-17011, ApiVersionsResponse.maybeFilterSupportedFeatureKeys).
+HIDES_NO_FEATURE_VERSION = 4
 # Kafka's ApiVersionsRequest.isValid: letters, digits, '-' and '.', starting and ending alphanumeric.
 _SOFTWARE_PATTERN = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-def _api_keys() -> list[ApiVersionsResponse.ApiVersion]:
-    return [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-            for k, (lo, hi) in supported_versions().items()]
+def _response(table: ApiTable, error_code: int, version: int = 0) -> ApiVersionsResponse:
+    supported = [f for f in table.supported_features if version >= HIDES_NO_FEATURE_VERSION or f.min_version > 0]
+    return ApiVersionsResponse(
+        error_code=error_code,
+        api_keys=[ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+                  for k, (lo, hi) in table.advertised.items()],
+        supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=f.name, min_version=f.min_version,
+                                                                    max_version=f.max_version)
+                            for f in supported],
+        finalized_features_epoch=table.finalized_features_epoch,
+        finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(name=f.name, min_version_level=f.min_version,
+                                                                    max_version_level=f.max_version)
+                            for f in table.finalized_features],
+    )
 
 
 def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
+    table = api_table(ctx.broker.config[EMULATE_KEY])
     if ctx.api_version >= 3 and not (
         _SOFTWARE_PATTERN.match(request.client_software_name)
         and _SOFTWARE_PATTERN.match(request.client_software_version)
     ):
-        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=_api_keys())
-    return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=_api_keys())
+        return _response(table, ErrorCode.INVALID_REQUEST, ctx.api_version)
+    return _response(table, ErrorCode.NONE, ctx.api_version)
 
 
-def unsupported_version_response() -> ApiVersionsResponse:
-    return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=_api_keys())
+def unsupported_version_response(table: ApiTable) -> ApiVersionsResponse:
+    return _response(table, ErrorCode.UNSUPPORTED_VERSION)
 
 
 serve(API_KEY, handle)

@@ -1,0 +1,100 @@
+"""Which API versions this broker advertises and serves: its own, or those of an emulated Apache Kafka release.
+
+`wirebroker --emulate 4.0` (the key `wirebroker.emulate.kafka.version`, `Broker(emulate="4.0")`) lets users test
+against what their production cluster speaks. apis/releases/kafka-<line>.json holds what each release's real broker
+answered to ApiVersions on its broker listener (gathered by `python -m compat_tests.kafka_releases`). Emulating one:
+- ApiVersions lists the release's API keys, each narrowed to what this broker serves: where wirebroker serves less
+  than the release (EndTxn to v4 where Kafka 4.x serves v5, say) it advertises the intersection, and an API the
+  release has and wirebroker does not serve is left out. A client that infers the broker's release from the list
+  (kafka-python) still infers the emulated one, as long as the versions it looks for are served.
+- A request for an API or a version outside that list gets UNSUPPORTED_VERSION from the dispatcher, as any version
+  not served does. The inter-broker APIs that are never advertised are served as without emulation.
+- ApiVersions v3+ reports the release's supported features and its finalized feature levels (a fresh cluster's),
+  except a level whose protocol this broker does not serve in the emulated table: clients switch protocol on them
+  (a Java 4.x producer uses transactions v2, EndTxn v5, when transaction.version is 2; KIP-890).
+Without emulation: the registry's versions (apis/registry.py) and no features, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from wirebroker.apis.registry import SERVED
+
+RELEASES_DIR = Path(__file__).resolve().parent / "releases"
+# Kafka reports the metadata offset at which the features were finalized; an emulated cluster's is fixed.
+EMULATED_FEATURES_EPOCH = 1
+NO_FEATURES_EPOCH = -1  # Kafka's value when no feature is finalized
+END_TXN_KEY = 26
+# A finalized feature level -> the (API key, version) a client then needs, for levels that change the client's protocol.
+LEVEL_NEEDS: dict[tuple[str, int], tuple[int, int]] = {
+    ("transaction.version", 2): (END_TXN_KEY, 5),  # KIP-890 part 2: the producer ends transactions with EndTxn v5
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    name: str
+    min_version: int  # a finalized feature's min_version_level
+    max_version: int  # a finalized feature's max_version_level
+
+
+@dataclass(frozen=True, slots=True)
+class ApiTable:
+    """What the dispatcher accepts and what ApiVersions says, for one broker."""
+
+    served: Mapping[int, tuple[int, int]]  # API key -> (min, max): requests outside are refused
+    advertised: Mapping[int, tuple[int, int]]  # in key order: the ApiVersions list
+    supported_features: tuple[Feature, ...] = ()
+    finalized_features: tuple[Feature, ...] = ()
+    release: str | None = None  # the emulated Kafka release, e.g. "3.6.2"
+
+    @property
+    def finalized_features_epoch(self) -> int:
+        return EMULATED_FEATURES_EPOCH if self.finalized_features else NO_FEATURES_EPOCH
+
+
+@functools.cache
+def api_table(emulate: str | None = None) -> ApiTable:
+    """The table of this broker (emulate None) or of the emulated release line ("3.6"); built once per process."""
+    own = {key: (api.min_version, api.max_version) for key, api in sorted(SERVED.items())}
+    advertised = {key: own[key] for key, api in sorted(SERVED.items()) if api.advertised}
+    if emulate is None:
+        return ApiTable(own, advertised)
+    release = read_release(emulate)
+    emulated = {}
+    for key, (low, high) in release_versions(release).items():
+        if key in advertised and max(low, advertised[key][0]) <= min(high, advertised[key][1]):
+            emulated[key] = (max(low, advertised[key][0]), min(high, advertised[key][1]))
+    served = {key: versions for key, versions in own.items() if key not in advertised} | emulated
+    supported = tuple(Feature(f["name"], f["min_version"], f["max_version"]) for f in release["supported_features"])
+    finalized = tuple(_servable(Feature(f["name"], f["min_version_level"], f["max_version_level"]), emulated)
+                      for f in release["finalized_features"])
+    return ApiTable(served, emulated, supported, tuple(f for f in finalized if f is not None),
+                    release["kafka_version"])
+
+
+def read_release(line: str) -> dict:
+    """The stored answer of the Kafka release line `line` ("4.0"): apis/releases/kafka-4.0.json."""
+    return json.loads((RELEASES_DIR / f"kafka-{line}.json").read_text())
+
+
+def release_versions(release: dict) -> dict[int, tuple[int, int]]:
+    return {entry["api_key"]: (entry["min_version"], entry["max_version"]) for entry in release["api_keys"]}
+
+
+def _servable(feature: Feature, advertised: Mapping[int, tuple[int, int]]) -> Feature | None:
+    """The feature at the highest finalized level whose protocol is advertised; None if not even its lowest is."""
+    level = feature.max_version
+    while level >= feature.min_version and not _level_served(feature.name, level, advertised):
+        level -= 1
+    return Feature(feature.name, feature.min_version, level) if level >= feature.min_version else None
+
+
+def _level_served(name: str, level: int, advertised: Mapping[int, tuple[int, int]]) -> bool:
+    need = LEVEL_NEEDS.get((name, level))
+    return need is None or (need[0] in advertised and advertised[need[0]][1] >= need[1])
