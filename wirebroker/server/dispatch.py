@@ -5,10 +5,10 @@ its `handle(ctx, request)` returns the response message, `NO_RESPONSE`, or None 
 `ctx.respond` (a request parked in purgatory).
 
 Errors: bytes that do not decode close the connection with a log line naming the client and the reason (Kafka
-does the same). A request for an API or version the broker does not serve gets UNSUPPORTED_VERSION where the
-response has a top-level error code, and otherwise the connection is closed. A Kafka error escaping a handler
-becomes the response's top-level error code the same way; anything else is logged as a bug and answered with
-UNKNOWN_SERVER_ERROR.
+does the same). A request for an API or version the broker does not serve (its own table, or an emulated Kafka
+release's: apis/emulation.py) gets UNSUPPORTED_VERSION where the response has a top-level error code, and otherwise
+the connection is closed. A Kafka error escaping a handler becomes the response's top-level error code the same way;
+anything else is logged as a bug and answered with UNKNOWN_SERVER_ERROR.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from wirebroker.apis import api_versions
 from wirebroker.apis.context import NO_RESPONSE, BrokerServices, CloseConnection, RequestContext
+from wirebroker.apis.emulation import ApiTable, api_table
 from wirebroker.apis.registry import SERVED, Api
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.protocol.api_messages import request_class, response_class
@@ -88,9 +89,10 @@ class _AnswerNow:
 
 
 class Dispatcher:
-    def __init__(self, broker: BrokerServices, channel: RequestChannel) -> None:
+    def __init__(self, broker: BrokerServices, channel: RequestChannel, table: ApiTable | None = None) -> None:
         self.broker = broker
         self.channel = channel
+        self.table = table or api_table()  # the versions requests may use: the registry's, or an emulated release's
         self._request_classes = {key: request_class(key) for key in SERVED}
         self.faults: Any = None  # a FaultInjector (server/faults.py) while a test has fault rules set, else None
 
@@ -100,9 +102,10 @@ class Dispatcher:
         except DecodeError as exc:
             return self._close(request, f"unreadable request header ({exc})")
         api = SERVED.get(header.api_key)
-        if api is None or not api.min_version <= header.api_version <= api.max_version:
+        versions = self.table.served.get(header.api_key)
+        if api is None or versions is None or not versions[0] <= header.api_version <= versions[1]:
             if header.api_key == API_VERSIONS_KEY:
-                return self._send(request, header, api_versions.unsupported_version_response(), version=0)
+                return self._send(request, header, api_versions.unsupported_version_response(self.table), version=0)
             return self._refuse(request, header)
         try:
             body, _ = self._request_classes[header.api_key].read(request.frame, body_start, header.api_version)
