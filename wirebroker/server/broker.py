@@ -13,11 +13,12 @@ import socket
 import threading
 from typing import TYPE_CHECKING
 
+from wirebroker.apis.emulation import api_table
 from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
-from wirebroker.config import BrokerConfig, Listener
+from wirebroker.config import EMULATE_KEY, BrokerConfig, Listener
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
@@ -91,7 +92,7 @@ class Broker:
         self.transaction_coordinator, self.transaction_state_topic = build_transaction_coordinator(self)
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.channel = RequestChannel(max_queued=config["queued.max.requests"])
-        self.dispatcher = Dispatcher(self, self.channel)
+        self.dispatcher = Dispatcher(self, self.channel, api_table(config[EMULATE_KEY]))
         self.handler_pool = HandlerPool(self.channel, self.dispatcher, num_threads=config["num.io.threads"])
         self.socket_server = SocketServer(
             [(listener.name, listener.host, listener.port) for listener in config.listeners],
