@@ -1,4 +1,4 @@
-"""`wirebroker [server.properties] [--config FILE] [--override key=value ...]`: run a broker in the foreground.
+"""`wirebroker [server.properties] [--config FILE] [--override key=value ...] [--emulate 3.6]`: run a broker.
 
 With no arguments: a broker on localhost:9092 (127.0.0.1 and ::1), data in ./wirebroker-data, topics created on
 first use. SIGTERM or SIGINT stop it cleanly (logs flushed, checkpoints written). A bad configuration exits with
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from wirebroker import __version__
-from wirebroker.config import BrokerConfig, ConfigError
+from wirebroker.config import EMULATE_KEY, EMULATED_KAFKA_VERSIONS, BrokerConfig, ConfigError
 
 log = logging.getLogger("wirebroker")
 
@@ -30,12 +30,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     parser.add_argument("--override", "-o", action="append", default=[], metavar="KEY=VALUE",
                         help="set one configuration key (Kafka's names), after the file; repeatable")
+    parser.add_argument("--emulate", choices=EMULATED_KAFKA_VERSIONS, metavar="KAFKA_VERSION",
+                        help=f"advertise and serve only the API versions that this Apache Kafka release advertises "
+                             f"({', '.join(EMULATED_KAFKA_VERSIONS)}); the same as -o {EMULATE_KEY}=VERSION")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.add_argument("--version", action="version", version=f"wirebroker {__version__}")
     args = parser.parse_args(argv)
     if args.properties and args.config:
         parser.error("give the properties file once: positionally or with --config")
     args.config = args.config or args.properties
+    if args.emulate:
+        args.override.append(f"{EMULATE_KEY}={args.emulate}")
     return args
 
 

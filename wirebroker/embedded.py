@@ -8,6 +8,7 @@ start and to stop once the first start has imported the broker), or with `proces
 
 Keywords are `server.properties` keys with dots written as underscores (`auto_create_topics_enable=False` is
 `auto.create.topics.enable=false`); a keyword that names no key is a ConfigError naming it, before anything starts.
+`emulate="3.6"` answers as Apache Kafka 3.6 does (its ApiVersions; `wirebroker --emulate`, apis/emulation.py).
 
 `create_topic`, `produce`, `read` and `wait_for_group_stable` speak the wire protocol through the inter-broker
 client, so a test needs no client library to set up or check what its code under test did. Their failures are the
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Self
 from wirebroker.config import (
     ACCEPTED_AND_IGNORED,
     BROKER_KEYS,
+    EMULATE_KEY,
     BrokerConfig,
     ConfigError,
 )
@@ -83,10 +85,13 @@ ReadRecord = tuple[int, bytes | None, bytes | None]  # offset, key, value
 class Broker:
     """One broker for the length of a `with` block (or between `start()` and `stop()`)."""
 
-    def __init__(self, *, process: bool = False, start_timeout_s: float = START_TIMEOUT_S, **configs: Any) -> None:
+    def __init__(self, *, process: bool = False, start_timeout_s: float = START_TIMEOUT_S, emulate: str | None = None,
+                 **configs: Any) -> None:
         self.process = process
         self.start_timeout_s = start_timeout_s
         self.props = {**EMBEDDED_DEFAULTS, **config_props(configs)}
+        if emulate is not None:  # an Apache Kafka release line, "3.6" to "4.3"
+            self.props[EMULATE_KEY] = emulate
         self.server: ServerBroker | None = None  # in-process mode
         self.child: subprocess.Popen | None = None  # process mode
         self.root: Path | None = None  # the temporary directory: data (unless log.dirs is given) and the child's log
