@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The modules whose routes the port serves, each imported when the port starts.
-ROUTE_MODULES = ("wirebroker.server.web.endpoints",)
+ROUTE_MODULES = ("wirebroker.server.web.endpoints", "wirebroker.server.web.faults_routes")
 
 
 def start_http_server(broker: BrokerServices, listener: str) -> HttpServer:
