@@ -95,6 +95,8 @@ class Dispatcher:
         self.table = table or api_table()  # the versions requests may use: the registry's, or an emulated release's
         self._request_classes = {key: request_class(key) for key in SERVED}
         self.faults: Any = None  # a FaultInjector (server/faults.py) while a test has fault rules set, else None
+        # A RequestMetrics (server/web/request_metrics.py) while the HTTP port is on, else None: one check per answer.
+        self.request_metrics: Any = None
 
     def __call__(self, request: Request) -> Response | None:
         try:
@@ -149,6 +151,8 @@ class Dispatcher:
     def _response(self, request: Request, header: RequestHeader, answer: Any) -> Response:
         """The frame for a handler's answer: a response, NO_RESPONSE, CloseConnection, or the exception it failed
         with (a handler answering later, through `ctx.respond`, from a thread of its own)."""
+        if self.request_metrics is not None:
+            self.request_metrics.record(header.api_key, header.api_version, request.received_ns)
         if answer is NO_RESPONSE:
             return Response(request, None)
         if isinstance(answer, CloseConnection):
