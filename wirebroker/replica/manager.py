@@ -323,6 +323,8 @@ class ReplicaManager:
             if records is None:
                 raise InvalidRecordError("the produce request carries no records for this partition")
             info = partition.append_records_as_leader(records, acks, origin)
+            partition.bytes_in += len(records)
+            partition.messages_in += info.num_messages
         except KafkaError as exc:
             return AppendResult(exc.code, str(exc))
         except Exception:
@@ -356,6 +358,7 @@ class ReplicaManager:
         # KIP-1166: a follower whose high watermark is behind the leader's learns the new one at once.
         follower_behind = replica_id >= 0 and any(r.high_watermark > r.replica_high_watermark for r in reads)
         if max_wait_ms <= 0 or not reads or read_bytes >= min_bytes or errors or follower_behind:
+            _count_bytes_out(reads, replica_id)
             respond(reads)
             return
         statuses = [FetchPartitionStatus(r.partition, r.fetch_offset, r.replica_high_watermark)
@@ -363,6 +366,7 @@ class ReplicaManager:
 
         def complete() -> None:
             self._read_all(reads, max_bytes, isolation_level, replica_id)
+            _count_bytes_out(reads, replica_id)
             respond(reads)
 
         operation = DelayedFetch(max_wait_ms, min_bytes, isolation_level, statuses, complete)
@@ -538,3 +542,13 @@ class ReplicaManager:
             log.info("Stopped replica %s-%d for controller %d%s", stop.topic, stop.index, controller_id,
                      ", log deleted" if stop.delete else "")
         return errors
+
+
+def _count_bytes_out(reads: list[FetchRead], replica_id: int) -> None:
+    """Kafka's BytesOutPerSec (a consumer's fetch) or ReplicationBytesOutPerSec (a follower's), per partition."""
+    for read in reads:
+        if read.data is not None:
+            if replica_id >= 0:
+                read.partition.replication_bytes_out += len(read.data.records)
+            else:
+                read.partition.bytes_out += len(read.data.records)

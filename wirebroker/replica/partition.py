@@ -104,6 +104,10 @@ class Partition:
         self.isr: tuple[int, ...] = ()  # committed by the controller
         self.pending_isr: tuple[int, ...] | None = None  # proposed, not answered yet
         self.followers: dict[int, FollowerState] = {}
+        # Kafka's BrokerTopicMetrics, counted here by the replica manager and summed per topic when metrics are
+        # read (server/web/metrics.py): plain ints, since under the GIL an int attribute's += is not interrupted by
+        # a thread switch (CPython checks for one only at calls and backward jumps).
+        self.bytes_in = self.messages_in = self.bytes_out = self.replication_bytes_out = 0
 
     def __repr__(self) -> str:
         return f"Partition({self.topic}-{self.index})"
