@@ -18,11 +18,12 @@ from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
-from wirebroker.config import EMULATE_KEY, BrokerConfig, Listener
+from wirebroker.config import EMULATE_KEY, VIRTUAL_CLOCK_KEY, BrokerConfig, Listener
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
 from wirebroker.coordinator.timer import SystemTimer
+from wirebroker.log.clock import SYSTEM_CLOCK, VirtualClock
 from wirebroker.log.manager import LogManager
 from wirebroker.network.handler_pool import HandlerPool
 from wirebroker.network.request_channel import RequestChannel
@@ -61,8 +62,10 @@ class Broker:
         config = self.config
         self.zk_mode = _connect_zookeeper(config)
         cluster_id = self.zk_mode.cluster_id if self.zk_mode is not None else config["cluster.id"]
+        # One clock for every deadline a test may skip (log/clock.py); the log manager hands it on.
+        self.clock = VirtualClock() if config[VIRTUAL_CLOCK_KEY] else SYSTEM_CLOCK
         self.log_manager = LogManager(config.log_dirs, config.log_config, config.node_id, cluster_id,
-                                      broker_config=config)
+                                      broker_config=config, clock=self.clock)
         self.log_manager.startup()
         self.cluster_id = self.log_manager.cluster_id
         self.metadata = MetadataStore(config.log_dirs[0], self.cluster_id, self.node_id)
@@ -80,7 +83,8 @@ class Broker:
             self.zk_mode.install(self)
         group_config = GroupConfig.from_broker(config)
         self.offsets_topic = OffsetsTopic(self, group_config)
-        self.group_coordinator = GroupCoordinator(group_config, self.offsets_topic, SystemTimer(), self.metadata)
+        self.group_coordinator = GroupCoordinator(group_config, self.offsets_topic, SystemTimer(clock=self.clock),
+                                                  self.metadata)
         self.group_requests: ThreadPoolExecutor | None = None
         if self.metadata_cache is not None:  # in a cluster the coordinator follows __consumer_offsets leadership
             # Its requests (and leadership changes) run on a thread of their own: apis/group_requests.py says why.
