@@ -49,7 +49,7 @@ def build_transaction_coordinator(broker: Any) -> tuple[TransactionCoordinator, 
     channel = TransactionMarkerChannel(leader_of, lambda topic: broker.cluster_view.topic(topic) is not None,
                                        f"transaction-coordinator-{broker.node_id}", config.request_timeout_ms,
                                        MARKER_RETRY_BACKOFF_MS)
-    timer = SystemTimer("transaction-coordinator-timer", broker.log_manager.clock)  # transaction timeouts
+    timer = SystemTimer("transaction-coordinator-timer", broker.clock)  # transaction timeouts
     coordinator = TransactionCoordinator(config, state_topic, timer, channel, broker.metadata.allocate_producer_id)
     if broker.metadata_cache is not None:
         def follow_leadership(leaders: list[Partition], not_leaders: list[Partition]) -> None:

@@ -25,7 +25,7 @@ from wirebroker.server.web.server import (
 
 def install(server: HttpServer, broker: Any) -> None:
     faults = FaultInjector.of(broker.dispatcher)
-    clock = broker.log_manager.clock
+    clock = broker.clock
 
     def add_faults(request: HttpRequest) -> HttpResponse:
         body = _json(request)
