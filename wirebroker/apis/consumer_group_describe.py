@@ -5,16 +5,18 @@ Behaviour:
   subscription, current assignment and target assignment (topic ids and names).
 - GROUP_ID_NOT_FOUND for an unknown group or a classic one ("is not a consumer group").
 Version notes:
-- Authorized operations as KIP-430 with no authorizer; v1+ each member's type (KIP-1099): 0 for a member that joined
+- With an authorizer a group needs DESCRIBE, else GROUP_AUTHORIZATION_FAILED (listed after the others).
+- Authorized operations (KIP-430, from the ACLs) of each group described without error; v1+ each member's type (KIP-1099): 0 for a member that joined
   with the classic protocol (JoinGroup), 1 for a consumer-protocol member.
 """
 
 from __future__ import annotations
 
-from wirebroker.apis.authorized_operations import group_authorized_operations
+from wirebroker.apis.authorized_operations import set_group_operations
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
@@ -25,10 +27,12 @@ API_KEY = 69
 
 
 def handle(ctx: RequestContext, request: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
-    groups = ctx.broker.group_coordinator.consumer_group_describe(request.group_ids)
-    for described in groups:
-        if described.error_code != ErrorCode.GROUP_ID_NOT_FOUND:  # no consumer group by that id: no operations
-            described.authorized_operations = group_authorized_operations(request.include_authorized_operations)
+    allowed = ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
+    groups = ctx.broker.group_coordinator.consumer_group_describe([g for g in request.group_ids if g in allowed])
+    set_group_operations(ctx, groups, request.include_authorized_operations)
+    groups += [ConsumerGroupDescribeResponse.DescribedGroup(group_id=group_id,
+                                                            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+               for group_id in request.group_ids if group_id not in allowed]
     return ConsumerGroupDescribeResponse(groups=groups)
 
 

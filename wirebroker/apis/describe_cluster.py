@@ -5,7 +5,8 @@ Behaviour (Kafka's AuthHelper.computeDescribeClusterResponse on a broker):
   node (at the advertised address of the listener the request came in on, with its broker.rack) as broker and
   controller; in a cluster, the metadata cache the controller fills (brokers' endpoints on that listener, racks,
   and the controller's id, as a ZooKeeper-mode Kafka broker answers).
-- include_cluster_authorized_operations: every cluster operation (no authorizer, KIP-430); otherwise INT32_MIN.
+- include_cluster_authorized_operations: 0 without DESCRIBE on the cluster, else the cluster operations the ACLs
+  allow (every one without an authorizer, KIP-430); otherwise INT32_MIN.
 Version notes:
 - v1 endpoint_type (KIP-919): BROKER (1) is served; CONTROLLER (2) gets MISMATCHED_ENDPOINT_TYPE, any other value
   UNSUPPORTED_ENDPOINT_TYPE, with Kafka's messages. v0 requests carry no type: always BROKER.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from wirebroker.apis.authorized_operations import (
     AUTHORIZED_OPERATIONS_OMITTED,
-    CLUSTER_OPERATIONS,
+    cluster_authorized_operations,
 )
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
@@ -50,7 +51,7 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
         brokers=[DescribeClusterResponse.DescribeClusterBroker(broker_id=node.node_id, host=node.host, port=node.port,
                                                                rack=node.rack)
                  for node in view.alive_brokers(ctx.listener)],
-        cluster_authorized_operations=(CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
+        cluster_authorized_operations=(cluster_authorized_operations(ctx) if request.include_cluster_authorized_operations
                                        else AUTHORIZED_OPERATIONS_OMITTED),
     )
 

@@ -12,14 +12,17 @@ Behaviour (Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache)
   (this node alone on a single broker; the controller's metadata cache in a cluster), with no eligible leader
   replicas (KIP-966's ELR is KRaft's). A partition without a live leader is LEADER_NOT_AVAILABLE, leader -1.
 - A requested topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an illegal
-  name. Authorized operations are always filled in: everything is allowed without an authorizer (KIP-430).
+  name. Authorized operations are always filled in (KIP-430, from the ACLs; all of them without an authorizer).
+- With an authorizer each topic needs DESCRIBE: the others are left out of a listing of all topics, and a topic
+  asked for by name is TOPIC_AUTHORIZATION_FAILED, after the page (it takes no room in it).
 """
 
 from __future__ import annotations
 
-from wirebroker.apis.authorized_operations import TOPIC_OPERATIONS
+from wirebroker.apis.authorized_operations import authorized_operations
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.cluster.cluster_view import NO_LEADER, PartitionView, TopicView
 from wirebroker.cluster.metadata import INTERNAL_TOPICS, validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError
@@ -44,6 +47,10 @@ def handle(ctx: RequestContext, request: DescribeTopicPartitionsRequest) -> Desc
         names = _topic_names(ctx, request)
     except KafkaError as exc:
         return DescribeTopicPartitionsResponse(topics=[_error_topic(t.name, exc.code) for t in request.topics])
+    described = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, names, log_denied=bool(request.topics))
+    refused = [_error_topic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for name in names
+               if name not in described and request.topics]
+    names = [name for name in names if name in described]
     cursor = request.cursor
     remaining = min(MAX_PARTITIONS_PER_RESPONSE, request.response_partition_limit)
     response = DescribeTopicPartitionsResponse()
@@ -64,6 +71,9 @@ def handle(ctx: RequestContext, request: DescribeTopicPartitionsRequest) -> Desc
             response.next_cursor = _Cursor(topic_name=name, partition_index=end)
             break
         remaining -= max(end - first, 0)
+    for topic in response.topics:
+        topic.topic_authorized_operations = authorized_operations(ctx, ResourceType.TOPIC, topic.name)
+    response.topics.extend(refused)
     return response
 
 
@@ -85,8 +95,7 @@ def _topic(topic: TopicView, partitions: tuple[PartitionView, ...]) -> _Topic:
                       partition_index=p.index, leader_id=p.leader, leader_epoch=p.leader_epoch,
                       replica_nodes=list(p.replicas), isr_nodes=list(p.isr), eligible_leader_replicas=[],
                       last_known_elr=[], offline_replicas=list(p.offline_replicas))
-                      for p in partitions],
-                  topic_authorized_operations=TOPIC_OPERATIONS)
+                      for p in partitions])
 
 
 def _missing_topic(name: str) -> _Topic:

@@ -13,6 +13,8 @@ Behaviour:
 - Not enough bytes for min_bytes and max_wait_ms > 0: the request waits in the fetch purgatory until appends bring
   enough bytes or max_wait_ms passes.
 - Incremental fetch sessions (KIP-227): see replica/fetch_session.py.
+- With an authorizer: a follower fetch needs CLUSTER_ACTION on the cluster, a consumer fetch READ on each topic;
+  refused partitions are TOPIC_AUTHORIZATION_FAILED (checked before the topic's existence, as Kafka does).
 - Offsets outside [log start offset, log end offset]: OFFSET_OUT_OF_RANGE, and the client's auto.offset.reset acts.
 Version notes:
 - v0-3 expect message formats v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
@@ -30,6 +32,7 @@ from collections.abc import Hashable
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.current_leader import point_to_leaders
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.fetch import FetchRequest, FetchResponse
 from wirebroker.replica.fetch_session import CachedPartition, FetchContext
@@ -67,12 +70,13 @@ def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
     if context.error_code:
         return FetchResponse(error_code=context.error_code, session_id=0)
     names = _topic_names(ctx, context, by_id)
+    replica_id = _replica_id(ctx.api_version, request)
+    denied = _denied_topics(ctx, replica_id, names)
     reads = [
         FetchRead(names[topic], index, cached.fetch_offset, cached.max_bytes, cached.current_leader_epoch)
         for (topic, index), cached in context.partitions
-        if names[topic] is not None
+        if names[topic] is not None and names[topic] not in denied
     ]
-    replica_id = _replica_id(ctx.api_version, request)
     if replica_id >= 0 and ctx.api_version >= FIRST_REPLICA_HIGH_WATERMARK_VERSION:
         _set_replica_high_watermarks(reads, request, names, by_id)
     ctx.broker.replica_manager.fetch_messages(
@@ -81,7 +85,7 @@ def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
         request.min_bytes,
         request.max_wait_ms,
         request.isolation_level,
-        lambda done: ctx.respond(_response(ctx, context, names, by_id, done, request.isolation_level)),
+        lambda done: ctx.respond(_response(ctx, context, names, by_id, done, request.isolation_level, denied)),
         replica_id=replica_id,
     )
     return None
@@ -94,6 +98,16 @@ def _set_replica_high_watermarks(reads: list[FetchRead], request: FetchRequest, 
             for t in request.topics for p in t.partitions}
     for read in reads:
         read.replica_high_watermark = sent.get((read.topic, read.partition_index), read.replica_high_watermark)
+
+
+def _denied_topics(ctx: RequestContext, replica_id: int, names: dict[Hashable, str | None]) -> set[str]:
+    """The topics this request may not read (KafkaApis.handleFetchRequest): a follower (replica id >= 0) needs
+    CLUSTER_ACTION on the cluster for every one (CVE-2018-1288: a consumer posing as a follower would read past
+    the high watermark), a consumer READ on each."""
+    known = {name for name in names.values() if name is not None}
+    if replica_id >= 0:
+        return set() if ctx.authorize(AclOperation.CLUSTER_ACTION) else known
+    return known - ctx.authorized(AclOperation.READ, ResourceType.TOPIC, known)
 
 
 def _replica_id(version: int, request: FetchRequest) -> int:
@@ -115,15 +129,17 @@ def _topic_names(ctx: RequestContext, context: FetchContext, by_id: bool) -> dic
 
 
 def _response(ctx: RequestContext, context: FetchContext, names: dict, by_id: bool, reads: list[FetchRead],
-              isolation_level: int) -> FetchResponse:
+              isolation_level: int, denied: set[str]) -> FetchResponse:
     by_partition = {(r.topic, r.partition_index): r for r in reads}
     topics: list = []
     last_topic: Hashable = None
     with_records = []
     for key, cached in context.partitions:
         topic, index = key
-        read = by_partition.get((names[topic], index))
-        partition = _partition(index, read, isolation_level)
+        if names[topic] in denied:
+            partition = _error_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        else:
+            partition = _partition(index, by_partition.get((names[topic], index)), isolation_level)
         has_records = bool(partition.records)
         changed = cached.changed_by(partition.error_code, has_records, partition.high_watermark,
                                     partition.last_stable_offset, partition.log_start_offset)

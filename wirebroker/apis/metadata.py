@@ -21,7 +21,12 @@ Behaviour:
   likewise serve no client before their metadata has caught up).
 Version notes:
 - v10+ carries topic ids; v10+ requests may name topics by id (unknown id: UNKNOWN_TOPIC_ID).
-- v8+ may ask for authorized operations; with no authorizer everything is allowed (KIP-430 bit sets).
+- v8+ may ask for authorized operations (KIP-430 bit sets, from the ACLs; v8-10 for the cluster too).
+Authorization (KafkaApis.handleTopicMetadataRequest), with an authorizer:
+- Each topic needs DESCRIBE: a listing of all topics leaves the others out; a topic asked for by name is
+  TOPIC_AUTHORIZATION_FAILED (without its id), one asked for by id TOPIC_AUTHORIZATION_FAILED without its name.
+- Auto-creation needs CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED.
+- Authorized operations are filled in for every topic that passed DESCRIBE, existing or not.
 - v13+ top-level error_code (room for KIP-1102's REBOOTSTRAP_REQUIRED): always NONE, as Kafka's brokers answer.
 """
 
@@ -32,12 +37,12 @@ import threading
 from collections.abc import Callable
 
 from wirebroker.apis.authorized_operations import (
-    AUTHORIZED_OPERATIONS_OMITTED,
-    CLUSTER_OPERATIONS,
-    TOPIC_OPERATIONS,
+    authorized_operations,
+    cluster_authorized_operations,
 )
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.cluster.cluster_view import NO_LEADER, TopicView
 from wirebroker.cluster.metadata import validate_topic_name
 from wirebroker.protocol.errors import ErrorCode, KafkaError, TopicAlreadyExistsError
@@ -101,35 +106,55 @@ def _answer(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
         cluster_id=broker.cluster_id,
         controller_id=view.controller_id,
     )
-    include_operations = version >= 8 and request.include_topic_authorized_operations
-    if version >= 8 and version <= 10 and request.include_cluster_authorized_operations:
-        response.cluster_authorized_operations = CLUSTER_OPERATIONS
+    if 8 <= version <= 10 and request.include_cluster_authorized_operations:
+        response.cluster_authorized_operations = cluster_authorized_operations(ctx)
     if request.topics is None or (version == 0 and not request.topics):
-        response.topics = [_topic(view.topic(name), include_operations) for name in view.topic_names()]
-        return response
-    auto_create = request.allow_auto_topic_creation if version >= 4 else True
-    for wanted in request.topics:
-        if wanted.name is None:
-            topic = view.topic_by_id(wanted.topic_id)
-            unknown_name = None if version >= 12 else ""  # the name is nullable from v12
-            response.topics.append(
-                _topic(topic, include_operations) if topic
-                else _error_topic(unknown_name, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
-            )
-        else:
-            response.topics.append(_named_topic(ctx, wanted.name, auto_create, include_operations))
+        names = view.topic_names()
+        described = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, names, log_denied=False)
+        response.topics = [_topic(view.topic(name)) for name in names if name in described]
+    else:
+        auto_create = request.allow_auto_topic_creation if version >= 4 else True
+        response.topics = [_wanted_topic(ctx, wanted, auto_create) for wanted in request.topics]
+    if version >= 8 and request.include_topic_authorized_operations:
+        for topic in response.topics:
+            if topic.error_code not in _NOT_DESCRIBED:
+                topic.topic_authorized_operations = authorized_operations(ctx, ResourceType.TOPIC, topic.name)
     return response
 
 
-def _named_topic(ctx: RequestContext, name: str, auto_create: bool, include_operations: bool):
+# Kafka fills in authorized operations only for the topics that passed DESCRIBE and were looked up.
+_NOT_DESCRIBED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNKNOWN_TOPIC_ID)
+
+
+def _wanted_topic(ctx: RequestContext, wanted: MetadataRequest.MetadataRequestTopic, auto_create: bool):
+    view = ctx.broker.cluster_view
+    if wanted.name is not None:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, wanted.name):
+            return _error_topic(wanted.name, UUID_ZERO, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        return _named_topic(ctx, wanted.name, auto_create)
+    topic = view.topic_by_id(wanted.topic_id)
+    unknown_name = None if ctx.api_version >= 12 else ""  # the name is nullable from v12
+    if topic is None:
+        return _error_topic(unknown_name, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
+        # Topic ids are not secret (Kafka's comment); the name is.
+        return _error_topic(unknown_name, wanted.topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    return _topic(topic)
+
+
+def _named_topic(ctx: RequestContext, name: str, auto_create: bool):
     broker = ctx.broker
     topic = broker.cluster_view.topic(name)
     if topic is None:
+        auto_create = auto_create and broker.config["auto.create.topics.enable"]
+        if auto_create and not (ctx.authorize(AclOperation.CREATE, log_denied=False)
+                                or ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name)):
+            return _error_topic(name, UUID_ZERO, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         try:
             validate_topic_name(name)
         except KafkaError as exc:
             return _error_topic(name, UUID_ZERO, exc.code)
-        if not (auto_create and broker.config["auto.create.topics.enable"]) or name.startswith("__"):
+        if not auto_create or name.startswith("__"):
             return _error_topic(name, UUID_ZERO, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         try:
             created = broker.auto_create_topic(name)
@@ -140,14 +165,14 @@ def _named_topic(ctx: RequestContext, name: str, auto_create: bool, include_oper
         topic = broker.cluster_view.topic(name)
         if topic is None:
             return _error_topic(name, created.topic_id, ErrorCode.LEADER_NOT_AVAILABLE)
-    return _topic(topic, include_operations)
+    return _topic(topic)
 
 
 def _error_topic(name: str | None, topic_id: bytes, code: int) -> MetadataResponse.MetadataResponseTopic:
     return MetadataResponse.MetadataResponseTopic(error_code=code, name=name, topic_id=topic_id)
 
 
-def _topic(topic: TopicView, include_operations: bool) -> MetadataResponse.MetadataResponseTopic:
+def _topic(topic: TopicView) -> MetadataResponse.MetadataResponseTopic:
     return MetadataResponse.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=topic.name,
@@ -161,7 +186,6 @@ def _topic(topic: TopicView, include_operations: bool) -> MetadataResponse.Metad
             )
             for p in topic.partitions
         ],
-        topic_authorized_operations=TOPIC_OPERATIONS if include_operations else AUTHORIZED_OPERATIONS_OMITTED,
     )
 
 

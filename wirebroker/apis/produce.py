@@ -14,6 +14,10 @@ Behaviour:
   older clients refresh their metadata.
 - Unknown topics are UNKNOWN_TOPIC_OR_PARTITION: Produce never auto-creates (Metadata does).
 - A duplicate batch of an idempotent producer is answered with the offset it got the first time.
+- With an authorizer (KafkaApis.handleProduceRequest): transactional records need WRITE on the transactional id,
+  else every partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED (CVE-2018-17196); each topic needs WRITE, else
+  TOPIC_AUTHORIZATION_FAILED (before its existence is looked at). An idempotent producer needs nothing more here:
+  its InitProducerId was checked (Kafka 3.0+, KIP-679).
 Version notes:
 - v0-2 wrote message format v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
 - v3+ carries transactional_id; v5+ log_start_offset; v8+ record_errors and error_message (KIP-467);
@@ -25,11 +29,15 @@ Version notes:
 
 from __future__ import annotations
 
+from typing import Any
+
 from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
 from wirebroker.apis.current_leader import point_to_leaders
 from wirebroker.apis.registry import serve
-from wirebroker.protocol.errors import ErrorCode
+from wirebroker.cluster.acls import AclOperation, ResourceType
+from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
+from wirebroker.protocol.records import read_header
 from wirebroker.replica.manager import AppendResult
 
 API_KEY = 0
@@ -53,24 +61,37 @@ def handle(ctx: RequestContext, request: ProduceRequest) -> None:
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
     elif request.acks not in VALID_ACKS:
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
+    elif _has_transactional_records(entries) and not (
+            request.transactional_id is not None
+            and ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)):
+        ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)] * len(entries)))
     else:
-        known = [e for e in entries if e[0] is not None]
-        if len(known) == len(entries):
-            ctx.broker.replica_manager.append_records(
-                entries, request.acks, request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, results))
-            )
-        else:  # v13+ ids this broker does not know: UNKNOWN_TOPIC_ID, appended nowhere
-            ctx.broker.replica_manager.append_records(
-                known, request.acks, request.timeout_ms,
-                lambda results: ctx.respond(_answer(ctx, request, _with_unknown_topic_ids(entries, results))))
+        writable = ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC, (e[0] for e in entries if e[0] is not None))
+        refused = [ErrorCode.NONE if topic in writable
+                   else ErrorCode.UNKNOWN_TOPIC_ID if topic is None else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                   for topic, _, _ in entries]
+        ctx.broker.replica_manager.append_records(
+            [e for e, code in zip(entries, refused, strict=True) if code == ErrorCode.NONE], request.acks,
+            request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, _merged(refused, results))))
 
 
-def _with_unknown_topic_ids(entries: list[tuple[str | None, int, object]],
-                            appended: list[AppendResult]) -> list[AppendResult]:
-    """One result per entry: the appended ones' in order, UNKNOWN_TOPIC_ID for those without a name."""
+def _has_transactional_records(entries: list[tuple[str | None, int, Any]]) -> bool:
+    """Kafka's RequestUtils.hasTransactionalRecords: some partition's first batch is transactional. Such a
+    request needs WRITE on its transactional id (CVE-2018-17196); a batch too short to tell is the log's to refuse."""
+    for _, _, records in entries:
+        try:
+            if records and read_header(records).is_transactional:
+                return True
+        except KafkaError:
+            continue
+    return False
+
+
+def _merged(refused: list[int], appended: list[AppendResult]) -> list[AppendResult]:
+    """One result per entry: the appended ones' in order, the refusal (an unknown topic id, no WRITE on the
+    topic) of those not appended."""
     results = iter(appended)
-    return [next(results) if topic is not None else AppendResult(ErrorCode.UNKNOWN_TOPIC_ID)
-            for topic, _, _ in entries]
+    return [next(results) if code == ErrorCode.NONE else AppendResult(code) for code in refused]
 
 
 def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:
