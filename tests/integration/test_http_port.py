@@ -59,3 +59,74 @@ def test_state_shows_the_topics_offsets_producers_and_group_the_clients_made(htt
     assert member["client_id"] == "reader-1"
     assert member["assignment"] == {TOPIC: [0, 1]}
     assert state["listeners"] == [f"PLAINTEXT://127.0.0.1:{http_broker.port}"]
+
+
+def get_metrics(url: str) -> dict[tuple[str, tuple], float]:
+    """Every sample of /metrics, parsed by prometheus_client's own parser: (name, sorted labels) -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as response:
+        assert response.headers["Content-Type"].startswith("text/plain; version=")
+        text = response.read().decode()
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def topic_sample(metrics: dict, name: str, topic: str = TOPIC) -> float:
+    return metrics.get((name, (("topic", topic),)), 0)
+
+
+def test_metrics_move_by_the_bytes_and_records_produced_and_consumed(http_broker, tmp_path):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    producer = KafkaProducer(bootstrap_servers=http_broker.bootstrap, acks="all", linger_ms=5)
+    producer.send(TOPIC, b"first", partition=0).get(timeout=30)  # the topic exists; what follows is measured
+    before = get_metrics(http_broker.http_url)
+    segment = http_broker.data_dir / f"{TOPIC}-0" / f"{0:020d}.log"
+    size_before = segment.stat().st_size
+    for i in range(40):
+        producer.send(TOPIC, b"value-%d" % i, key=b"k%d" % (i % 3), partition=0)
+    producer.flush()
+    producer.close()
+    appended = segment.stat().st_size - size_before
+    consumer = KafkaConsumer(bootstrap_servers=http_broker.bootstrap, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=3000)
+    consumer.assign([TopicPartition(TOPIC, 0)])
+    assert len(list(consumer)) == 41
+    after = get_metrics(http_broker.http_url)
+    consumer.close()
+
+    def moved(name: str) -> float:
+        return topic_sample(after, name) - topic_sample(before, name)
+
+    assert appended > 40 * len(b"value-00")
+    assert moved("kafka_server_brokertopicmetrics_bytesin_total") == appended
+    assert moved("kafka_server_brokertopicmetrics_messagesin_total") == 40
+    assert topic_sample(after, "kafka_server_brokertopicmetrics_bytesout_total") == segment.stat().st_size
+    produced = [labels for name, labels in after if name == "kafka_network_requestmetrics_requests_total"
+                and dict(labels)["request"] == "Produce"]
+    assert produced, "no Produce request counted"
+    for labels in produced:
+        count = after[("kafka_network_requestmetrics_requests_total", labels)]
+        assert after[("kafka_network_requestmetrics_totaltimems_count", labels)] == count
+        assert after[("kafka_network_requestmetrics_totaltimems_bucket", tuple(sorted(labels + (("le", "+Inf"),))))] == count
+        assert after[("kafka_network_requestmetrics_totaltimems_sum", labels)] > 0
+    assert after[("kafka_log_log_logendoffset", (("partition", "0"), ("topic", TOPIC)))] == 41
+    assert after[("kafka_server_replicamanager_underreplicatedpartitions", ())] == 0
+    assert after[("kafka_server_socket_server_metrics_connection_count", (("listener", "PLAINTEXT"),))] >= 1
+    assert ("kafka_server_delayedoperationpurgatory_purgatorysize", (("delayedoperation", "Fetch"),)) in after
+    assert after[("kafka_network_requestchannel_requestqueuesize", ())] == 0
+
+
+def test_compat_gives_each_key_its_advertised_range_and_the_tests_that_exercise_it(http_broker):
+    from wirebroker.apis.emulation import api_table
+
+    compat = get_json(http_broker.http_url + "/compat")
+    rows = {row["name"]: row for row in compat["apis"]}
+    assert compat["emulating"] is None
+    for key, versions in api_table().advertised.items():
+        assert next(row for row in compat["apis"] if row["key"] == key)["advertised"] == list(versions)
+    assert "tests/integration/test_http_port.py" in rows["Produce"]["tests"]  # this file's KafkaProducer
+    assert "tests/integration/test_txn_markers_tools.py" in rows["DescribeProducers"]["tests"]
+    kafka_only = [row for row in compat["apis"] if row["key"] not in api_table().advertised]
+    assert kafka_only and all(row["advertised"] is None and row["kafka"] for row in kafka_only)
