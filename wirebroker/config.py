@@ -111,6 +111,10 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "log.flush.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
     "log.flush.start.offset.checkpoint.interval.ms": BrokerKey(INT, "60000"),
     "log.flush.scheduler.interval.ms": BrokerKey(LONG, str(2**63 - 1)),
+    # How often the high watermark reaches replication-offset-checkpoint, and the delay before the log manager's
+    # periodic tasks first run: what readers of the log dir (wirebroker.spark) wait for to see new records.
+    "replica.high.watermark.checkpoint.interval.ms": BrokerKey(LONG, "5000"),
+    "log.initial.task.delay.ms": BrokerKey(LONG, "30000"),
     "num.recovery.threads.per.data.dir": BrokerKey(INT, "2"),
     "producer.id.expiration.ms": BrokerKey(INT, "86400000"),
     "producer.id.expiration.check.interval.ms": BrokerKey(INT, "600000"),
