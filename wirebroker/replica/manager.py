@@ -142,8 +142,8 @@ class ReplicaManager:
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self._partitions: dict[tuple[str, int], Partition] = {}
         self._lock = threading.Lock()
-        self.produce_purgatory = DelayedOperationPurgatory("Produce")
-        self.fetch_purgatory = DelayedOperationPurgatory("Fetch")
+        self.produce_purgatory = DelayedOperationPurgatory("Produce", log_manager.clock)  # the broker's clock
+        self.fetch_purgatory = DelayedOperationPurgatory("Fetch", log_manager.clock)
         self.replication: Replication | None = None
         # A topic's config overrides in a cluster (the controller's store); a single broker passes TopicMetadata.
         self.topic_configs: Callable[[str], Mapping[str, str]] = lambda topic: {}
