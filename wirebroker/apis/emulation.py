@@ -58,9 +58,17 @@ class ApiTable:
         return EMULATED_FEATURES_EPOCH if self.finalized_features else NO_FEATURES_EPOCH
 
 
-@functools.cache
 def api_table(emulate: str | None = None) -> ApiTable:
-    """The table of this broker (emulate None) or of the emulated release line ("3.6"); built once per process."""
+    """The table of this broker (emulate None) or of the emulated release line ("3.6").
+
+    Built once per registry state: the registry only grows (a cluster member registers the inter-broker APIs when
+    it starts, maybe after a single broker of the same process built its table), so its size tells the states apart.
+    """
+    return _api_table(emulate, len(SERVED))
+
+
+@functools.cache
+def _api_table(emulate: str | None, _registered: int) -> ApiTable:
     own = {key: (api.min_version, api.max_version) for key, api in sorted(SERVED.items())}
     advertised = {key: own[key] for key, api in sorted(SERVED.items()) if api.advertised}
     if emulate is None:
