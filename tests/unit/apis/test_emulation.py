@@ -3,16 +3,26 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
 
 import wirebroker.apis.inter_broker  # noqa: F401  (a cluster member's APIs: never advertised, always served)
-from wirebroker.apis.emulation import RELEASES_DIR, api_table, read_release, release_versions
+from wirebroker.apis.emulation import (
+    RELEASES_DIR,
+    api_table,
+    read_release,
+    release_versions,
+)
 from wirebroker.apis.registry import SERVED, supported_versions
 from wirebroker.cli import parse_args
 from wirebroker.config import EMULATE_KEY, EMULATED_KAFKA_VERSIONS
-from wirebroker.protocol.messages import API_SPECS, KAFKA_ADVERTISED_VERSIONS, KAFKA_VERSION
+from wirebroker.protocol.messages import (
+    API_SPECS,
+    KAFKA_ADVERTISED_VERSIONS,
+    KAFKA_VERSION,
+)
 
 API_VERSIONS, END_TXN = 18, 26
 
@@ -41,7 +51,7 @@ def test_a_stored_table_is_a_broker_answer_of_its_release(line):
 
 
 def test_releases_only_add_versions():
-    for older, newer in zip(EMULATED_KAFKA_VERSIONS, EMULATED_KAFKA_VERSIONS[1:]):
+    for older, newer in itertools.pairwise(EMULATED_KAFKA_VERSIONS):
         before, after = release_versions(read_release(older)), release_versions(read_release(newer))
         assert all(after[key][1] >= high for key, (_, high) in before.items() if key in after), (older, newer)
 
