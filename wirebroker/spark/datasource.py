@@ -92,7 +92,8 @@ class _RangeReader:
             [int(stored.timestamp_type) for stored in chunk],
         ]
         if self.options.include_headers:
-            columns.append([[{"key": key, "value": value} for key, value in stored.record.headers]
+            # As the Kafka source: a record without headers has a null headers column, not an empty array.
+            columns.append([[{"key": key, "value": value} for key, value in stored.record.headers] or None
                             for stored in chunk])
         arrays = [pa.array(column, type=field.type) for column, field in zip(columns, self.arrow_schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)

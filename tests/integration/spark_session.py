@@ -1,0 +1,79 @@
+"""One SparkSession per test module, with pyspark installed as the compat harness installs it.
+
+pyspark 4.2 is heavy (a ~456 MB sdist) and optional, so it is never a test dependency of the package: the compat
+harness's spark_env() installs it into the cached venv (.cache/compat/venv, pip's cache beside it) with the Kafka
+connector jars, and this adds the rest of the `spark` extra (pyarrow) plus wirebroker's own dependencies there. The
+test process imports pyspark from that venv; Spark's Python workers run the venv's interpreter with the repo on
+PYTHONPATH, so they import this checkout's wirebroker.spark. A failed install fails the test saying what to install.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import site
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from compat_tests.cache import InstallError, inputs_digest, is_fresh, mark_fresh, run_install_step
+from compat_tests.installers import spark_env
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+PYPROJECT = REPO_DIR / "pyproject.toml"
+STAMP = ".stamp-spark-extra"
+WHAT_TO_INSTALL = ("pyspark 4.2 and pyarrow are needed: let `python3 -m compat_tests --clients spark` (or this test) "
+                   "install them into .cache/compat/venv, or `pip install 'wirebroker[spark]'`, with a JDK 17 and "
+                   "Maven for the connector jars")
+
+
+def spark_python_and_jars() -> tuple[Path, Path]:
+    """The venv interpreter that has pyspark, pyarrow and wirebroker's dependencies, and the connector jars dir."""
+    try:
+        python, jars = spark_env()
+        venv = python.parent.parent
+        digest = inputs_digest([PYPROJECT])
+        if not is_fresh(venv, digest, STAMP):
+            project = tomllib.loads(PYPROJECT.read_text())["project"]
+            requirements = project["dependencies"] + project["optional-dependencies"]["spark"]
+            run_install_step([python, "-m", "pip", "install", "-q", *requirements],
+                             env={"PIP_CACHE_DIR": str(venv.parent / "pip")}, hint="install python3-venv and pip")
+            mark_fresh(venv, digest, STAMP)
+    except InstallError as exc:
+        pytest.fail(f"{WHAT_TO_INSTALL}\n{exc}", pytrace=False)
+    return python, jars
+
+
+def worker_environment(python: Path) -> dict[str, str]:
+    """What a process running Spark needs to find the venv's pyspark and this checkout's wirebroker."""
+    return {"PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
+            "PYTHONPATH": os.pathsep.join([str(REPO_DIR), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+
+
+def start_session(app_name: str):
+    """A local[2] SparkSession with the Kafka connector and the wirebroker data source registered."""
+    python, jars = spark_python_and_jars()
+    venv_site = glob.glob(str(python.parent.parent / "lib" / "python*" / "site-packages"))
+    for path in venv_site:
+        site.addsitedir(path)
+    os.environ.update(worker_environment(python))
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        pytest.fail(f"{WHAT_TO_INSTALL}\n{exc}", pytrace=False)
+    from wirebroker.spark import WirebrokerDataSource
+
+    session = (SparkSession.builder.master("local[2]").appName(app_name)
+               .config("spark.jars", ",".join(sorted(glob.glob(str(jars / "*.jar")))))
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("WARN")
+    session.dataSource.register(WirebrokerDataSource)
+    assert sys.modules["pyspark"].__version__.startswith("4.2")
+    return session
