@@ -9,14 +9,18 @@ Behaviour (Kafka's KafkaApis.handleAddOffsetsToTxnRequest):
 Version notes:
 - v1 same as v0; v2+ PRODUCER_FENCED (KIP-588), INVALID_PRODUCER_EPOCH before; v3+ flexible; v4 same as v3
   (a client of transaction protocol 2 no longer sends it, KIP-890).
+Authorization (with an authorizer, as KafkaApis): WRITE on the transactional id, else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.transaction_errors import client_error
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.coordinator.offsets_topic import OFFSETS_TOPIC
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.add_offsets_to_txn import (
@@ -29,6 +33,8 @@ FIRST_PRODUCER_FENCED_VERSION = 2  # KIP-588
 
 
 def handle(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
+    require(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+    require(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
     partition = ctx.broker.offsets_topic.partition_for(request.group_id)
     try:
         ctx.broker.transaction_coordinator.add_partitions(request.transactional_id, request.producer_id,

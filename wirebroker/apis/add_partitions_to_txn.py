@@ -13,6 +13,10 @@ Behaviour (Kafka's KafkaApis.handleAddPartitionsToTxnRequest and TransactionCoor
 Version notes:
 - v1 same as v0; v2+ PRODUCER_FENCED (KIP-588), INVALID_PRODUCER_EPOCH before; v3+ flexible; v4+ batched,
   inter-broker (KIP-890); v5 TRANSACTION_ABORTABLE (KIP-1050).
+Authorization (with an authorizer, as KafkaApis): WRITE on the transactional id, else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED for each partition; WRITE on each topic (never granted for an internal
+  topic), else TOPIC_AUTHORIZATION_FAILED, the other partitions OPERATION_NOT_ATTEMPTED; v4+ needs CLUSTER_ACTION on
+  the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.transaction_errors import client_error
+from wirebroker.cluster.acls import AclOperation, ResourceType
+from wirebroker.cluster.metadata import INTERNAL_TOPICS
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
@@ -41,6 +47,8 @@ def handle(ctx: RequestContext, request: AddPartitionsToTxnRequest) -> AddPartit
         errors = _add(ctx, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
                       request.v3_and_below_producer_epoch, request.v3_and_below_topics, verify_only=False)
         return _Response(error_code=ErrorCode.NONE, results_by_topic_v3_and_below=_topic_results(errors))
+    if not ctx.authorize(AclOperation.CLUSTER_ACTION):  # v4+ comes from brokers verifying transactions (KIP-890)
+        return _Response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     return _Response(error_code=ErrorCode.NONE, results_by_transaction=[
         _Response.AddPartitionsToTxnResult(
             transactional_id=txn.transactional_id,
@@ -53,10 +61,16 @@ def _add(ctx: RequestContext, transactional_id: str, producer_id: int, producer_
          topics: list[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], verify_only: bool) -> dict[TopicPartition, int]:
     """The error of every partition named."""
     partitions = {(topic.name, index) for topic in topics for index in topic.partitions}
-    unknown = {tp for tp in partitions if not _exists(ctx, tp)}
-    if unknown:
-        return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
-                for tp in partitions}
+    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    # An internal topic is never WRITE-authorized here, with or without an authorizer (Kafka filters them out).
+    writable = ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC,
+                              (topic for topic, _ in partitions if topic not in INTERNAL_TOPICS))
+    refused = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] not in writable
+               else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+               for tp in partitions if tp[0] not in writable or not _exists(ctx, tp)}
+    if refused:
+        return {tp: refused.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in partitions}
     coordinator = ctx.broker.transaction_coordinator
     try:
         if verify_only:

@@ -4,10 +4,11 @@ Behaviour:
 - For each KIP-848 consumer group: state, group epoch, target assignment epoch, assignor, and every member with its
   subscription, current assignment and target assignment (topic ids and names).
 - GROUP_ID_NOT_FOUND for an unknown group or a classic one ("is not a consumer group").
-Version notes:
 - With an authorizer a group needs DESCRIBE, else GROUP_AUTHORIZATION_FAILED (listed after the others).
-- Authorized operations (KIP-430, from the ACLs) of each group described without error; v1+ each member's type (KIP-1099): 0 for a member that joined
-  with the classic protocol (JoinGroup), 1 for a consumer-protocol member.
+- Authorized operations (KIP-430, from the ACLs) of each group described without error.
+Version notes:
+- v1+ each member's type (KIP-1099): 0 for a member that joined with the classic protocol (JoinGroup), 1 for a
+  consumer-protocol member.
 """
 
 from __future__ import annotations

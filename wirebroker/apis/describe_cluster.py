@@ -51,7 +51,8 @@ def handle(ctx: RequestContext, request: DescribeClusterRequest) -> DescribeClus
         brokers=[DescribeClusterResponse.DescribeClusterBroker(broker_id=node.node_id, host=node.host, port=node.port,
                                                                rack=node.rack)
                  for node in view.alive_brokers(ctx.listener)],
-        cluster_authorized_operations=(cluster_authorized_operations(ctx) if request.include_cluster_authorized_operations
+        cluster_authorized_operations=(cluster_authorized_operations(ctx)
+                                       if request.include_cluster_authorized_operations
                                        else AUTHORIZED_OPERATIONS_OMITTED),
     )
 

@@ -11,14 +11,18 @@ Behaviour (Kafka's TransactionCoordinator.handleEndTransaction, protocol 1):
 Version notes:
 - v1 same as v0; v2+ PRODUCER_FENCED (KIP-588), INVALID_PRODUCER_EPOCH before; v3+ flexible; v4 same as v3;
   v5 would bump the epoch on every end (KIP-890) and return it.
+Authorization (with an authorizer, as KafkaApis): WRITE on the transactional id, else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.transaction_errors import client_error
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 
@@ -27,6 +31,7 @@ FIRST_PRODUCER_FENCED_VERSION = 2  # KIP-588
 
 
 def handle(ctx: RequestContext, request: EndTxnRequest) -> EndTxnResponse:
+    require(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     try:
         ctx.broker.transaction_coordinator.end_transaction(request.transactional_id, request.producer_id,
                                                            request.producer_epoch, request.committed)

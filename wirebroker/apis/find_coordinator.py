@@ -10,14 +10,18 @@ Behaviour:
   (`transaction.state.log.num.partitions`, `transaction.state.log.replication.factor` capped to the brokers on a
   single node, `transaction.state.log.min.isr`), created on the first ask; an empty id is INVALID_REQUEST.
 - Any other key type: INVALID_REQUEST.
+- With an authorizer a key needs DESCRIBE on its group or transactional id, else GROUP_AUTHORIZATION_FAILED or
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED (the internal topic is then not created).
 Version notes:
 - v1+ key_type and error_message; v3+ flexible; v4+ many keys per request, answered per key (KIP-699).
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import refusal_code
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.coordinator.internal_topic import InternalTopic
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.find_coordinator import (
@@ -31,6 +35,8 @@ TRANSACTION_KEY_TYPE = 1
 FIRST_BATCHED_VERSION = 4
 
 _Coordinator = FindCoordinatorResponse.Coordinator
+# What a key names, for the DESCRIBE it needs (KafkaApis.getCoordinator).
+_RESOURCE_TYPES = {GROUP_KEY_TYPE: ResourceType.GROUP, TRANSACTION_KEY_TYPE: ResourceType.TRANSACTIONAL_ID}
 
 
 def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
@@ -43,6 +49,9 @@ def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordina
 
 
 def _find(ctx: RequestContext, key: str, key_type: int) -> FindCoordinatorResponse.Coordinator:
+    resource_type = _RESOURCE_TYPES.get(key_type)
+    if resource_type is not None and not ctx.authorize(AclOperation.DESCRIBE, resource_type, key):
+        return _error(key, refusal_code(resource_type), None)
     if key_type == GROUP_KEY_TYPE:
         return _coordinator(ctx, key, ctx.broker.offsets_topic, f"group {key}")
     if key_type == TRANSACTION_KEY_TYPE:
@@ -67,7 +76,7 @@ def _coordinator(ctx: RequestContext, key: str, topic: InternalTopic, what: str)
                         error_code=ErrorCode.NONE, error_message=None)
 
 
-def _error(key: str, code: int, message: str) -> FindCoordinatorResponse.Coordinator:
+def _error(key: str, code: int, message: str | None) -> FindCoordinatorResponse.Coordinator:
     return _Coordinator(key=key, node_id=-1, host="", port=-1, error_code=code, error_message=message)
 
 

@@ -17,6 +17,9 @@ Version notes:
   same epoch, another producer's epoch is PRODUCER_FENCED; v4+ PRODUCER_FENCED (KIP-588), INVALID_PRODUCER_EPOCH
   before; v5 marks a client that may use transaction protocol 2 (KIP-890), which this broker does not advertise
   (no `transaction.version` feature), so v5 clients use protocol 1.
+Authorization (with an authorizer, as KafkaApis): WRITE on the transactional id (and TWO_PHASE_COMMIT with
+  enable_2pc), else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; an idempotent producer (no transactional id) needs
+  IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.transaction_errors import client_error
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
@@ -44,6 +48,9 @@ FIRST_PRODUCER_FENCED_VERSION = 4  # KIP-588
 
 
 def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
+    refusal = _refusal(ctx, request)
+    if refusal is not None:
+        return _error(refusal)
     if (request.producer_id == NO_PRODUCER_ID) != (request.producer_epoch == NO_PRODUCER_EPOCH):
         return _error(ErrorCode.INVALID_REQUEST)
     if request.transactional_id is not None:
@@ -52,6 +59,26 @@ def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerI
     log.debug("Producer id %d (epoch %d) for %s (client id %r)", producer_id, FIRST_EPOCH, ctx.client_address,
               ctx.client_id)
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=FIRST_EPOCH)
+
+
+def _refusal(ctx: RequestContext, request: InitProducerIdRequest) -> ErrorCode | None:
+    """KafkaApis.handleInitProducerIdRequest's checks: WRITE on the transactional id (and TWO_PHASE_COMMIT for a
+    KIP-939 producer); without one, IDEMPOTENT_WRITE on the cluster or WRITE on some topic."""
+    if request.transactional_id is not None:
+        if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        if request.enable2_pc and not ctx.authorize(AclOperation.TWO_PHASE_COMMIT, ResourceType.TRANSACTIONAL_ID,
+                                                    request.transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return None
+    authorizer = ctx.broker.authorizer
+    if authorizer is None or ctx.authorize(AclOperation.IDEMPOTENT_WRITE, log_denied=False):
+        return None
+    if authorizer.authorize_by_resource_type(ctx.principal, ctx.client_ip, AclOperation.WRITE, ResourceType.TOPIC):
+        return None
+    log.info("InitProducerId from %s (%s) refused: no IDEMPOTENT_WRITE on the cluster and no WRITE on any topic",
+             ctx.principal, ctx.client_address)
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
 def _transactional(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:

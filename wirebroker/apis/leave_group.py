@@ -7,13 +7,16 @@ Behaviour:
 Version notes:
 - v0-2 one member_id, its error at the top level; v3+ a batch of members with group_instance_id (KIP-345), one
   error each; v4+ flexible; v5+ a reason per member (KIP-800).
+Authorization (with an authorizer, as KafkaApis): READ on the group, else GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.leave_group import (
     LeaveGroupRequest,
@@ -25,6 +28,7 @@ FIRST_BATCHED_VERSION = 3
 
 
 def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse:
+    require(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
     batched = ctx.api_version >= FIRST_BATCHED_VERSION
     leaving = ([(m.member_id, m.group_instance_id, m.reason) for m in request.members] if batched
                else [(request.member_id, None, None)])

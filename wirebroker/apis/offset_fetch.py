@@ -15,13 +15,18 @@ Version notes:
   named by id (KIP-848): an id this broker does not know is UNKNOWN_TOPIC_ID (offset -1) for each asked partition,
   after the group's other topics; for all of a group's offsets, a topic with no id any more (deleted) is left out,
   as Kafka's KafkaApis.fetchAllOffsetsForGroup does.
+Authorization (with an authorizer): DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED; a requested topic
+without DESCRIBE is TOPIC_AUTHORIZATION_FAILED per partition; all of a group's offsets leave such topics out.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.cluster.cluster_view import ClusterView
 from wirebroker.coordinator.offset_metadata_manager import FetchedOffset
 from wirebroker.protocol.errors import ErrorCode
@@ -43,8 +48,7 @@ def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
     if ctx.api_version >= FIRST_BATCHED_VERSION:
         return _R(groups=[_group(ctx, group, request.require_stable) for group in request.groups])
     topics = None if request.topics is None else [(t.name, list(t.partition_indexes)) for t in request.topics]
-    code, fetched = ctx.broker.group_coordinator.fetch_offsets(request.group_id, topics,
-                                                               require_stable=request.require_stable)
+    code, fetched = _fetch_described(ctx, request.group_id, topics, require_stable=request.require_stable)
     if code != ErrorCode.NONE and ctx.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
         fetched = [(name, [FetchedOffset(p, -1, -1, "", code) for p in partitions])
                    for name, partitions in topics or []]
@@ -59,8 +63,7 @@ def _group(ctx: RequestContext, group: OffsetFetchRequest.OffsetFetchRequestGrou
     view = ctx.broker.cluster_view
     by_id = ctx.api_version >= FIRST_TOPIC_ID_VERSION
     topics, unknown_ids = _asked_topics(view, group.topics, by_id)
-    code, fetched = ctx.broker.group_coordinator.fetch_offsets(group.group_id, topics, group.member_id,
-                                                               group.member_epoch, require_stable)
+    code, fetched = _fetch_described(ctx, group.group_id, topics, group.member_id, group.member_epoch, require_stable)
     answered = []
     for name, offsets in fetched:
         topic = view.topic(name) if by_id else None
@@ -74,6 +77,28 @@ def _group(ctx: RequestContext, group: OffsetFetchRequest.OffsetFetchRequestGrou
             _partition(_R.OffsetFetchResponsePartitions, FetchedOffset(p, -1, -1, "", ErrorCode.UNKNOWN_TOPIC_ID))
             for p in t.partition_indexes]) for t in unknown_ids]
     return _R.OffsetFetchResponseGroup(group_id=group.group_id, error_code=code, topics=answered)
+
+
+def _fetch_described(ctx: RequestContext, group_id: str, topics: list[tuple[str, list[int]]] | None,
+                     *args: Any, **kwargs: Any) -> tuple[int, list[tuple[str, list[FetchedOffset]]]]:
+    """The coordinator's offsets as this request may see them (Kafka's KafkaApis.fetchOffsets): DESCRIBE on the
+    group, else GROUP_AUTHORIZATION_FAILED; of all the group's topics those it may DESCRIBE; a requested topic it may
+    not, TOPIC_AUTHORIZATION_FAILED per partition."""
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    coordinator = ctx.broker.group_coordinator
+    if topics is None:
+        code, fetched = coordinator.fetch_offsets(group_id, None, *args, **kwargs)
+        described = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, (name for name, _ in fetched),
+                                   log_denied=False)
+        return code, [(name, offsets) for name, offsets in fetched if name in described]
+    described = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, (name for name, _ in topics))
+    code, fetched = coordinator.fetch_offsets(group_id, [t for t in topics if t[0] in described], *args, **kwargs)
+    if code != ErrorCode.NONE:
+        return code, fetched
+    return code, fetched + [
+        (name, [FetchedOffset(p, -1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in partitions])
+        for name, partitions in topics if name not in described]
 
 
 def _asked_topics(view: ClusterView, topics: list[OffsetFetchRequest.OffsetFetchRequestTopics] | None, by_id: bool

@@ -1,0 +1,38 @@
+"""The refusal of a whole request by the authorizer (Kafka's AuthHelper.authorizeClusterOperation and the checks
+KafkaApis answers with a request's top-level error code).
+
+Per-resource checks are RequestContext.authorize and .authorized; this module turns a refusal into the Kafka error
+the dispatcher answers with, one per resource type.
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.cluster.acls import CLUSTER_RESOURCE_NAME, AclOperation, ResourceType
+from wirebroker.protocol.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
+)
+
+REFUSALS: dict[ResourceType, type[KafkaError]] = {
+    ResourceType.TOPIC: TopicAuthorizationFailedError,
+    ResourceType.GROUP: GroupAuthorizationFailedError,
+    ResourceType.CLUSTER: ClusterAuthorizationFailedError,
+    ResourceType.TRANSACTIONAL_ID: TransactionalIdAuthorizationFailedError,
+}
+
+
+def require(ctx: RequestContext, operation: AclOperation, resource_type: ResourceType = ResourceType.CLUSTER,
+            name: str = CLUSTER_RESOURCE_NAME) -> None:
+    """Raise the resource type's authorization error unless this request may do `operation` to the resource."""
+    if not ctx.authorize(operation, resource_type, name):
+        raise REFUSALS[resource_type](
+            f"{ctx.principal} is not authorized to {operation.name} {resource_type.name} {name}")
+
+
+def refusal_code(resource_type: ResourceType) -> int:
+    """The error code a refused resource of this type gets in a per-resource answer."""
+    return REFUSALS[resource_type].code
