@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 from wirebroker.network.request_channel import Request
 from wirebroker.network.response_send import ResponseSend
@@ -13,6 +14,10 @@ def format_address(address: tuple) -> str:
     """ "host:port", with the host in brackets when it is IPv6."""
     host, port = address[0], address[1]
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class SecurityClose(Exception):
+    """The connection's TLS or SASL layer refuses the client; the message says why (logged, then closed)."""
 
 
 class Connection:
@@ -32,6 +37,7 @@ class Connection:
         "last_active",
         "principal",
         "security_protocol",
+        "security",
     )
 
     def __init__(self, sock: socket.socket, listener: str, index: int, max_frame_size: int, now: float) -> None:
@@ -49,3 +55,4 @@ class Connection:
         self.last_active = now
         self.principal = "User:ANONYMOUS"  # until the connection authenticates (SSL client certificate, SASL)
         self.security_protocol = "PLAINTEXT"
+        self.security: Any = None  # a ConnectionSecurity (network/channel_security.py) on TLS and SASL listeners

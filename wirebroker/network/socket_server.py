@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import resource
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from wirebroker.network.acceptor import Acceptor
 from wirebroker.network.connection_quotas import MAX_CONNECTIONS, ConnectionQuotas
@@ -46,6 +47,7 @@ class SocketServer:
         socket_receive_buffer_bytes: int = SOCKET_RECEIVE_BUFFER_BYTES,
         socket_listen_backlog_size: int = SOCKET_LISTEN_BACKLOG_SIZE,
         max_connections: int = MAX_CONNECTIONS,
+        listener_security: Mapping[str, Any] | None = None,  # name -> ListenerSecurity, for non-PLAINTEXT listeners
     ) -> None:
         if not listeners:
             raise ValueError("at least one listener (name, host, port) is needed")
@@ -60,6 +62,7 @@ class SocketServer:
         self._socket_receive_buffer_bytes = socket_receive_buffer_bytes
         self._socket_listen_backlog_size = socket_listen_backlog_size
         self._quotas = ConnectionQuotas(max_connections)
+        self._listener_security = listener_security
         self._listen_sockets: list[list[socket.socket]] = []  # per listener
         self._bound_addresses: list[list[tuple[str, int]]] = []  # per listener, kept after shutdown for logs
         self._processors: list[Processor] = []
@@ -91,6 +94,7 @@ class SocketServer:
                 self._quotas,
                 max_request_size=self._socket_request_max_bytes,
                 connections_max_idle_ms=self._connections_max_idle_ms,
+                listener_security=self._listener_security,
             )
             for processor_id in range(self._num_network_threads)
         ]

@@ -53,6 +53,15 @@ class FrameReader:
         self._filled = 0  # bytes of _frame received so far
 
     @property
+    def max_frame_size(self) -> int:
+        return self._max_frame_size
+
+    @max_frame_size.setter
+    def max_frame_size(self, value: int) -> None:
+        """Changed between frames: a SASL listener reads small frames until the client authenticates."""
+        self._max_frame_size = value
+
+    @property
     def buffered_bytes(self) -> int:
         """Bytes received and not yet handed out as frames."""
         return len(self._pending) + self._filled
