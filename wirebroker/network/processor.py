@@ -24,8 +24,10 @@ import socket
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Mapping
+from typing import Any
 
-from wirebroker.network.connection import Connection
+from wirebroker.network.connection import Connection, SecurityClose
 from wirebroker.network.connection_quotas import ConnectionQuotas
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.network.response_send import FilePartError, ResponseSend
@@ -49,6 +51,7 @@ class Processor(threading.Thread):
         *,
         max_request_size: int,
         connections_max_idle_ms: int,
+        listener_security: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(name=f"wirebroker-network-thread-{processor_id}", daemon=True)
         self.id = processor_id
@@ -56,6 +59,8 @@ class Processor(threading.Thread):
         self._quotas = quotas
         self._max_request_size = max_request_size
         self._connections_max_idle_ms = connections_max_idle_ms
+        # listener name -> its ListenerSecurity (network/channel_security.py); PLAINTEXT listeners have none
+        self._listener_security = listener_security or {}
         self._selector = selectors.DefaultSelector()
         self._wakeup = Wakeup()
         self._wakeup.register(self._selector)
@@ -151,12 +156,23 @@ class Processor(threading.Thread):
                 continue
             self._next_connection_index += 1
             self._connections[conn.id] = conn
+            security = self._listener_security.get(listener)
+            if security is not None:
+                try:
+                    security.attach(conn)
+                except Exception as e:
+                    self._close_after_error(conn, e)
+                    continue
             self._update_interest(conn)
 
     # -- reading -------------------------------------------------------------------------------------------------
 
     def _handle_io(self, conn: Connection, mask: int) -> None:
         try:
+            if conn.security is not None and conn.security.handshaking:
+                self._touch(conn)
+                if not conn.security.handshake():
+                    return
             if mask & _WRITE:
                 self._write(conn)
             if mask & _READ:
@@ -169,7 +185,8 @@ class Processor(threading.Thread):
 
     def _read(self, conn: Connection) -> None:
         try:
-            count = conn.reader.receive_into(conn.sock.recv_into, self._scratch)
+            recv_into = conn.sock.recv_into if conn.security is None else conn.security.recv_into
+            count = conn.reader.receive_into(recv_into, self._scratch)
         except BlockingIOError:
             return
         if count == 0:
@@ -184,6 +201,12 @@ class Processor(threading.Thread):
         conn.muted = True  # the selector keeps watching for reads until bytes arrive (see _update_interest)
         request = Request(self.id, conn.id, conn.client_address, frame, time.monotonic_ns(), conn.listener,
                           principal=conn.principal, security_protocol=conn.security_protocol)
+        if conn.security is not None:
+            answer = conn.security.on_request(frame)  # SASL is answered here, on the network thread, as in Kafka
+            request.principal = conn.principal
+            if answer is not None:
+                self._start_response(conn, Response(request, answer.parts, answer.close))
+                return
         if not self._channel.send_request(request):
             conn.waiting_request = request
             self._waiting.append(conn)
@@ -250,7 +273,7 @@ class Processor(threading.Thread):
                 conn.muted = False
                 self._resume_reading(conn)
             return
-        conn.send = ResponseSend(response.parts)
+        conn.send = (ResponseSend if conn.security is None else conn.security.send_class)(response.parts)
         conn.close_after_send = response.close_connection
         self._write(conn)
 
@@ -305,7 +328,9 @@ class Processor(threading.Thread):
             self._close(oldest, logging.DEBUG, f"idle for more than {self._connections_max_idle_ms} ms")
 
     def _close_after_error(self, conn: Connection, error: Exception) -> None:
-        if isinstance(error, ConnectionError):
+        if isinstance(error, SecurityClose):
+            self._close(conn, logging.INFO, str(error))
+        elif isinstance(error, ConnectionError):
             self._close(conn, logging.DEBUG, f"the client went away ({error})")
         elif isinstance(error, (FrameError, FilePartError, OSError)):
             self._close(conn, logging.WARNING, f"unexpected error: {error}")
