@@ -18,6 +18,7 @@ from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.cluster.scram_credentials import ScramCredentialStore
 from wirebroker.config import EMULATE_KEY, VIRTUAL_CLOCK_KEY, BrokerConfig, Listener
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
@@ -71,6 +72,7 @@ class Broker:
         self.metadata = MetadataStore(config.log_dirs[0], self.cluster_id, self.node_id)
         self.controller = Controller(self.metadata, config["num.partitions"], config["default.replication.factor"])
         self.acls = AclStore(config.log_dirs[0])
+        self.scram_credentials = ScramCredentialStore(config.log_dirs[0])
         self.authorizer = _build_authorizer(config, self.acls)
         self.replica_manager = ReplicaManager(self.log_manager, config.log_config, config.node_id,
                                               config["replica.lag.time.max.ms"])
@@ -107,6 +109,7 @@ class Broker:
             socket_send_buffer_bytes=config["socket.send.buffer.bytes"],
             socket_receive_buffer_bytes=config["socket.receive.buffer.bytes"],
             max_connections=config["max.connections"],
+            listener_security=self._listener_security(),
         )
         self.handler_pool.start()
         self.socket_server.start()
@@ -118,6 +121,14 @@ class Broker:
             self.http_server = start_http_server(self, config["http.listener"])
         if self.zk_mode is not None:
             self.kafka_controller = self.zk_mode.start(self)
+
+    def _listener_security(self) -> dict | None:
+        """TLS and SASL for the listeners that are not PLAINTEXT (none: nothing of it is imported)."""
+        if set(self.config.security_protocols.values()) == {"PLAINTEXT"}:
+            return None
+        from wirebroker.server.security import listener_security
+
+        return listener_security(self.config, self.scram_credentials)
 
     def _start_replication(self) -> None:
         """The cluster view and, in a cluster, replication.
