@@ -15,6 +15,7 @@ from wirebroker.cluster.acls import (
 from wirebroker.cluster.cluster_view import ClusterView
 from wirebroker.cluster.controller import TopicAdmin
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
+from wirebroker.cluster.scram_credentials import ScramCredentialStore
 from wirebroker.config import BrokerConfig, Listener
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.internal_topic import InternalTopic
@@ -43,6 +44,7 @@ class BrokerServices(Protocol):
     metadata: MetadataStore
     controller: TopicAdmin  # the single-node Controller, or ZkAdmin in ZooKeeper mode
     acls: AclStore
+    scram_credentials: ScramCredentialStore  # SCRAM-SHA-256/512 users (Describe/AlterUserScramCredentials, SASL)
     authorizer: Authorizer | None  # with authorizer.class.name: the ACLs enforced (cluster/authorizer.py)
     log_manager: LogManager
     replica_manager: ReplicaManager
