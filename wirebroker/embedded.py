@@ -9,6 +9,11 @@ start and to stop once the first start has imported the broker), or with `proces
 Keywords are `server.properties` keys with dots written as underscores (`auto_create_topics_enable=False` is
 `auto.create.topics.enable=false`); a keyword that names no key is a ConfigError naming it, before anything starts.
 `emulate="3.6"` answers as Apache Kafka 3.6 does (its ApiVersions; `wirebroker --emulate`, apis/emulation.py).
+`broker.faults.inject(api="Produce", topic="t", error="NOT_LEADER_OR_FOLLOWER", count=3)` makes the broker
+answer chosen requests with an error, late (`delay_ms=`), never (`drop=True`) or by closing the connection
+(`close=True`), `broker.faults.clear()` stops it (server/faults.py); with `virtual_clock=True`,
+`broker.clock.advance(45_000)` expires group sessions, fetch waits, transactions and retention at once
+(log/clock.py). In process mode both go over the child's HTTP port (`http_listener=`).
 
 `create_topic`, `produce`, `read` and `wait_for_group_stable` speak the wire protocol through the inter-broker
 client, so a test needs no client library to set up or check what its code under test did. Their failures are the
@@ -33,6 +38,7 @@ from wirebroker.config import (
     ACCEPTED_AND_IGNORED,
     BROKER_KEYS,
     EMULATE_KEY,
+    VIRTUAL_CLOCK_KEY,
     BrokerConfig,
     ConfigError,
 )
@@ -86,12 +92,14 @@ class Broker:
     """One broker for the length of a `with` block (or between `start()` and `stop()`)."""
 
     def __init__(self, *, process: bool = False, start_timeout_s: float = START_TIMEOUT_S, emulate: str | None = None,
-                 **configs: Any) -> None:
+                 virtual_clock: bool = False, **configs: Any) -> None:
         self.process = process
         self.start_timeout_s = start_timeout_s
         self.props = {**EMBEDDED_DEFAULTS, **config_props(configs)}
         if emulate is not None:  # an Apache Kafka release line, "3.6" to "4.3"
             self.props[EMULATE_KEY] = emulate
+        if virtual_clock:  # broker.clock.advance(ms) moves the broker's time
+            self.props[VIRTUAL_CLOCK_KEY] = "true"
         self.server: ServerBroker | None = None  # in-process mode
         self.child: subprocess.Popen | None = None  # process mode
         self.root: Path | None = None  # the temporary directory: data (unless log.dirs is given) and the child's log
@@ -193,6 +201,39 @@ class Broker:
         if not self._bootstrap:
             raise RuntimeError("the broker is not started: use `with Broker() as broker:` or broker.start()")
         return self._bootstrap
+
+    @property
+    def faults(self) -> Any:
+        """Fault injection: `inject(**rule)`, `rules()`, `clear()` (server/faults.py has the rule's fields)."""
+        if self.server is not None:
+            from wirebroker.server.faults import FaultInjector
+
+            return FaultInjector.of(self.server.dispatcher)
+        from wirebroker.http_controls import HttpFaults
+
+        return HttpFaults(self._http_port_url())
+
+    @property
+    def clock(self) -> Any:
+        """The virtual clock (`virtual_clock=True`): `advance(ms)` runs what fell due before it returns."""
+        if self.props.get(VIRTUAL_CLOCK_KEY) != "true":
+            raise RuntimeError("the broker runs on the system clock: start it with wirebroker.Broker(virtual_clock="
+                               "True)")
+        if self.server is not None:
+            return self.server.clock
+        from wirebroker.http_controls import HttpClock
+
+        return HttpClock(self._http_port_url())
+
+    def _http_port_url(self) -> str:
+        """Process mode: the child's HTTP port, where faults and the clock are set."""
+        if self.child is None:
+            raise RuntimeError("the broker is not started: use `with Broker() as broker:` or broker.start()")
+        listener = self.props.get("http.listener")
+        if not listener:
+            raise RuntimeError("a broker in a child process takes faults and clock moves on its HTTP port: give "
+                               "http_listener='http://127.0.0.1:<port>'")
+        return listener.rstrip("/")
 
     @property
     def log_path(self) -> Path:
