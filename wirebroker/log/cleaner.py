@@ -1,43 +1,45 @@
 """The log cleaner (Kafka's LogCleaner): background threads that compact the logs of cleanup.policy=compact topics.
 
 Each of log.cleaner.threads threads loops: ask the cleaner manager (cleaner_manager.py) for the dirtiest cleanable
-log, clean it (compaction.py), checkpoint its new first dirty offset in cleaner-offset-checkpoint, log what it did;
-with nothing to clean, sleep log.cleaner.backoff.ms. The dedupe buffer (log.cleaner.dedupe.buffer.size) is shared
-out between the threads, each thread's offset map taking its part; all threads share one throttle of
-log.cleaner.io.max.bytes.per.second over what they read and write. A cleaning that fails marks its partition
-uncleanable (logged with the error) and the threads go on with the others.
+log, take its picture (cleaner_jobs.py), have its cleaner process clean it (cleaner_process.py: the reading and
+writing run there, away from the broker's interpreter), swap the cleaned segments in, checkpoint its new first dirty
+offset in cleaner-offset-checkpoint, log what it did; with nothing to clean, sleep log.cleaner.backoff.ms. The dedupe
+buffer (log.cleaner.dedupe.buffer.size) is shared out between the threads, each thread's offset map taking its part;
+all threads share one throttle of log.cleaner.io.max.bytes.per.second over what they read and write. A cleaning that
+fails marks its partition uncleanable (logged with the error) and the threads go on with the others.
 
 Broker keys, with Kafka's names and defaults (CLEANER_DEFAULTS). log.cleaner.enable=false starts no thread.
 log.cleaner.io.buffer.size is accepted and has no use here: the cleaner reads whole batches through the segment
 files' read-ahead (file_records.py) rather than through fixed buffers.
 """
-
 from __future__ import annotations
 
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from wirebroker.log.cleaner_manager import LogCleanerManager
-from wirebroker.log.cleaner_offset_map import SkimpyOffsetMap
+from wirebroker.log.cleaner_jobs import discard, prepare_cleaning, swap_in
+from wirebroker.log.cleaner_manager import LogCleanerManager, LogToClean
 from wirebroker.log.compaction import (
-    Cleaner,
     CleanerStats,
+    CleaningJob,
+    CleaningResult,
     LogCleaningAbortedError,
-    LogToClean,
-    Throttle,
 )
 from wirebroker.log.files import TopicPartition
 from wirebroker.log.local_log import now_ms
 from wirebroker.log.log import Log
+from wirebroker.log.throttler import NO_THROTTLE
+
+if TYPE_CHECKING:
+    from wirebroker.log.cleaner_process import CleanerProcess, SharedThrottle
 
 log = logging.getLogger(__name__)
 
 MIB = 1024 * 1024
-NO_THROTTLE = 1.7976931348623157e308  # Java's Double.MAX_VALUE, Kafka's default for log.cleaner.io.max.bytes.per.second
 INT32_MAX = 2**31 - 1
 # Broker keys of the cleaner and Kafka's defaults (CleanerConfig / LogCleaner's reconfigurable configs).
 CLEANER_DEFAULTS: dict[str, object] = {
@@ -77,33 +79,6 @@ class CleanerConfig:
         return min(self.dedupe_buffer_size // max(self.num_threads, 1), INT32_MAX)
 
 
-class Throttler(Throttle):
-    """Sleeps whoever pushes bytes faster than `rate` bytes per second, measured over windows of `check_interval_ms`
-    (Kafka's Throttler). Thread-safe: the cleaner threads share one."""
-
-    def __init__(self, rate: float, check_interval_ms: int = 300) -> None:
-        self.rate = rate
-        self.check_interval_s = check_interval_ms / 1000
-        self._lock = threading.Lock()
-        self._period_start = time.monotonic()
-        self._observed = 0.0
-
-    def maybe_throttle(self, observed: int) -> None:
-        if self.rate >= NO_THROTTLE:
-            return
-        with self._lock:
-            self._observed += observed
-            elapsed = time.monotonic() - self._period_start
-            if elapsed < self.check_interval_s:
-                return
-            if self._observed / elapsed > self.rate:
-                sleep_s = self._observed / self.rate - elapsed
-                if sleep_s > 0:
-                    time.sleep(sleep_s)
-            self._period_start = time.monotonic()
-            self._observed = 0.0
-
-
 class LogCleaner:
     def __init__(self, config: CleanerConfig, log_dirs: list[str], logs: Callable[[], dict[TopicPartition, Log]]
                  ) -> None:
@@ -114,7 +89,8 @@ class LogCleaner:
         self.config = config
         self._logs = logs
         self.manager = LogCleanerManager(log_dirs)
-        self.throttler = Throttler(config.max_io_bytes_per_second)
+        self._throttle: SharedThrottle | None = None
+        self._throttle_lock = threading.Lock()
         self._threads: list[_CleanerThread] = []
 
     def startup(self) -> None:
@@ -132,25 +108,41 @@ class LogCleaner:
             thread.join()
         self._threads.clear()
 
-    def new_cleaner(self, cleaner_id: int) -> Cleaner:
-        offset_map = SkimpyOffsetMap(self.config.offset_map_memory_per_thread)
-        return Cleaner(cleaner_id, offset_map, self.config.dedupe_buffer_load_factor, self.throttler,
-                       self.manager.check_cleaning_aborted)
+    def new_cleaner_process(self, cleaner_id: int) -> CleanerProcess:
+        """A cleaner thread's process (started at its first cleaning), with the broker's throttle."""
+        # A broker with nothing to clean never loads the cleaner process's module.
+        from wirebroker.log.cleaner_process import CleanerProcess
+        return CleanerProcess(cleaner_id, self.config.offset_map_memory_per_thread,
+                              self.config.dedupe_buffer_load_factor, self.shared_throttle)
 
-    def clean_filthiest_log(self, cleaner: Cleaner) -> bool:
-        """One round: clean the dirtiest cleanable log, if any; whether one was cleaned."""
+    def shared_throttle(self) -> SharedThrottle | None:
+        """The throttle of all cleaner processes (made with the first one), or None when unthrottled."""
+        with self._throttle_lock:
+            if self._throttle is None and self.config.max_io_bytes_per_second < NO_THROTTLE:
+                from wirebroker.log.cleaner_process import SharedThrottle
+                self._throttle = SharedThrottle(self.config.max_io_bytes_per_second)
+            return self._throttle
+
+    def clean_filthiest_log(self, cleaner: Callable[[], CleanerRunner]) -> bool:
+        """One round: clean the dirtiest cleanable log, if any, with `cleaner()`; whether one was cleaned."""
         self.manager.set_logs(self._logs())
         to_clean = self.manager.grab_filthiest_compacted_log(now_ms())
         if to_clean is None:
             return False
-        self.clean_log(cleaner, to_clean)
+        self.clean_log(cleaner(), to_clean)
         return True
 
-    def clean_log(self, cleaner: Cleaner, to_clean: LogToClean) -> None:
+    def clean_log(self, cleaner: CleanerRunner, to_clean: LogToClean) -> None:
         """Clean one log already marked in progress, checkpoint it and let go of it, whatever happens."""
         tp, log_ = to_clean.topic_partition, to_clean.log
         try:
-            end_offset, stats = cleaner.clean(to_clean)
+            prepared = prepare_cleaning(to_clean, now_ms())
+            log.info("Beginning cleaning of log %s", log_.name)
+            result = cleaner.run(prepared.job, lambda: self.manager.is_cleaning_aborted(tp))
+            if self.manager.is_cleaning_aborted(tp):  # finished as the abort came: the log may be going away
+                discard(prepared, result)
+                raise LogCleaningAbortedError(f"The cleaning of {tp} was aborted")
+            swap_in(prepared, result)
         except LogCleaningAbortedError as exc:
             log.info("Cleaning of log %s aborted: %s", log_.name, exc)
             self.manager.cleaning_failed(tp, aborted=True)
@@ -160,8 +152,8 @@ class LogCleaner:
                           "restarts", log_.name)
             self.manager.cleaning_failed(tp, aborted=False)
             return
-        self.manager.done_cleaning(tp, os.path.dirname(log_.dir), end_offset)
-        _log_stats(cleaner.id, to_clean, end_offset, stats)
+        self.manager.done_cleaning(tp, os.path.dirname(log_.dir), result.end_offset)
+        _log_stats(cleaner.cleaner_id, to_clean, result.end_offset, result.stats)
 
     # --- the log manager's hooks ---
 
@@ -172,11 +164,21 @@ class LogCleaner:
         self.manager.update_checkpoints(log_dir, remove=tp)
 
 
+class CleanerRunner(Protocol):
+    """What runs a cleaning job for a cleaner thread: its cleaner process (or, in tests, the cleaner in this
+    process)."""
+
+    cleaner_id: int
+
+    def run(self, job: CleaningJob, is_aborted: Callable[[], bool]) -> CleaningResult: ...
+
+
 class _CleanerThread(threading.Thread):
     def __init__(self, cleaner_id: int, owner: LogCleaner) -> None:
         super().__init__(name=f"kafka-log-cleaner-thread-{cleaner_id}", daemon=True)
         self._owner = owner
-        self._cleaner = owner.new_cleaner(cleaner_id)
+        self._id = cleaner_id
+        self._process: CleanerProcess | None = None  # made when there is a first log to clean
         self._stopping = threading.Event()
 
     def initiate_shutdown(self) -> None:
@@ -185,15 +187,24 @@ class _CleanerThread(threading.Thread):
 
     def run(self) -> None:
         backoff_s = self._owner.config.backoff_ms / 1000
-        while not self._stopping.is_set():
-            try:
-                cleaned = self._owner.clean_filthiest_log(self._cleaner)
-            except Exception:
-                log.exception("Log cleaner thread %d failed to choose a log; retrying after %d ms", self._cleaner.id,
-                              self._owner.config.backoff_ms)
-                cleaned = False
-            if not cleaned:
-                self._stopping.wait(backoff_s)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    cleaned = self._owner.clean_filthiest_log(self._cleaner_process)
+                except Exception:
+                    log.exception("Log cleaner thread %d failed to choose a log; retrying after %d ms", self._id,
+                                  self._owner.config.backoff_ms)
+                    cleaned = False
+                if not cleaned:
+                    self._stopping.wait(backoff_s)
+        finally:
+            if self._process is not None:
+                self._process.stop()
+
+    def _cleaner_process(self) -> CleanerProcess:
+        if self._process is None:
+            self._process = self._owner.new_cleaner_process(self._id)
+        return self._process
 
 
 def _log_stats(cleaner_id: int, to_clean: LogToClean, end_offset: int, stats: CleanerStats) -> None:

@@ -19,13 +19,14 @@ import enum
 import logging
 import os
 import threading
+from dataclasses import dataclass
 
 from wirebroker.log.checkpoints import (
     CorruptCheckpointError,
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
-from wirebroker.log.compaction import LogCleaningAbortedError, LogToClean
+from wirebroker.log.compaction import LogCleaningAbortedError
 from wirebroker.log.files import TopicPartition
 from wirebroker.log.log import Log
 from wirebroker.log.segment import LogSegment
@@ -39,6 +40,28 @@ class CleaningState(enum.Enum):
     IN_PROGRESS = "LogCleaningInProgress"
     ABORTED = "LogCleaningAborted"
     PAUSED = "LogCleaningPaused"
+
+
+@dataclass(frozen=True)
+class LogToClean:
+    """A log and the range a cleaning may cover (Kafka's LogToClean): clean bytes below the first dirty offset,
+    cleanable bytes from there to the first uncleanable segment, and their ratio, which chooses the dirtiest log."""
+
+    topic_partition: TopicPartition
+    log: Log
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    clean_bytes: int
+    cleanable_bytes: int
+    need_compaction_now: bool = False
+
+    @property
+    def total_bytes(self) -> int:
+        return self.clean_bytes + self.cleanable_bytes
+
+    @property
+    def cleanable_ratio(self) -> float:
+        return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
 
 
 class LogCleanerManager:
@@ -123,11 +146,15 @@ class LogCleanerManager:
 
     # --- progress, abort, pause ---
 
-    def check_cleaning_aborted(self, tp: TopicPartition) -> None:
-        """Raise LogCleaningAbortedError if the cleaning of `tp` was asked to stop (called often while cleaning)."""
+    def is_cleaning_aborted(self, tp: TopicPartition) -> bool:
+        """Whether the cleaning of `tp` was asked to stop (asked often while the cleaner process works)."""
         with self._lock:
-            if self._in_progress.get(tp) is CleaningState.ABORTED:
-                raise LogCleaningAbortedError(f"The cleaning of {tp} was aborted")
+            return self._in_progress.get(tp) is CleaningState.ABORTED
+
+    def check_cleaning_aborted(self, tp: TopicPartition) -> None:
+        """Raise LogCleaningAbortedError if the cleaning of `tp` was asked to stop."""
+        if self.is_cleaning_aborted(tp):
+            raise LogCleaningAbortedError(f"The cleaning of {tp} was aborted")
 
     def done_cleaning(self, tp: TopicPartition, log_dir: str, end_offset: int) -> None:
         """Checkpoint the new first dirty offset and let go of the partition (or mark it paused if aborted)."""

@@ -1,7 +1,9 @@
-"""Compaction of one log (Kafka's Cleaner): keep the latest record of each key, rewrite segments, swap them in.
+"""Compaction of one log (Kafka's Cleaner): keep the latest record of each key, write cleaned segments.
 
-One cleaning of a log, with the dirty section [first dirty offset, first uncleanable offset) chosen by the cleaner
-manager (cleaner_manager.py):
+The cleaning itself runs in a cleaner process (cleaner_process.py), away from the broker's interpreter: it reads
+sealed segment files and writes new ones, and needs nothing of the broker but a CleaningJob, the picture of the log
+the broker took when the cleaning began (cleaner_jobs.py). One cleaning, over the dirty section [first dirty offset,
+first uncleanable offset) chosen by the cleaner manager (cleaner_manager.py):
 
   1. build the offset map (cleaner_offset_map.py) over the dirty section: key hash -> the latest offset of that key,
      skipping aborted transactions; when the map is full the cleaning stops at the last offset it mapped (the end
@@ -20,29 +22,32 @@ manager (cleaner_manager.py):
          with its survivors at their offsets (gaps are normal), same codec, a new CRC; a batch with tombstones or
          a removable marker gets the delete horizon (KIP-534: attribute bit 6, baseTimestamp = now +
          delete.retention.ms) the first time it is cleaned, and they are removed by a cleaning after that time;
-  4. swap the cleaned segment in (Log.replace_segments: .cleaned -> .swap -> the live name, old files -> .deleted),
-     so a crash at any point recovers to either the old segments or the new one (loader.py).
+  4. the broker swaps each cleaned segment in (Log.replace_segments: .cleaned -> .swap -> the live name, old files
+     -> .deleted), so a crash at any point recovers to either the old segments or the new one (loader.py).
 
-The cleaner reads segments without the log's lock (only the active segment changes, and it is never cleaned); if
-retention or truncation changed the segments meanwhile, the swap is refused and the cleaning starts again later.
+Only the active segment of a log changes, and it is never cleaned, so the sealed segments are read without the
+log's lock, through read-only files (a segment that retention removes meanwhile is never recreated). If retention
+or truncation changed the segments meanwhile, the broker refuses the swap and the cleaning starts again later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from wirebroker.log.batch_records import MAX_DECOMPRESSED_RECORDS_BYTES
 from wirebroker.log.cleaner_offset_map import SkimpyOffsetMap
 from wirebroker.log.cleaner_transactions import CleanedTransactionMetadata
-from wirebroker.log.files import CLEANED_FILE_SUFFIX, TopicPartition
-from wirebroker.log.local_log import now_ms
-from wirebroker.log.log import Log
+from wirebroker.log.config import LogConfig
+from wirebroker.log.file_records import FileRecords
+from wirebroker.log.files import CLEANED_FILE_SUFFIX, TopicPartition, log_file
 from wirebroker.log.producer_state import NO_PRODUCER_ID
 from wirebroker.log.segment import LogSegment
+from wirebroker.log.txn_index import AbortedTxn
 from wirebroker.protocol.batch_rewrite import (
     ScannedRecord,
     build_empty_batch,
@@ -57,7 +62,8 @@ INT32_MAX = 2**31 - 1
 
 
 class LogCleaningAbortedError(Exception):
-    """The cleaning of a log was aborted (the log is being deleted or paused); its partial output is discarded."""
+    """The cleaning of a log was aborted (the log is being deleted or paused, or its segments changed); its partial
+    output is discarded."""
 
 
 class Throttle(Protocol):
@@ -90,25 +96,45 @@ class CleanerStats:
 
 
 @dataclass(frozen=True)
-class LogToClean:
-    """A log and the range a cleaning may cover (Kafka's LogToClean): clean bytes below the first dirty offset,
-    cleanable bytes from there to the first uncleanable segment, and their ratio, which chooses the dirtiest log."""
+class SegmentToClean:
+    """A sealed segment as a cleaning sees it: its size then (only that much is read, and the swap is refused if the
+    segment changed), its index sizes (for grouping), its modification time (the cleaned segment keeps the newest of
+    its group's, for retention by time and min.compaction.lag.ms) and the aborted transactions overlapping it."""
+
+    base_offset: int
+    size: int
+    offset_index_bytes: int
+    time_index_bytes: int
+    last_modified_ms: int
+    aborted_transactions: tuple[AbortedTxn, ...]  # overlapping [base_offset, the next segment's base offset)
+
+
+@dataclass(frozen=True)
+class CleaningJob:
+    """Everything a cleaning needs of the log, taken by the broker when it begins (picklable: it goes to the cleaner
+    process)."""
 
     topic_partition: TopicPartition
-    log: Log
+    log_name: str
+    log_dir: str
+    config: LogConfig
     first_dirty_offset: int
-    first_uncleanable_offset: int
-    clean_bytes: int
-    cleanable_bytes: int
-    need_compaction_now: bool = False
+    first_uncleanable_offset: int  # a segment's base offset
+    first_dirty_position: int  # the byte position to start mapping from in the first dirty offset's segment
+    map_aborted_transactions: tuple[AbortedTxn, ...]  # overlapping the dirty section
+    segments: tuple[SegmentToClean, ...]  # every segment below the first uncleanable offset
+    last_records_of_active_producers: dict[int, tuple[int, int]]  # producer id -> (last data offset or -1, epoch)
+    current_time: int
 
-    @property
-    def total_bytes(self) -> int:
-        return self.clean_bytes + self.cleanable_bytes
 
-    @property
-    def cleanable_ratio(self) -> float:
-        return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
+@dataclass(frozen=True)
+class CleaningResult:
+    """A finished cleaning: its cleaned segments, each <first base offset>.*.cleaned replacing the segments whose base
+    offsets its group lists, to be swapped in by the broker in this order."""
+
+    end_offset: int  # the first offset not cleaned: the next first dirty offset
+    stats: CleanerStats
+    groups: list[tuple[int, ...]]
 
 
 class Cleaner:
@@ -124,125 +150,119 @@ class Cleaner:
         self.throttler = throttler
         self.check_done = check_done
 
-    def clean(self, cleanable: LogToClean, current_time: int | None = None) -> tuple[int, CleanerStats]:
-        """Clean the log; returns the first offset not cleaned (the next first dirty offset) and the statistics."""
-        now = now_ms() if current_time is None else current_time
-        log_ = cleanable.log
-        log.info("Beginning cleaning of log %s", log_.name)
+    def clean(self, job: CleaningJob) -> CleaningResult:
+        """Write the cleaned segments of the job's log (the broker swaps them in); on any error none is left."""
         stats = CleanerStats()
-        upper_bound = cleanable.first_uncleanable_offset
-        self.build_offset_map(log_, cleanable.first_dirty_offset, upper_bound, stats)
+        self.build_offset_map(job, stats)
         end_offset = self.offset_map.latest_offset + 1
         stats.map_complete_ms = time.monotonic()
         transactions = CleanedTransactionMetadata()
-        groups = group_segments_by_size(log_.segments.values(0, end_offset), log_.config.segment_size,
-                                        log_.config.segment_index_bytes, upper_bound)
-        for group in groups:
-            self.clean_segments(log_, group, now, stats, transactions, upper_bound)
+        groups = group_segments_by_size([s for s in job.segments if s.base_offset < end_offset],
+                                        job.config.segment_size, job.config.segment_index_bytes,
+                                        job.first_uncleanable_offset)
+        written: list[tuple[int, ...]] = []
+        try:
+            for group in groups:
+                self.clean_segments(job, group, stats, transactions)
+                written.append(tuple(segment.base_offset for segment in group))
+        except BaseException:
+            for bases in written:
+                discard_cleaned_segment(job.log_dir, job.config, bases[0])
+            raise
         stats.buffer_utilization = self.offset_map.utilization
         stats.end_ms = time.monotonic()
-        return end_offset, stats
+        return CleaningResult(end_offset, stats, written)
 
     # --- the offset map ---
 
-    def build_offset_map(self, log_: Log, start: int, end: int, stats: CleanerStats) -> None:
-        """Map each key of [start, end) to its latest offset, until the map holds slots * load factor keys."""
+    def build_offset_map(self, job: CleaningJob, stats: CleanerStats) -> None:
+        """Map each key of the dirty section to its latest offset, until the map holds slots * load factor keys."""
         offset_map = self.offset_map
+        start, end = job.first_dirty_offset, job.first_uncleanable_offset
         offset_map.clear(start)
-        dirty = log_.segments.values(start, end)
+        dirty = segments_covering(job.segments, start, end)
         next_starts = [segment.base_offset for segment in dirty[1:]] + [end]
         transactions = CleanedTransactionMetadata()
-        transactions.add_aborted_transactions(log_.collect_aborted_transactions(start, end))
+        transactions.add_aborted_transactions(list(job.map_aborted_transactions))
         max_desired_map_size = int(offset_map.slots * self.dup_buffer_load_factor)
         for segment, next_start in zip(dirty, next_starts):
-            self.check_done(log_.topic_partition)
-            if self._map_segment(log_, segment, start, next_start, max_desired_map_size, transactions, stats):
-                log.debug("Offset map of %s is full; segment %d is partly mapped", log_.name, segment.base_offset)
+            position = job.first_dirty_position if segment.base_offset <= start else 0
+            if self._map_segment(job, segment, position, next_start, max_desired_map_size, transactions, stats):
+                log.debug("Offset map of %s is full; segment %d is partly mapped", job.log_name, segment.base_offset)
                 return
-        log.debug("Offset map of %s over [%d, %d) complete: %d keys", log_.name, start, end, len(offset_map))
+        log.debug("Offset map of %s over [%d, %d) complete: %d keys", job.log_name, start, end, len(offset_map))
 
-    def _map_segment(self, log_: Log, segment: LogSegment, start: int, next_segment_start: int,
+    def _map_segment(self, job: CleaningJob, segment: SegmentToClean, position: int, next_segment_start: int,
                      max_desired_map_size: int, transactions: CleanedTransactionMetadata, stats: CleanerStats) -> bool:
         """Add the segment's keys to the map; True if the map filled up on the way."""
         offset_map = self.offset_map
-        position = segment.offset_index.lookup(start).position
-        for batch in segment.log.batches(position, with_data=True):
-            header, data = batch.header, batch.data
-            assert data is not None
-            self.throttler.maybe_throttle(header.size)
-            let_requests_run()
-            stats.map_bytes_read += header.size
-            if header.is_control:
-                transactions.on_control_batch_read(header, data)
-                stats.map_messages_read += 1
-            elif transactions.on_batch_read(header):
-                stats.map_messages_read += header.records_count  # aborted: its keys are not mapped
-            else:
-                for record in scan_batch(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES).records:
-                    if record.key is not None and record.offset >= start:
-                        if len(offset_map) >= max_desired_map_size:
-                            return True
-                        offset_map.put(record.key, record.offset)
+        start = job.first_dirty_offset
+        with open_segment(job, segment) as records:
+            for batch in records.batches(position, segment.size, with_data=True):
+                self.check_done(job.topic_partition)
+                header, data = batch.header, batch.data
+                assert data is not None
+                self.throttler.maybe_throttle(header.size)
+                stats.map_bytes_read += header.size
+                if header.is_control:
+                    transactions.on_control_batch_read(header, data)
                     stats.map_messages_read += 1
-            if header.last_offset >= start:
-                offset_map.update_latest_offset(header.last_offset)
+                elif transactions.on_batch_read(header):
+                    stats.map_messages_read += header.records_count  # aborted: its keys are not mapped
+                else:
+                    for record in scan_batch(data, 0, header, MAX_DECOMPRESSED_RECORDS_BYTES).records:
+                        if record.key is not None and record.offset >= start:
+                            if len(offset_map) >= max_desired_map_size:
+                                return True
+                            offset_map.put(record.key, record.offset)
+                        stats.map_messages_read += 1
+                if header.last_offset >= start:
+                    offset_map.update_latest_offset(header.last_offset)
         # Offsets may have gaps (an earlier cleaning): the mapped range reaches the next segment.
         offset_map.update_latest_offset(next_segment_start - 1)
         return False
 
     # --- rewriting ---
 
-    def clean_segments(self, log_: Log, segments: list[LogSegment], current_time: int, stats: CleanerStats,
-                       transactions: CleanedTransactionMetadata, upper_bound_offset_of_round: int) -> None:
-        """Clean a group of segments into one new segment and swap it in for them."""
-        sizes = [segment.size for segment in segments]
-        cleaned = _new_cleaned_segment(log_, segments[0].base_offset, current_time)
+    def clean_segments(self, job: CleaningJob, segments: list[SegmentToClean], stats: CleanerStats,
+                       transactions: CleanedTransactionMetadata) -> None:
+        """Clean a group of segments into one new segment, <base>.*.cleaned, closed and ready to be swapped in."""
+        cleaned = new_cleaned_segment(job.log_dir, job.config, segments[0].base_offset, job.current_time)
         transactions.cleaned_index = cleaned.txn_index
         try:
-            # The cleaned segment keeps the age of the newest one it replaces (retention by time, min.compaction.lag).
-            last_modified = segments[-1].log.last_modified_ms()
-            last_records = _last_records_of_active_producers(log_)
-            for i, segment in enumerate(segments):
-                following = segments[i + 1] if i + 1 < len(segments) else None
-                upper = following.base_offset if following is not None else segment.read_next_offset()
-                transactions.add_aborted_transactions(log_.collect_aborted_transactions(segment.base_offset, upper))
-                self._clean_into(log_, segment, cleaned, current_time, transactions, last_records,
-                                 upper_bound_offset_of_round, stats)
+            for segment in segments:
+                transactions.add_aborted_transactions(list(segment.aborted_transactions))
+                self._clean_into(job, segment, cleaned, transactions, stats)
                 stats.segments_read += 1
             cleaned.on_become_inactive_segment()
             cleaned.flush()
-            cleaned.set_last_modified(last_modified)
-            log.debug("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned, segments, log_.name)
-            if not log_.replace_segments(cleaned, segments, sizes):
-                raise LogCleaningAbortedError(f"The segments of {log_.name} changed while they were cleaned")
+            # The cleaned segment keeps the age of the newest one it replaces (retention by time, min.compaction.lag).
+            cleaned.set_last_modified(segments[-1].last_modified_ms)
+            cleaned.close_handlers()
             stats.segments_written += 1
-        except BaseException as exc:
+        except BaseException:
             cleaned.close_handlers()
             cleaned.delete_if_exists()
-            if isinstance(exc, OSError) and not log_.holds_segments(segments, sizes):
-                # Retention, truncation or deletion took segments away (and their files) under the cleaner.
-                raise LogCleaningAbortedError(f"The segments of {log_.name} changed while they were cleaned") from exc
             raise
 
-    def _clean_into(self, log_: Log, source: LogSegment, dest: LogSegment, current_time: int,
-                    transactions: CleanedTransactionMetadata, last_records: dict[int, tuple[int, int]],
-                    upper_bound_offset_of_round: int, stats: CleanerStats) -> None:
-        record_filter = _RecordFilter(self.offset_map, current_time, log_.config.delete_retention_ms, transactions,
-                                      last_records, upper_bound_offset_of_round, stats)
-        for batch in source.log.batches(with_data=True):
-            self.check_done(log_.topic_partition)
-            header, data = batch.header, batch.data
-            assert data is not None
-            self.throttler.maybe_throttle(header.size)
-            let_requests_run()
-            stats.bytes_read += header.size
-            retained = record_filter.filter(header, data)
-            if retained is None:
-                continue
-            kept, kept_header = retained
-            dest.append(kept_header.last_offset, kept_header.max_timestamp, kept_header.last_offset, kept)
-            self.throttler.maybe_throttle(len(kept))
-            stats.bytes_written += len(kept)
+    def _clean_into(self, job: CleaningJob, source: SegmentToClean, dest: LogSegment,
+                    transactions: CleanedTransactionMetadata, stats: CleanerStats) -> None:
+        record_filter = _RecordFilter(self.offset_map, job.current_time, job.config.delete_retention_ms, transactions,
+                                      job.last_records_of_active_producers, job.first_uncleanable_offset, stats)
+        with open_segment(job, source) as records:
+            for batch in records.batches(0, source.size, with_data=True):
+                self.check_done(job.topic_partition)
+                header, data = batch.header, batch.data
+                assert data is not None
+                self.throttler.maybe_throttle(header.size)
+                stats.bytes_read += header.size
+                retained = record_filter.filter(header, data)
+                if retained is None:
+                    continue
+                kept, kept_header = retained
+                dest.append(kept_header.last_offset, kept_header.max_timestamp, kept_header.last_offset, kept)
+                self.throttler.maybe_throttle(len(kept))
+                stats.bytes_written += len(kept)
 
 
 class _RecordFilter:
@@ -327,56 +347,71 @@ class _RecordFilter:
         return record.has_value or retain_deletes
 
 
-def let_requests_run() -> None:
-    """Give up the GIL between batches. A network or handler thread that waits for it then runs at once instead of
-    after the interpreter's switch interval (5 ms): without this, every request that arrives during a cleaning
-    waits that long, and producers and consumers slow down far more than the cleaner's share of the CPU."""
-    time.sleep(0)
-
-
 def _with_header(batch: bytes) -> tuple[bytes, BatchHeader]:
     return batch, read_header(batch)
 
 
-def group_segments_by_size(segments: list[LogSegment], max_size: int, max_index_size: int,
-                           first_uncleanable_offset: int) -> list[list[LogSegment]]:
+@contextlib.contextmanager
+def open_segment(job: CleaningJob, segment: SegmentToClean) -> Iterator[FileRecords]:
+    """The segment's .log file, read-only; a segment gone since the job was made (retention, truncation, deletion)
+    aborts the cleaning."""
+    try:
+        records = FileRecords(log_file(job.log_dir, segment.base_offset), writable=False)
+    except FileNotFoundError as exc:
+        raise LogCleaningAbortedError(f"The segments of {job.log_name} changed while they were cleaned") from exc
+    try:
+        yield records
+    finally:
+        records.close()
+
+
+def segments_covering(segments: tuple[SegmentToClean, ...], from_offset: int, to_offset: int
+                      ) -> list[SegmentToClean]:
+    """The segments that may hold offsets in [from_offset, to_offset): from the floor of from_offset on."""
+    if from_offset >= to_offset:
+        return []
+    floor = max((i for i, s in enumerate(segments) if s.base_offset <= from_offset), default=0)
+    return [s for s in segments[floor:] if s.base_offset < to_offset]
+
+
+def group_segments_by_size(segments: list[SegmentToClean], max_size: int, max_index_size: int,
+                           first_uncleanable_offset: int) -> list[list[SegmentToClean]]:
     """Consecutive segments grouped so that each group's log, offset index and time index fit one segment and its
     offsets fit 32-bit relative offsets (Kafka's Cleaner.groupSegmentsBySize)."""
-    groups: list[list[LogSegment]] = []
+    groups: list[list[SegmentToClean]] = []
     i = 0
     while i < len(segments):
         group = [segments[i]]
         log_size = segments[i].size
-        index_size = segments[i].offset_index.size_in_bytes
-        time_index_size = segments[i].time_index.size_in_bytes
+        index_size = segments[i].offset_index_bytes
+        time_index_size = segments[i].time_index_bytes
         i += 1
         while i < len(segments):
             candidate = segments[i]
             # The worst-case last offset of the candidate: the next segment's base, or the uncleanable offset.
             last_offset = segments[i + 1].base_offset - 1 if i + 1 < len(segments) else first_uncleanable_offset - 1
             if not (log_size + candidate.size <= max_size
-                    and index_size + candidate.offset_index.size_in_bytes <= max_index_size
-                    and time_index_size + candidate.time_index.size_in_bytes <= max_index_size
+                    and index_size + candidate.offset_index_bytes <= max_index_size
+                    and time_index_size + candidate.time_index_bytes <= max_index_size
                     and (candidate.size == 0 or last_offset - group[0].base_offset <= INT32_MAX)):
                 break
             group.append(candidate)
             log_size += candidate.size
-            index_size += candidate.offset_index.size_in_bytes
-            time_index_size += candidate.time_index.size_in_bytes
+            index_size += candidate.offset_index_bytes
+            time_index_size += candidate.time_index_bytes
             i += 1
         groups.append(group)
     return groups
 
 
-def _new_cleaned_segment(log_: Log, base_offset: int, now: int) -> LogSegment:
-    """An empty <base>.log.cleaned segment (with its indexes), replacing leftovers of an aborted cleaning."""
-    stale = LogSegment(log_.dir, base_offset, log_.config, now, suffix=CLEANED_FILE_SUFFIX)
+def new_cleaned_segment(directory: str, config: LogConfig, base_offset: int, now: int) -> LogSegment:
+    """An empty <base>.*.cleaned segment, replacing leftovers of an aborted cleaning."""
+    discard_cleaned_segment(directory, config, base_offset)
+    return LogSegment(directory, base_offset, config, now, suffix=CLEANED_FILE_SUFFIX)
+
+
+def discard_cleaned_segment(directory: str, config: LogConfig, base_offset: int) -> None:
+    """Delete the <base>.*.cleaned files, if any."""
+    stale = LogSegment(directory, base_offset, config, 0, suffix=CLEANED_FILE_SUFFIX)
     stale.close_handlers()
     stale.delete_if_exists()
-    return LogSegment(log_.dir, base_offset, log_.config, now, suffix=CLEANED_FILE_SUFFIX)
-
-
-def _last_records_of_active_producers(log_: Log) -> dict[int, tuple[int, int]]:
-    """Per active producer id: (last data offset or -1, producer epoch) (Kafka's lastRecordsOfActiveProducers)."""
-    return {producer_id: (entry.last_data_offset, entry.producer_epoch)
-            for producer_id, entry in log_.active_producers().items()}

@@ -4,10 +4,11 @@ transactions, producer state, grouping, the .swap crash path, the choice of log 
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
-from wirebroker.log.cleaner import Throttler
+from wirebroker.log.cleaner_jobs import prepare_cleaning, swap_in
 from wirebroker.log.cleaner_manager import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     LogCleanerManager,
@@ -15,10 +16,11 @@ from wirebroker.log.cleaner_manager import (
     log_to_clean,
 )
 from wirebroker.log.cleaner_offset_map import SkimpyOffsetMap
-from wirebroker.log.cleaner_transactions import CleanedTransactionMetadata
-from wirebroker.log.compaction import Cleaner, CleanerStats, _new_cleaned_segment
+from wirebroker.log.compaction import Cleaner, CleanerStats, new_cleaned_segment
 from wirebroker.log.files import CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, TopicPartition
 from wirebroker.log.producer_state import AppendOrigin
+from wirebroker.log.segment import LogSegment
+from wirebroker.log.throttler import Throttler
 from wirebroker.protocol.compression import CompressionType
 from wirebroker.protocol.records import (
     DELETE_HORIZON_FLAG_MASK,
@@ -52,7 +54,15 @@ def new_cleaner(map_bytes: int = 1 << 20) -> Cleaner:
 def clean(log_, now: int = NOW, cleaner: Cleaner | None = None, first_dirty: int | None = None) -> tuple[int,
                                                                                                      CleanerStats]:
     first, uncleanable, _ = cleanable_offsets(log_, first_dirty, now)
-    return (cleaner or new_cleaner()).clean(log_to_clean(TP, log_, first, uncleanable, False), now)
+    return clean_chosen(log_to_clean(TP, log_, first, uncleanable, False), now, cleaner)
+
+
+def clean_chosen(to_clean, now: int = NOW, cleaner: Cleaner | None = None) -> tuple[int, CleanerStats]:
+    """What a cleaner thread does, with the cleaning in this process instead of its cleaner process."""
+    prepared = prepare_cleaning(to_clean, now)
+    result = (cleaner or new_cleaner()).clean(prepared.job)
+    swap_in(prepared, result)
+    return result.end_offset, result.stats
 
 
 def records(log_) -> list:
@@ -193,17 +203,12 @@ def test_a_swap_left_by_a_crash_is_completed_at_load(open_log, partition_dir):
         produce(log_, [(b"k%d" % (i % 3), b"v%d" % i * 20)])
     log_.roll(NOW)
     expected = table(log_)
-    cleaner = new_cleaner()
     first, uncleanable, _ = cleanable_offsets(log_, None, NOW)
-    cleaner.build_offset_map(log_, first, uncleanable, CleanerStats())
-    old = log_.segments.values(0, uncleanable)
-    cleaned = _new_cleaned_segment(log_, old[0].base_offset, NOW)
-    transactions = CleanedTransactionMetadata()
-    for segment in old:
-        cleaner._clean_into(log_, segment, cleaned, NOW, transactions, {}, uncleanable, CleanerStats())
-    cleaned.flush()
-    cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)  # the crash comes right after this rename
-    cleaned.close()
+    prepared = prepare_cleaning(log_to_clean(TP, log_, first, uncleanable, False), NOW)
+    for group in new_cleaner().clean(prepared.job).groups:
+        cleaned = LogSegment(log_.dir, group[0], COMPACT, NOW, suffix=CLEANED_FILE_SUFFIX)
+        cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)  # the crash comes right after the renames
+        cleaned.close()
     reopened = open_log(COMPACT, had_clean_shutdown=False)
     assert table(reopened) == expected
     assert len(records(reopened)) == 3
@@ -214,7 +219,7 @@ def test_a_cleaned_file_left_by_a_crash_is_dropped_at_load(open_log):
     for i in range(20):
         produce(log_, [(b"k%d" % (i % 3), b"v%d" % i * 20)])
     log_.roll(NOW)
-    cleaned = _new_cleaned_segment(log_, 0, NOW)
+    cleaned = new_cleaned_segment(log_.dir, COMPACT, 0, NOW)
     cleaned.append(0, NOW, 0, keyed([(b"k0", b"partial")]))
     cleaned.close()
     reopened = open_log(COMPACT, had_clean_shutdown=False)
@@ -235,7 +240,7 @@ def test_manager_chooses_the_dirtiest_compacted_log_and_checkpoints_it(tmp_path,
     chosen = manager.grab_filthiest_compacted_log(NOW)
     assert chosen is not None and chosen.topic_partition == TP and chosen.cleanable_ratio == 1.0
     assert manager.grab_filthiest_compacted_log(NOW) is None  # in progress: not chosen twice
-    end_offset, _ = new_cleaner().clean(chosen, NOW)
+    end_offset, _ = clean_chosen(chosen)
     manager.done_cleaning(TP, str(tmp_path), end_offset)
     with open(tmp_path / CLEANER_OFFSET_CHECKPOINT_FILE) as f:
         assert f.read() == f"0\n1\ntopic 0 {end_offset}\n"
@@ -401,7 +406,7 @@ def test_a_truncation_below_the_cleaned_offset_moves_the_checkpoint_back(tmp_pat
     log_.roll(NOW)
     manager = LogCleanerManager([str(tmp_path)], {TP: log_})
     chosen = manager.grab_filthiest_compacted_log(NOW)
-    end_offset, _ = new_cleaner().clean(chosen, NOW)
+    end_offset, _ = clean_chosen(chosen)
     manager.done_cleaning(TP, str(tmp_path), end_offset)
     assert end_offset > 20
     log_.truncate_to(20, NOW)  # a follower cut back to its leader
@@ -411,3 +416,47 @@ def test_a_truncation_below_the_cleaned_offset_moves_the_checkpoint_back(tmp_pat
     chosen = manager.grab_filthiest_compacted_log(NOW)
     assert chosen is not None and chosen.first_dirty_offset == 20
     assert manager.all_cleaner_checkpoints()[TP] == 20
+
+
+def _cleaning_job(log_):
+    for i in range(3000):
+        produce(log_, [(b"k%d" % (i % 7), b"v%d" % i * 100)])
+    log_.roll(NOW)
+    first, uncleanable, _ = cleanable_offsets(log_, None, NOW)
+    return prepare_cleaning(log_to_clean(TP, log_, first, uncleanable, False), NOW)
+
+
+def test_a_cleaner_process_cleans_aborts_and_is_started_again_after_dying(open_log):
+    import signal
+    import threading
+
+    from wirebroker.log.cleaner_process import (
+        CleanerProcess,
+        CleanerProcessError,
+        SharedThrottle,
+    )
+    from wirebroker.log.compaction import LogCleaningAbortedError
+    log_ = open_log(small_config(cleanup_policy="compact", internal_segment_bytes="200000"))
+    prepared = _cleaning_job(log_)
+    expected = table(log_)
+    slow = SharedThrottle(200_000.0, check_interval_ms=20)  # 3 MB to read: 15 s, time enough to abort or kill it
+    throttled = CleanerProcess(0, 1 << 20, 0.9, lambda: slow)
+    try:
+        aborted_at = time.monotonic() + 0.5
+        with pytest.raises(LogCleaningAbortedError):
+            throttled.run(prepared.job, lambda: time.monotonic() > aborted_at)
+        assert not [name for name in os.listdir(log_.dir) if name.endswith(CLEANED_FILE_SUFFIX)]
+        first_pid = throttled.pid
+        threading.Timer(0.5, os.kill, (first_pid, signal.SIGKILL)).start()
+        with pytest.raises(CleanerProcessError, match="exited"):
+            throttled.run(prepared.job, lambda: False)
+    finally:
+        throttled.stop()
+    unthrottled = CleanerProcess(0, 1 << 20, 0.9, lambda: None)
+    try:
+        result = unthrottled.run(prepared.job, lambda: False)
+        assert unthrottled.pid not in (None, os.getpid(), first_pid)
+    finally:
+        unthrottled.stop()
+    swap_in(prepared, result)
+    assert table(log_) == expected and len(records(log_)) == 7
