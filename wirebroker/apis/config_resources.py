@@ -57,7 +57,7 @@ def check_alter_resource(resource: Any, repeated: set[tuple[int, str]], null_key
     kind = resource_type(resource.resource_type)
     if kind is ResourceType.UNKNOWN:
         raise InvalidRequestError(f"Unknown resource type {resource.resource_type}")
-    if kind in (ResourceType.GROUP, ResourceType.CLIENT_METRICS):
+    if kind is ResourceType.CLIENT_METRICS:
         raise InvalidRequestError(f"Unsupported resource type: {kind.name}")  # configs this broker does not keep
     return kind
 

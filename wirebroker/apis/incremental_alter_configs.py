@@ -12,8 +12,9 @@ Behaviour (Kafka's ConfigAdminManager.preprocess on the broker, then Configurati
   INVALID_REQUEST.
 - BROKER_LOGGER (8): SET a logger's level or DELETE it, until restart (KIP-412; see broker_loggers.py).
 - A resource named twice, a key given twice in one resource, a null value for anything but DELETE, an unknown
-  operation or resource type: INVALID_REQUEST, with Kafka's messages. GROUP and CLIENT_METRICS configs are not
-  kept here: INVALID_REQUEST.
+  operation or resource type: INVALID_REQUEST, with Kafka's messages. CLIENT_METRICS configs are not kept here:
+  INVALID_REQUEST.
+- GROUP (32): SET or DELETE the share-group keys of Kafka's GroupConfig (apis/group_configs.py).
 - validate_only checks everything and changes nothing.
 Version notes:
 - v1 is flexible.
@@ -34,6 +35,7 @@ from wirebroker.apis.config_resources import (
     topic_to_alter,
 )
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_configs import alter_group_configs
 from wirebroker.apis.registry import serve
 from wirebroker.apis.topic_configs import ConfigType, topic_config_type
 from wirebroker.log.config import CONFIG_KEYS_BY_NAME
@@ -80,6 +82,12 @@ def _alter(ctx: RequestContext, resource: _Resource, kind: ResourceType, validat
         _alter_topic(ctx, resource, ops, validate_only)
     elif kind is ResourceType.BROKER:
         _alter_broker(ctx, resource, ops)
+    elif kind is ResourceType.GROUP:
+        if any(op in (OpType.APPEND, OpType.SUBTRACT) for op in ops):
+            raise InvalidConfigError("APPEND and SUBTRACT are not allowed on group configs")
+        alter_group_configs(ctx, resource.resource_name, {
+            c.name: c.value if op is OpType.SET else None for c, op in zip(resource.configs, ops, strict=True)},
+            validate_only)
     else:
         _alter_loggers(ctx, resource, ops, validate_only)
 

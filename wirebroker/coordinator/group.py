@@ -1,7 +1,8 @@
 """What every group kind shares (Kafka's Group interface), the coordinator's settings, and the group-id hashing.
 
-Two kinds of group live side by side in one coordinator: classic groups (JoinGroup/SyncGroup, classic_group.py) and
-consumer groups (KIP-848 ConsumerGroupHeartbeat, consumer_group.py). Offsets (offset_metadata_manager.py) belong
+Three kinds of group live side by side in one coordinator: classic groups (JoinGroup/SyncGroup, classic_group.py),
+consumer groups (KIP-848 ConsumerGroupHeartbeat, consumer_group.py) and share groups (KIP-932 ShareGroupHeartbeat,
+share_group.py). Offsets (offset_metadata_manager.py) belong
 to a group id whatever its kind. The offset APIs ask the group to validate a commit or fetch through
 `validate_offset_commit` and `validate_offset_fetch`; the admin APIs read `state_name`, `protocol_type` and
 `is_empty`.
@@ -19,6 +20,7 @@ CONSUMER_PROTOCOL_TYPE = "consumer"  # the protocol type every Java-like consume
 class GroupType(enum.Enum):
     CLASSIC = "classic"
     CONSUMER = "consumer"
+    SHARE = "share"
 
 
 class Group(Protocol):
@@ -62,6 +64,12 @@ class GroupConfig:
     consumer_heartbeat_interval_ms: int = 5000
     consumer_assignors: tuple[str, ...] = ("uniform", "range")
     rebalance_protocols: tuple[str, ...] = ("classic", "consumer")
+    share_session_timeout_ms: int = 45_000
+    share_heartbeat_interval_ms: int = 5000
+    share_max_size: int = 200
+    share_record_lock_duration_ms: int = 30_000
+    share_delivery_count_limit: int = 5
+    share_partition_max_record_locks: int = 2000
 
     @classmethod
     def from_broker(cls, config: Any) -> GroupConfig:
@@ -81,6 +89,12 @@ class GroupConfig:
             consumer_heartbeat_interval_ms=config["group.consumer.heartbeat.interval.ms"],
             consumer_assignors=tuple(config["group.consumer.assignors"]),
             rebalance_protocols=tuple(config["group.coordinator.rebalance.protocols"]),
+            share_session_timeout_ms=config["group.share.session.timeout.ms"],
+            share_heartbeat_interval_ms=config["group.share.heartbeat.interval.ms"],
+            share_max_size=config["group.share.max.size"],
+            share_record_lock_duration_ms=config["group.share.record.lock.duration.ms"],
+            share_delivery_count_limit=config["group.share.delivery.count.limit"],
+            share_partition_max_record_locks=config["group.share.partition.max.record.locks"],
         )
 
 

@@ -88,13 +88,13 @@ def delete_group(runtime: GroupRuntime, offsets: OffsetMetadataManager, group_id
 def delete(runtime: GroupRuntime, offsets: OffsetMetadataManager, group: Group) -> None:
     """Tombstones for the group's offsets and metadata, then the group is gone."""
     out = offsets.tombstones(group.group_id)
-    if isinstance(group, ConsumerGroup):
-        out += group.group_tombstones()
-    else:
+    if isinstance(group, ClassicGroup):
         out.append(records.group_metadata_tombstone(group.group_id))
         group.state = ClassicGroupState.DEAD
+    else:  # a consumer or share group
+        out += group.group_tombstones()
     offsets.write(group.group_id, out)
-    if isinstance(group, ConsumerGroup):
+    if not isinstance(group, ClassicGroup):
         group.deleted = True
     runtime.groups.pop(group.group_id, None)
     log.info("group %s deleted", group.group_id)

@@ -12,6 +12,7 @@ from the timer thread):
 - classic_group_manager.py: classic groups (JoinGroup, SyncGroup, Heartbeat, LeaveGroup);
 - classic_in_consumer_group.py: the same requests from classic members of a KIP-848 consumer group;
 - consumer_group_manager.py: KIP-848 consumer groups (ConsumerGroupHeartbeat);
+- share_group_manager.py: KIP-932 share groups (ShareGroupHeartbeat), imported at the first share group;
 - offset_metadata_manager.py: committed offsets; group_admin.py: describe, list and delete.
 They share a GroupRuntime (group_runtime.py), never this class. A classic request goes to the classic manager or,
 when its group id names a consumer group, to classic_in_consumer_group.py, as Kafka's GroupMetadataManager does.
@@ -31,7 +32,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from wirebroker.coordinator import group_admin
 from wirebroker.coordinator import internal_records as records
@@ -85,6 +86,14 @@ from wirebroker.protocol.messages.list_groups import ListGroupsResponse
 from wirebroker.protocol.messages.sync_group import SyncGroupRequest
 from wirebroker.protocol.primitives import DecodeError
 
+if TYPE_CHECKING:  # share groups are imported at the first one (a broker with none never loads them)
+    from wirebroker.coordinator.share_group import ShareGroup
+    from wirebroker.coordinator.share_group_manager import ShareGroupManager
+    from wirebroker.protocol.messages.share_group_heartbeat import (
+        ShareGroupHeartbeatRequest,
+        ShareGroupHeartbeatResponse,
+    )
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -103,6 +112,7 @@ class GroupCoordinator:
         self._classic = ClassicGroupManager(self._runtime)
         self._consumer = ConsumerGroupManager(self._runtime, self._classic)
         self._classic_in_consumer = ClassicMembersOfConsumerGroups(self._runtime, self._consumer)
+        self._share_manager: ShareGroupManager | None = None
 
     @property
     def groups(self) -> Mapping[str, Group]:
@@ -172,8 +182,10 @@ class GroupCoordinator:
             for group in groups:
                 if isinstance(group, ClassicGroup):
                     self._classic.schedule_heartbeats_after_load(group)
-                else:
+                elif isinstance(group, ConsumerGroup):
                     self._consumer.schedule_sessions_after_load(group)
+                else:
+                    self._share.schedule_sessions_after_load(group)
             load.loaded = True
         if loaded:
             log.info("Finished loading offsets and group metadata from __consumer_offsets-%d in %d ms: %d records, "
@@ -212,11 +224,21 @@ class GroupCoordinator:
         else:
             group_id = record.key.group_id
             group = groups.get(group_id)
-            if not isinstance(group, ConsumerGroup):
+            if kind in records.SHARE_GROUP_RECORD_TYPES:
+                group = self._share.group(group_id, create=True)
+            elif not isinstance(group, ConsumerGroup):
                 group = groups[group_id] = ConsumerGroup(group_id, state_timestamp_ms=self._runtime.now_ms())
             group.replay(record)
             if group.deleted:
                 del groups[group_id]
+
+    @property
+    def _share(self) -> ShareGroupManager:
+        """The share group manager, made at the first share group (heartbeat or loaded record)."""
+        if self._share_manager is None:
+            from wirebroker.coordinator.share_group_manager import ShareGroupManager
+            self._share_manager = ShareGroupManager(self._runtime)
+        return self._share_manager
 
     # ---- expiring offsets ----------------------------------------------------------------------------------------
 
@@ -307,6 +329,24 @@ class GroupCoordinator:
                                  client_host: str) -> ConsumerGroupHeartbeatResponse:
         return self._serve(request.group_id, lambda: self._consumer.heartbeat(request, client_id, client_host),
                            lambda exc: ConsumerGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc)))
+
+    def share_group_heartbeat(self, request: ShareGroupHeartbeatRequest, client_id: str,
+                              client_host: str) -> ShareGroupHeartbeatResponse:
+        from wirebroker.protocol.messages.share_group_heartbeat import (
+            ShareGroupHeartbeatResponse,
+        )
+        return self._serve(request.group_id, lambda: self._share.heartbeat(request, client_id, client_host),
+                           lambda exc: ShareGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc)))
+
+    def share_group(self, group_id: str) -> ShareGroup:
+        """The share group `group_id`, for its describe and offsets APIs: NOT_COORDINATOR, loading, and
+        GROUP_ID_NOT_FOUND (unknown, or of another kind) are raised. Read it within `serve_share`."""
+        self._check_coordinator(group_id)
+        return self._share.group(group_id)
+
+    def serve_share(self, group_id: str, operation: Callable[[], T], answer_error: Callable[[KafkaError], T]) -> T:
+        """Run an operation on a share group under the coordinator's lock (the share APIs' entry)."""
+        return self._serve(group_id, operation, answer_error)
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_or_epoch: int,
                        retention_ms: int, commits: list[PartitionCommit], api_version: int

@@ -16,11 +16,12 @@ Every record of the topic is a key and a value (null for a tombstone, which dele
 | 6    | ConsumerGroupTargetAssignmentMetadataKey| ConsumerGroupTargetAssignmentMetadataValue v0        |
 | 7    | ConsumerGroupTargetAssignmentMemberKey  | ConsumerGroupTargetAssignmentMemberValue v0          |
 | 8    | ConsumerGroupCurrentMemberAssignmentKey | ConsumerGroupCurrentMemberAssignmentValue v0         |
+| 10-14| ShareGroup*Key (share_group.py)         | ShareGroup*Value v0 (KIP-932 share groups)           |
 
 The codecs are the ones generated from Kafka's own schemas (schemas/group-coordinator/), not hand-declared `construct`
 layouts: the KIP-848 values are flexible versions with tagged fields and nested arrays, exactly what the generator
 already writes and cross-checks, and a second description of the same bytes would be a twin to keep in step.
-Types this broker does not use (share groups, 9 and up) are skipped on load with a log line, as Kafka's loader does
+Types this broker does not use (9, 15 and up: streams groups, share-partition metadata) are skipped on load with a log line, as Kafka's loader does
 for unknown types.
 """
 
@@ -71,6 +72,34 @@ from wirebroker.protocol.messages.group_metadata_key import GroupMetadataKey
 from wirebroker.protocol.messages.group_metadata_value import GroupMetadataValue
 from wirebroker.protocol.messages.offset_commit_key import OffsetCommitKey
 from wirebroker.protocol.messages.offset_commit_value import OffsetCommitValue
+from wirebroker.protocol.messages.share_group_current_member_assignment_key import (
+    ShareGroupCurrentMemberAssignmentKey,
+)
+from wirebroker.protocol.messages.share_group_current_member_assignment_value import (
+    ShareGroupCurrentMemberAssignmentValue,
+)
+from wirebroker.protocol.messages.share_group_member_metadata_key import (
+    ShareGroupMemberMetadataKey,
+)
+from wirebroker.protocol.messages.share_group_member_metadata_value import (
+    ShareGroupMemberMetadataValue,
+)
+from wirebroker.protocol.messages.share_group_metadata_key import ShareGroupMetadataKey
+from wirebroker.protocol.messages.share_group_metadata_value import (
+    ShareGroupMetadataValue,
+)
+from wirebroker.protocol.messages.share_group_target_assignment_member_key import (
+    ShareGroupTargetAssignmentMemberKey,
+)
+from wirebroker.protocol.messages.share_group_target_assignment_member_value import (
+    ShareGroupTargetAssignmentMemberValue,
+)
+from wirebroker.protocol.messages.share_group_target_assignment_metadata_key import (
+    ShareGroupTargetAssignmentMetadataKey,
+)
+from wirebroker.protocol.messages.share_group_target_assignment_metadata_value import (
+    ShareGroupTargetAssignmentMetadataValue,
+)
 from wirebroker.protocol.primitives import DecodeError
 
 _VERSION = struct.Struct(">h")
@@ -85,6 +114,12 @@ CONSUMER_GROUP_MEMBER_METADATA = 5
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+SHARE_GROUP_MEMBER_METADATA = 10
+SHARE_GROUP_METADATA = 11
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = 12
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = 13
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 14
+SHARE_GROUP_RECORD_TYPES = frozenset(range(SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT + 1))
 
 # record type -> (key class, value class)
 RECORD_TYPES: dict[int, tuple[type[Message], type[Message]]] = {
@@ -100,6 +135,13 @@ RECORD_TYPES: dict[int, tuple[type[Message], type[Message]]] = {
         ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue),
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: (
         ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
+    SHARE_GROUP_MEMBER_METADATA: (ShareGroupMemberMetadataKey, ShareGroupMemberMetadataValue),
+    SHARE_GROUP_METADATA: (ShareGroupMetadataKey, ShareGroupMetadataValue),
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA: (
+        ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMetadataValue),
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: (ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue),
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: (
+        ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue),
 }
 
 KEY_VERSION = 0
@@ -185,7 +227,8 @@ def group_metadata_tombstone(group: str) -> CoordinatorRecord:
 
 def consumer_group_record(record_type: int, group_id: str, value: Message | None,
                           member_id: str | None = None) -> CoordinatorRecord:
-    """One of the KIP-848 records (types 3-8), keyed by group and, for the per-member types, member."""
+    """One of the KIP-848 or share-group records (types 3-8, 10-14), keyed by group and, for the per-member
+    types, member."""
     key_class = RECORD_TYPES[record_type][0]
     key: Any = key_class(group_id=group_id) if member_id is None else key_class(group_id=group_id, member_id=member_id)
     return CoordinatorRecord(record_type, key, value, CONSUMER_GROUP_VALUE_VERSION)

@@ -1,0 +1,87 @@
+"""Share groups (KIP-932) with Java's KafkaShareConsumer (kafka-clients 4.x), each member a process of its own:
+records shared between two members, each acknowledged once; RELEASE redelivers, REJECT never does; a member killed
+-9 has its records redelivered once their acquisition lock runs out; a poison record is archived at the delivery
+count limit; and the acknowledged state survives a broker killed -9.
+
+Sizes stay small in the default run (WIREBROKER_RELIABILITY=full: 10,000 records)."""
+
+from __future__ import annotations
+
+import os
+
+from tests.integration.group_clients import create_topic
+from tests.integration.share_consumers import ShareConsumer, run, values
+
+FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
+RECORDS = 10_000 if FULL else 2000
+LOCK_MS = 3000
+SHARE_BROKER = {"offsets.topic.num.partitions": "1", "share.coordinator.state.topic.num.partitions": "1",
+                "group.share.record.lock.duration.ms": str(LOCK_MS), "group.share.delivery.count.limit": "3"}
+
+
+def _share_topic(broker, topic: str, group: str, partitions: int) -> None:
+    create_topic(broker.bootstrap, topic, partitions)
+    run("config", broker.bootstrap, group, "share.auto.offset.reset=earliest")
+
+
+def test_two_members_share_the_records_each_acknowledged_once(broker_factory, tmp_path):
+    broker = broker_factory(**SHARE_BROKER)
+    _share_topic(broker, "queue", "workers", 2)
+    releasing = ShareConsumer(tmp_path / "a.out", broker.bootstrap, "workers", "queue", 8, "release-first=7",
+                              "reject=5,6")
+    rejecting = ShareConsumer(tmp_path / "b.out", broker.bootstrap, "workers", "queue", 8, "reject=5,6")
+    releasing.wait_for("ready")
+    rejecting.wait_for("ready")
+    run("produce", broker.bootstrap, "queue", str(RECORDS))
+    a, b = releasing.finish(), rejecting.finish()
+
+    accepted = values(a, "accept") + values(b, "accept")
+    assert sorted(accepted) == sorted(set(range(RECORDS)) - {5, 6})  # each record once, the rejected ones never
+    assert values(a, "accept") and values(b, "accept")  # both members did work
+    assert sorted(values(a, "reject") + values(b, "reject")) == [5, 6]  # a REJECT is final: delivered once
+    released = values(a, "release")
+    assert released and all(v % 7 == 0 for v in released)
+    # Every record released was delivered again (its second delivery) and accepted, by either member.
+    redelivered = {int(line[1]) for line in a + b if line[0] == "accept" and line[3] == "2"}
+    assert set(released) <= redelivered
+
+
+def test_a_killed_member_s_records_come_back_after_the_lock_duration(broker_factory, tmp_path):
+    broker = broker_factory(**SHARE_BROKER)
+    _share_topic(broker, "jobs", "crashing", 1)
+    run("produce", broker.bootstrap, "jobs", "300")
+    holder = ShareConsumer(tmp_path / "holder.out", broker.bootstrap, "crashing", "jobs", 0, "hold=20")
+    holder.wait_for("holding")
+    held = {int(line[1]) for line in holder.lines() if line[0] == "HOLD"}
+    holder.kill()
+    survivor = ShareConsumer(tmp_path / "survivor.out", broker.bootstrap, "crashing", "jobs", 6)
+    lines = survivor.finish()
+    assert sorted(values(lines, "accept")) == list(range(300))
+    # The holder acquired them (its first fetch took them all) and was killed without a word: they came back
+    # only when their acquisition lock ran out, as their second delivery.
+    assert held and all(line[3] == "2" for line in lines if line[0] == "accept" and int(line[1]) in held)
+
+
+def test_a_poison_record_is_archived_at_the_delivery_count_limit(broker_factory, tmp_path):
+    broker = broker_factory(**SHARE_BROKER)
+    _share_topic(broker, "poison", "careful", 1)
+    run("produce", broker.bootstrap, "poison", "100")
+    lines = ShareConsumer(tmp_path / "c.out", broker.bootstrap, "careful", "poison", 5, "release=13").finish()
+    assert sorted(values(lines, "accept")) == [v for v in range(100) if v != 13]
+    assert [line[3] for line in lines if line[0] == "release"] == ["1", "2", "3"]  # then archived: never again
+
+
+def test_acknowledged_state_survives_a_broker_kill(broker_factory, tmp_path):
+    records = 400
+    broker = broker_factory(**SHARE_BROKER)
+    _share_topic(broker, "durable", "restarts", 1)
+    run("produce", broker.bootstrap, "durable", str(records))
+    first = ShareConsumer(tmp_path / "first.out", broker.bootstrap, "restarts", "durable", 0, "max=150").finish()
+    before = values(first, "accept")
+    assert len(before) >= 150
+    broker.kill()
+    broker.start()
+    after = values(ShareConsumer(tmp_path / "second.out", broker.bootstrap, "restarts", "durable", 6).finish(),
+                   "accept")
+    assert not set(before) & set(after)  # nothing acknowledged before the kill came back
+    assert sorted(before + after) == list(range(records))  # and nothing unacknowledged was lost

@@ -1,0 +1,49 @@
+"""ShareFetch: API key 78, versions 1-2 (KIP-932 share groups).
+
+Behaviour (coordinator/share_partition_manager.py):
+- A share session per (group, member): epoch 0 opens it with the partitions named (acknowledgements then are
+  INVALID_REQUEST), later epochs add partitions and forget others (INVALID_SHARE_SESSION_EPOCH for a wrong epoch,
+  SHARE_SESSION_NOT_FOUND with no session), -1 closes it after its acknowledgements and fetches nothing.
+- Acknowledgements piggy-backed per partition (ACCEPT, RELEASE, REJECT, GAP; RENEW from v2) are applied and
+  persisted first; a partition whose acknowledgement failed has its AcknowledgeErrorCode (INVALID_RECORD_STATE for a
+  record the member does not hold).
+- Then the session's partitions are read and what is available is acquired for the member (at most MaxRecords
+  offsets, whole batches as Kafka's batch-optimised mode), waiting for MinBytes up to MaxWaitMs. Each partition
+  answers the log's batches and the AcquiredRecords ranges with their delivery counts; the client keeps only those.
+- AcquisitionLockTimeoutMs: the group's share.record.lock.duration.ms (else group.share.record.lock.duration.ms).
+Version notes:
+- v1 adds MaxRecords, BatchSize and AcquisitionLockTimeoutMs (KIP-932 GA); v2 ShareAcquireMode and IsRenewAck
+  (KIP-1206, KIP-1222): this broker acquires in batch-optimised mode whatever the mode asked.
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.registry import serve
+from wirebroker.apis.share_responses import acknowledgements, share_fetch_response
+from wirebroker.apis.share_services import share_services
+from wirebroker.protocol.messages.share_fetch import (
+    ShareFetchRequest,
+    ShareFetchResponse,
+)
+
+API_KEY = 78
+
+
+def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchResponse | None:
+    manager = share_services(ctx.broker).partitions
+    group_id = request.group_id or ""
+    requested = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
+    forgotten = [(t.topic_id, index) for t in request.forgotten_topics_data for index in t.partitions]
+    lock_ms = manager.lock_duration_ms(group_id)
+
+    def respond(error_code: int, message: str | None, partitions: list) -> None:
+        ctx.respond(share_fetch_response(ctx, error_code, message, partitions, lock_ms))
+
+    manager.fetch(group_id, request.member_id, request.share_session_epoch, requested, forgotten,
+                  acknowledgements(request.topics), request.max_wait_ms, request.min_bytes, request.max_bytes,
+                  request.max_records if ctx.api_version >= 1 else 2**31 - 1, respond)
+    return None
+
+
+serve(API_KEY, handle)

@@ -1,0 +1,73 @@
+"""What ShareFetch and ShareAcknowledge share at the API boundary: their acknowledgements read from the request,
+and their per-partition answers grouped by topic (the two responses have the same shape)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.protocol.messages.share_acknowledge import ShareAcknowledgeResponse
+from wirebroker.protocol.messages.share_fetch import ShareFetchResponse
+
+if TYPE_CHECKING:  # the share-partition manager is imported at the first share request (apis/share_services.py)
+    from wirebroker.coordinator.share_partition_manager import (
+        Acknowledgements,
+        PartitionResult,
+    )
+
+FIRST_ACK_LOCK_TIMEOUT_VERSION = 2  # ShareAcknowledge v2 answers AcquisitionLockTimeoutMs (KIP-1222)
+
+
+def acknowledgements(topics: list[Any]) -> Acknowledgements:
+    """(topic id, partition) -> [(first offset, last offset, acknowledge types)] of a request's topics."""
+    return {(t.topic_id, p.partition_index): [(b.first_offset, b.last_offset, list(b.acknowledge_types))
+                                              for b in p.acknowledgement_batches]
+            for t in topics for p in t.partitions if p.acknowledgement_batches}
+
+
+def _topics(results: list[PartitionResult], topic_struct: type, partition: Any) -> list:
+    by_topic: dict[bytes, Any] = {}
+    for result in results:
+        topic = by_topic.setdefault(result.topic_id, topic_struct(topic_id=result.topic_id, partitions=[]))
+        topic.partitions.append(partition(result))
+    return list(by_topic.values())
+
+
+def share_fetch_response(ctx: RequestContext, error_code: int, message: str | None, results: list[PartitionResult],
+                         lock_duration_ms: int) -> ShareFetchResponse:
+    def partition(result: PartitionResult) -> ShareFetchResponse.PartitionData:
+        return ShareFetchResponse.PartitionData(
+            partition_index=result.partition, error_code=result.error_code, error_message=result.error_message,
+            acknowledge_error_code=result.acknowledge_error_code,
+            acknowledge_error_message=result.acknowledge_error_message,
+            current_leader=ShareFetchResponse.LeaderIdAndEpoch(leader_id=ctx.broker.node_id,
+                                                               leader_epoch=result.leader_epoch),
+            records=result.records,
+            acquired_records=[ShareFetchResponse.AcquiredRecords(first_offset=a.first_offset,
+                                                                 last_offset=a.last_offset,
+                                                                 delivery_count=a.delivery_count)
+                              for a in result.acquired])
+
+    return ShareFetchResponse(error_code=error_code, error_message=message, acquisition_lock_timeout_ms=lock_duration_ms,
+                              responses=_topics(results, ShareFetchResponse.ShareFetchableTopicResponse,
+                                                partition),
+                              node_endpoints=[])
+
+
+def share_acknowledge_response(ctx: RequestContext, error_code: int, message: str | None,
+                               results: list[PartitionResult], lock_duration_ms: int) -> ShareAcknowledgeResponse:
+    def partition(result: PartitionResult) -> ShareAcknowledgeResponse.PartitionData:
+        return ShareAcknowledgeResponse.PartitionData(
+            partition_index=result.partition, error_code=result.acknowledge_error_code or result.error_code,
+            error_message=result.acknowledge_error_message or result.error_message,
+            current_leader=ShareAcknowledgeResponse.LeaderIdAndEpoch(leader_id=ctx.broker.node_id,
+                                                                     leader_epoch=result.leader_epoch))
+
+    response = ShareAcknowledgeResponse(error_code=error_code, error_message=message,
+                                        responses=_topics(results,
+                                                          ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse,
+                                                          partition),
+                                        node_endpoints=[])
+    if ctx.api_version >= FIRST_ACK_LOCK_TIMEOUT_VERSION:
+        response.acquisition_lock_timeout_ms = lock_duration_ms
+    return response

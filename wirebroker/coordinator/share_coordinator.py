@@ -1,0 +1,206 @@
+"""The share coordinator (KIP-932; Kafka's ShareCoordinatorShard, for one broker): the durable state of every
+share-partition, kept in the internal topic `__share_group_state`.
+
+A share-partition is keyed `group:topic id:partition` (Kafka's SharePartitionKey, the topic id in Kafka's base64
+form), which picks its partition of the topic as a group id picks one of `__consumer_offsets`. Its state is the
+share-partition start offset, the state epoch (bumped when an admin resets the offsets), and the runs of in-flight
+offsets with their delivery state and count. The records are Kafka's (schemas/share-coordinator/), framed as
+`__consumer_offsets`' records are (an int16 type before the key, an int16 version before the value):
+
+| type | key                                   | value                                                      |
+|------|---------------------------------------|------------------------------------------------------------|
+| 0    | ShareSnapshotKey (group, topic id, p) | ShareSnapshotValue v0: the whole state                     |
+| 1    | ShareUpdateKey (group, topic id, p)   | ShareUpdateValue v0: runs that change the last snapshot    |
+
+Every write here is a ShareSnapshot (the whole state: a share-partition holds at most
+`group.share.partition.max.record.locks` offsets in flight, so it stays small), appended with acks=all before the
+write returns, as WriteShareGroupState answers once its records are committed. A ShareUpdate (Kafka writes them
+between snapshots) is applied on load: its runs replace those offsets, its start offset moves the start. Deleting a
+share-partition's state (DeleteShareGroupState) writes tombstones for both keys. The topic is read back at the
+first use after a start (`load`), the latest snapshot of each key winning.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from wirebroker.coordinator.internal_topic import InternalTopic, InternalTopicSpec
+from wirebroker.coordinator.share_partition import StateBatch
+from wirebroker.coordinator.timer import wall_clock_ms
+from wirebroker.log.metadata_files import uuid_to_kafka_string
+from wirebroker.protocol.messages.share_snapshot_key import ShareSnapshotKey
+from wirebroker.protocol.messages.share_snapshot_value import ShareSnapshotValue
+from wirebroker.protocol.messages.share_update_key import ShareUpdateKey
+from wirebroker.protocol.messages.share_update_value import ShareUpdateValue
+from wirebroker.protocol.primitives import DecodeError
+
+log = logging.getLogger(__name__)
+
+SHARE_STATE_TOPIC = "__share_group_state"
+SHARE_SNAPSHOT = 0
+SHARE_UPDATE = 1
+_TYPE = struct.Struct(">h")
+RECORD_VERSION = 0
+NO_LEADER_EPOCH = -1
+
+# (group id, topic id, partition)
+ShareKey = tuple[str, bytes, int]
+
+
+def coordinator_key(key: ShareKey) -> str:
+    """Kafka's SharePartitionKey.asCoordinatorKey: the string that picks the key's `__share_group_state` partition."""
+    group_id, topic_id, partition = key
+    return f"{group_id}:{uuid_to_kafka_string(uuid.UUID(bytes=topic_id))}:{partition}"
+
+
+@dataclass(frozen=True)
+class ShareState:
+    """What is persisted of a share-partition (Kafka's ShareGroupOffset)."""
+
+    start_offset: int
+    state_epoch: int = 0
+    batches: tuple[StateBatch, ...] = ()
+    snapshot_epoch: int = 0
+    create_timestamp: int = -1
+    delivery_complete_count: int = -1
+
+
+class ShareStateTopic(InternalTopic):
+    def __init__(self, broker: Any, config: Any) -> None:
+        super().__init__(broker, InternalTopicSpec(
+            SHARE_STATE_TOPIC, config["share.coordinator.state.topic.num.partitions"],
+            config["share.coordinator.state.topic.replication.factor"],
+            config["share.coordinator.write.timeout.ms"],
+            # Kafka's ShareCoordinatorService: deletion, not compaction (it prunes what a snapshot replaces).
+            {"cleanup.policy": "delete", "compression.type": "producer", "retention.ms": "-1",
+             "segment.bytes": str(config["share.coordinator.state.topic.segment.bytes"])},
+            "share coordinator"))
+
+
+def _batches(value_batches: Iterable[Any]) -> tuple[StateBatch, ...]:
+    return tuple(StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in value_batches)
+
+
+def _apply_update(state: ShareState, start_offset: int, batches: tuple[StateBatch, ...]) -> ShareState:
+    """A ShareUpdate on top of the state: the start offset moves (never back), the update's runs replace theirs."""
+    start = max(state.start_offset, start_offset)
+    per_offset = {o: b for b in state.batches for o in range(b.first_offset, b.last_offset + 1)}
+    per_offset.update({o: b for b in batches for o in range(b.first_offset, b.last_offset + 1)})
+    merged = tuple(StateBatch(o, o, b.delivery_state, b.delivery_count)
+                   for o, b in sorted(per_offset.items()) if o >= start)
+    return replace(state, start_offset=start, batches=merged)
+
+
+class ShareCoordinator:
+    def __init__(self, topic: InternalTopic) -> None:
+        self.topic = topic
+        self._lock = threading.Lock()
+        self._states: dict[ShareKey, ShareState] = {}
+        self._loaded = False
+
+    def load(self) -> None:
+        """Read `__share_group_state` back, once (the latest snapshot of each key, later updates on top)."""
+        with self._lock:
+            if self._loaded:
+                return
+            started = wall_clock_ms()
+            count = 0
+            if self.topic.exists():
+                for partition in range(self.topic.num_partitions):
+                    for key, value in self.topic.read_all(partition):
+                        count += 1
+                        try:
+                            self._replay(key, value)
+                        except (DecodeError, ValueError) as exc:
+                            log.error("skipping an unreadable record of %s-%d: %s", SHARE_STATE_TOPIC, partition, exc)
+            self._loaded = True
+        if count:
+            log.info("Loaded %d share-partition states from %d records of %s in %d ms", len(self._states), count,
+                     SHARE_STATE_TOPIC, wall_clock_ms() - started)
+
+    def _replay(self, key_bytes: bytes, value_bytes: bytes | None) -> None:
+        (record_type,) = _TYPE.unpack_from(key_bytes, 0)
+        if record_type not in (SHARE_SNAPSHOT, SHARE_UPDATE):
+            raise ValueError(f"unknown share coordinator record type {record_type}")
+        key_class = ShareSnapshotKey if record_type == SHARE_SNAPSHOT else ShareUpdateKey
+        key = key_class.decode(memoryview(key_bytes)[_TYPE.size:], RECORD_VERSION)
+        share_key = (key.group_id, bytes(key.topic_id), key.partition)
+        if value_bytes is None:
+            self._states.pop(share_key, None)
+            return
+        (version,) = _TYPE.unpack_from(value_bytes, 0)
+        body = memoryview(value_bytes)[_TYPE.size:]
+        if record_type == SHARE_SNAPSHOT:
+            value = ShareSnapshotValue.decode(body, version)
+            self._states[share_key] = ShareState(value.start_offset, value.state_epoch, _batches(value.state_batches),
+                                                 value.snapshot_epoch, value.create_timestamp,
+                                                 value.delivery_complete_count)
+        else:
+            update = ShareUpdateValue.decode(body, version)
+            state = self._states.get(share_key)
+            if state is not None:
+                self._states[share_key] = _apply_update(state, update.start_offset, _batches(update.state_batches))
+
+    # ---- Kafka's ReadShareGroupState, WriteShareGroupState, InitializeShareGroupState, DeleteShareGroupState ----
+
+    def read(self, key: ShareKey) -> ShareState | None:
+        self.load()
+        with self._lock:
+            return self._states.get(key)
+
+    def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]:
+        """Every share-partition state of a group, by (topic id, partition)."""
+        self.load()
+        with self._lock:
+            return {(t, p): s for (g, t, p), s in self._states.items() if g == group_id}
+
+    def write(self, key: ShareKey, start_offset: int, batches: Iterable[StateBatch], delivery_complete_count: int = -1,
+              state_epoch: int | None = None) -> ShareState:
+        """Persist a share-partition's state as a snapshot (acks=all) and keep it; raises the Kafka error of a
+        failed write. `state_epoch` None keeps the current one."""
+        self.load()
+        with self._lock:
+            previous = self._states.get(key)
+            now = wall_clock_ms()
+            state = ShareState(start_offset,
+                               state_epoch if state_epoch is not None else previous.state_epoch if previous else 0,
+                               tuple(batches), previous.snapshot_epoch + 1 if previous else 0,
+                               previous.create_timestamp if previous else now, delivery_complete_count)
+            self._append(key, self._snapshot_value(state, now))
+            self._states[key] = state
+            return state
+
+    def delete(self, keys: Iterable[ShareKey]) -> None:
+        """Tombstones for the keys' snapshots and updates (DeleteShareGroupState)."""
+        self.load()
+        with self._lock:
+            for key in keys:
+                if key in self._states:
+                    self._append(key, None)
+                    del self._states[key]
+
+    def _snapshot_value(self, state: ShareState, now: int) -> bytes:
+        value = ShareSnapshotValue(
+            snapshot_epoch=state.snapshot_epoch, state_epoch=state.state_epoch, leader_epoch=NO_LEADER_EPOCH,
+            start_offset=state.start_offset, delivery_complete_count=state.delivery_complete_count,
+            create_timestamp=state.create_timestamp, write_timestamp=now,
+            state_batches=[ShareSnapshotValue.StateBatch(first_offset=b.first_offset, last_offset=b.last_offset,
+                                                         delivery_state=b.delivery_state,
+                                                         delivery_count=b.delivery_count) for b in state.batches])
+        return _TYPE.pack(RECORD_VERSION) + value.encode(RECORD_VERSION)
+
+    def _append(self, key: ShareKey, snapshot_value: bytes | None) -> None:
+        group_id, topic_id, partition = key
+        snapshot_key = _TYPE.pack(SHARE_SNAPSHOT) + ShareSnapshotKey(
+            group_id=group_id, topic_id=topic_id, partition=partition).encode(RECORD_VERSION)
+        records: list[tuple[bytes, bytes | None]] = [(snapshot_key, snapshot_value)]
+        if snapshot_value is None:
+            records.append((_TYPE.pack(SHARE_UPDATE) + ShareUpdateKey(
+                group_id=group_id, topic_id=topic_id, partition=partition).encode(RECORD_VERSION), None))
+        self.topic.append_records(self.topic.partition_for(coordinator_key(key)), records)

@@ -1,0 +1,197 @@
+"""The share group protocol's request flow (the share half of Kafka's GroupMetadataManager: shareGroupHeartbeat).
+
+ShareGroupHeartbeat, member epoch:
+- 0: join (or rejoin) with the member id the client made (v1, KIP-1082) and its subscribed topic names; a new
+  member bumps the group epoch (GROUP_MAX_SIZE_REACHED past `group.share.max.size`);
+- -1: leave: the member goes and the group epoch is bumped, so the others take its partitions;
+- otherwise a heartbeat at the member's epoch (FENCED_MEMBER_EPOCH for another; UNKNOWN_MEMBER_ID for a stranger).
+Each heartbeat updates the member's subscription; when the group epoch moved, or the partitions of the subscribed
+topics changed, the target assignment is computed again (share_group.simple_assignment); the member then takes its
+target at once (share groups revoke nothing: a partition may be shared) and is answered with its epoch, the
+heartbeat interval (`group.share.heartbeat.interval.ms`) and its assignment when it changed or on a full request.
+A member silent for `group.share.session.timeout.ms` is removed as if it had left. An id naming a group of another
+kind is GROUP_ID_NOT_FOUND. Every change is a record written before it is applied (share_group.py); the timers
+and writes are the group coordinator's (group_runtime.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from wirebroker.coordinator.group_runtime import GroupRuntime
+from wirebroker.coordinator.internal_records import CoordinatorRecord
+from wirebroker.coordinator.share_group import (
+    Assignment,
+    ShareGroup,
+    ShareMember,
+    simple_assignment,
+)
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    FencedMemberEpochError,
+    GroupIdNotFoundError,
+    GroupMaxSizeReachedError,
+    InvalidRequestError,
+    KafkaError,
+    UnknownMemberIdError,
+)
+from wirebroker.protocol.messages.share_group_heartbeat import (
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
+)
+
+log = logging.getLogger(__name__)
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+
+_Response = ShareGroupHeartbeatResponse
+
+
+class ShareGroupManager:
+    def __init__(self, runtime: GroupRuntime) -> None:
+        self.runtime = runtime
+        # group id -> the (topic id, partition) list its target assignment was computed from (not persisted: a
+        # loaded group computes it again at its first heartbeat)
+        self._assigned_from: dict[str, list[tuple[bytes, int]]] = {}
+
+    def heartbeat(self, request: ShareGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
+        try:
+            _validate(request)
+            if request.member_epoch == LEAVE_EPOCH:
+                return self._leave(request)
+            return self._heartbeat(request, client_id, client_host)
+        except KafkaError as exc:
+            return _Response(error_code=exc.code, error_message=str(exc), member_id=request.member_id or None,
+                             member_epoch=-1)
+
+    def group(self, group_id: str, create: bool = False) -> ShareGroup:
+        group = self.runtime.groups.get(group_id)
+        if group is not None and not isinstance(group, ShareGroup):
+            raise GroupIdNotFoundError(f"Group {group_id} is not a share group.")
+        if group is None:
+            if not create:
+                raise GroupIdNotFoundError(f"Group {group_id} not found.")
+            group = ShareGroup(group_id, state_timestamp_ms=self.runtime.now_ms())
+            self.runtime.groups[group_id] = group
+        return group
+
+    def _heartbeat(self, request: ShareGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
+        joining = request.member_epoch == JOIN_EPOCH
+        group = self.group(request.group_id, create=joining)
+        member = group.members.get(request.member_id)
+        if member is None:
+            if not joining:
+                raise UnknownMemberIdError(f"member {request.member_id} is not a member of share group "
+                                           f"{group.group_id}")
+            if len(group.members) >= self.runtime.config.share_max_size:
+                raise GroupMaxSizeReachedError(f"share group {group.group_id} has reached its maximum size")
+            member = ShareMember(request.member_id)
+        elif not joining and request.member_epoch not in (member.member_epoch, member.previous_member_epoch):
+            raise FencedMemberEpochError(f"member epoch {request.member_epoch} is not {member.member_epoch}; the "
+                                         "member must rejoin")
+        updated = replace(member, client_id=client_id, client_host=client_host,
+                          rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
+                          subscribed_topic_names=(tuple(sorted(request.subscribed_topic_names))
+                                                  if request.subscribed_topic_names is not None
+                                                  else member.subscribed_topic_names))
+        out: list[CoordinatorRecord] = []
+        bump = updated.member_id not in group.members or (
+            updated.subscribed_topic_names != member.subscribed_topic_names)
+        if updated != member or bump:
+            out.append(updated.subscription_record(group.group_id))
+        if bump:
+            out.append(group.epoch_record(group.group_epoch + 1))
+        self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]  (share groups replay alike)
+        self._update_target_assignment(group)
+        before = group.members[updated.member_id]
+        reconciled = self._reconcile(group, before)
+        self._schedule_session_timeout(group, reconciled.member_id)
+        response = _Response(error_code=ErrorCode.NONE, member_id=reconciled.member_id,
+                             member_epoch=reconciled.member_epoch,
+                             heartbeat_interval_ms=self.runtime.config.share_heartbeat_interval_ms)
+        if joining or request.subscribed_topic_names is not None or reconciled.assigned != member.assigned:
+            response.assignment = _Response.Assignment(topic_partitions=[
+                _Response.TopicPartitions(topic_id=topic_id, partitions=sorted(ps))
+                for topic_id, ps in sorted(reconciled.assigned.items()) if ps])
+        return response
+
+    def _subscribed_partitions(self, group: ShareGroup) -> list[tuple[bytes, int]]:
+        partitions = []
+        for name in sorted(group.subscribed_topic_names()):
+            topic = self.runtime.topics.topic(name)
+            if topic is not None:
+                partitions.extend((topic.topic_id, index) for index in range(topic.partitions))
+        return partitions
+
+    def _update_target_assignment(self, group: ShareGroup) -> None:
+        """Compute the target assignment again when the group epoch moved past it or the subscribed topics'
+        partitions changed (a topic created, grown or deleted)."""
+        partitions = self._subscribed_partitions(group)
+        if group.group_epoch == group.assignment_epoch and self._assigned_from.get(group.group_id) == partitions:
+            return
+        out: list[CoordinatorRecord] = []
+        if group.group_epoch == group.assignment_epoch:  # the topics changed under the same members
+            out.append(group.epoch_record(group.group_epoch + 1))
+            self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]
+            out = []
+        target = simple_assignment(sorted(group.members), partitions)
+        out = [group.target_member_record(member_id, assignment) for member_id, assignment in sorted(target.items())
+               if group.target_assignment.get(member_id) != assignment]
+        out.append(group.target_epoch_record(group.group_epoch, self.runtime.now_ms()))
+        self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]
+        self._assigned_from[group.group_id] = partitions
+        log.info("share group %s: target assignment for epoch %d: %d partitions over %d members", group.group_id,
+                 group.group_epoch, len(partitions), len(group.members))
+
+    def _reconcile(self, group: ShareGroup, member: ShareMember) -> ShareMember:
+        """The member takes its target assignment and the assignment epoch (nothing to revoke first)."""
+        target: Assignment = group.target_assignment.get(member.member_id, {})
+        if member.member_epoch == group.assignment_epoch and member.assigned == target:
+            return member
+        reconciled = replace(member, member_epoch=group.assignment_epoch, previous_member_epoch=member.member_epoch,
+                             assigned=target)
+        self.runtime.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])  # type: ignore[arg-type]
+        return group.members[member.member_id]
+
+    def _leave(self, request: ShareGroupHeartbeatRequest) -> _Response:
+        group = self.group(request.group_id)
+        group.member(request.member_id)
+        self.remove_member(group, request.member_id, "left the group")
+        return _Response(error_code=ErrorCode.NONE, member_id=request.member_id, member_epoch=LEAVE_EPOCH,
+                         heartbeat_interval_ms=0)
+
+    def remove_member(self, group: ShareGroup, member_id: str, reason: str) -> None:
+        if member_id not in group.members:
+            return
+        log.info("member %s of share group %s is removed: %s", member_id, group.group_id, reason)
+        self.runtime.cancel(("share-session", group.group_id, member_id))
+        out = group.member_tombstones(member_id)
+        out.append(group.epoch_record(group.group_epoch + 1))
+        self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]
+        self._update_target_assignment(group)
+
+    def _schedule_session_timeout(self, group: ShareGroup, member_id: str) -> None:
+        def expired() -> None:
+            if self.runtime.groups.get(group.group_id) is group:
+                self.remove_member(group, member_id, "its session timed out")
+
+        self.runtime.schedule(("share-session", group.group_id, member_id),
+                              self.runtime.config.share_session_timeout_ms, expired)
+
+    def schedule_sessions_after_load(self, group: ShareGroup) -> None:
+        for member_id in list(group.members):
+            self._schedule_session_timeout(group, member_id)
+
+
+def _validate(request: ShareGroupHeartbeatRequest) -> None:
+    """Kafka's throwIfShareGroupHeartbeatRequestIsInvalid."""
+    if not request.group_id:
+        raise InvalidRequestError("GroupId can't be empty.")
+    if not request.member_id:
+        raise InvalidRequestError("MemberId can't be empty.")
+    if request.member_epoch < LEAVE_EPOCH:
+        raise InvalidRequestError(f"MemberEpoch is invalid: {request.member_epoch}")
+    if request.member_epoch == JOIN_EPOCH and not request.subscribed_topic_names:
+        raise InvalidRequestError("SubscribedTopicNames must be set in first request.")

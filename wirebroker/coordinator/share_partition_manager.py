@@ -1,0 +1,296 @@
+"""The share-partitions this broker leads and the share sessions of their consumers (KIP-932; Kafka's
+SharePartitionManager and ShareSessionCache): what ShareFetch and ShareAcknowledge act on.
+
+A share-partition (share_partition.py) is made at its group's first fetch: from the state the share coordinator
+persisted (share_coordinator.py), else at `share.auto.offset.reset` of the group (latest: the high watermark;
+earliest: the log start offset), which is then persisted at once (InitializeShareGroupState).
+
+Share sessions, one per (group, member): a ShareFetch at epoch 0 opens one with the partitions it names (and must
+carry no acknowledgements: INVALID_REQUEST); later requests carry the session's epoch (else
+INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND), which each bumps, and add partitions or forget
+them; epoch -1 closes it after its acknowledgements, releasing what the member still holds.
+
+A fetch: acknowledgements first (persisted before the answer; a failed partition gets its AcknowledgeErrorCode),
+then each session partition is read from its next fetch offset through the replica manager (waiting in the fetch
+purgatory for min_bytes up to max_wait_ms, as a Fetch does), and what is AVAILABLE in the batches read is acquired
+for the member, at most max_records offsets, under an acquisition lock of `share.record.lock.duration.ms` (the
+group's config, else `group.share.record.lock.duration.ms`). A lock expiring releases what it still holds, and the
+change is persisted. Locks run on the group coordinator's timer thread; every change takes this manager's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from wirebroker.coordinator.group import GroupConfig
+from wirebroker.coordinator.group_runtime import Timer, TopicImage
+from wirebroker.coordinator.share_coordinator import ShareCoordinator, ShareKey
+from wirebroker.coordinator.share_partition import AcquiredRecords, SharePartition
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    InvalidRequestError,
+    InvalidShareSessionEpochError,
+    KafkaError,
+    ShareSessionNotFoundError,
+    UnknownTopicIdError,
+)
+from wirebroker.protocol.records import BATCH_HEADER_SIZE, read_header
+
+log = logging.getLogger(__name__)
+
+INITIAL_EPOCH = 0
+FINAL_EPOCH = -1
+LATEST, EARLIEST = "latest", "earliest"
+
+# (topic id, partition) -> [(first offset, last offset, acknowledge types)]
+Acknowledgements = Mapping[tuple[bytes, int], list[tuple[int, int, list[int]]]]
+
+
+class LogReads(Protocol):
+    """What the manager asks of the replica manager (apis/share_services.py adapts it)."""
+
+    def leader_partition(self, topic: str, index: int) -> Any:
+        """The partition led here (its log_start_offset, high_watermark, leader_epoch), or the Kafka error."""
+        ...
+
+    def fetch(self, reads: list[tuple[Any, int]], max_bytes: int, min_bytes: int, max_wait_ms: int,
+              respond: Callable[[list[Any]], None]) -> None:
+        """Read each (partition, offset) as a Fetch does, waiting for min_bytes up to max_wait_ms; respond with
+        reads carrying error_code, data (FetchDataInfo) and log_start_offset, in order."""
+        ...
+
+
+@dataclass(slots=True)
+class PartitionResult:
+    """One partition's part of a ShareFetch or ShareAcknowledge answer."""
+
+    topic_id: bytes
+    partition: int
+    error_code: int = ErrorCode.NONE
+    error_message: str | None = None
+    acknowledge_error_code: int = ErrorCode.NONE
+    acknowledge_error_message: str | None = None
+    records: Any = b""  # bytes or a FileRegion of the log
+    acquired: list[AcquiredRecords] = field(default_factory=list)
+    leader_epoch: int = -1
+
+
+@dataclass(slots=True)
+class ShareSession:
+    epoch: int
+    partitions: list[tuple[bytes, int]]
+
+
+class SharePartitionManager:
+    def __init__(self, config: GroupConfig, logs: LogReads, topics: TopicImage, timer: Timer,
+                 coordinator: ShareCoordinator, group_config: Callable[[str, str], str | None]) -> None:
+        self.config = config
+        self.logs = logs
+        self.topics = topics
+        self.timer = timer
+        self.coordinator = coordinator
+        self._group_config = group_config  # (group id, key) -> the group's config value, if set
+        self._lock = threading.RLock()
+        self._partitions: dict[ShareKey, SharePartition] = {}
+        self._sessions: dict[tuple[str, str], ShareSession] = {}
+
+    def lock_duration_ms(self, group_id: str) -> int:
+        value = self._group_config(group_id, "share.record.lock.duration.ms")
+        return int(value) if value is not None else self.config.share_record_lock_duration_ms
+
+    # ---- sessions ------------------------------------------------------------------------------------------------
+
+    def _session(self, group_id: str, member_id: str, epoch: int, added: Iterable[tuple[bytes, int]],
+                 forgotten: Iterable[tuple[bytes, int]], has_acks: bool) -> ShareSession:
+        key = (group_id, member_id)
+        if epoch == INITIAL_EPOCH:
+            if has_acks:
+                raise InvalidRequestError("acknowledgements cannot be sent with the initial share session epoch")
+            session = self._sessions[key] = ShareSession(1, list(dict.fromkeys(added)))
+            return session
+        session = self._sessions.get(key)
+        if session is None:
+            raise ShareSessionNotFoundError(f"no share session for member {member_id} of group {group_id}")
+        if epoch == FINAL_EPOCH:
+            return session
+        if epoch != session.epoch:
+            raise InvalidShareSessionEpochError(f"share session epoch {epoch} is not {session.epoch}")
+        session.epoch += 1
+        gone = set(forgotten)
+        session.partitions = [tp for tp in dict.fromkeys([*session.partitions, *added]) if tp not in gone]
+        return session
+
+    def _close(self, group_id: str, member_id: str, results: dict[tuple[bytes, int], PartitionResult]) -> None:
+        """The final epoch: the session goes, and the member's records go back to the others."""
+        session = self._sessions.pop((group_id, member_id), None)
+        for topic_id, index in session.partitions if session else ():
+            key = (group_id, topic_id, index)
+            partition = self._partitions.get(key)
+            if partition is not None and partition.release_member(member_id):
+                self._persist_quietly(key, partition, f"member {member_id} closed its share session")
+
+    # ---- the requests --------------------------------------------------------------------------------------------
+
+    def fetch(self, group_id: str, member_id: str, epoch: int, requested: list[tuple[bytes, int]],
+              forgotten: list[tuple[bytes, int]], acknowledgements: Acknowledgements, max_wait_ms: int,
+              min_bytes: int, max_bytes: int, max_records: int,
+              respond: Callable[[int, str | None, list[PartitionResult]], None]) -> None:
+        """ShareFetch: answered through respond(error code, message, partitions), now or from the purgatory."""
+        with self._lock:
+            try:
+                session = self._session(group_id, member_id, epoch, requested, forgotten, bool(acknowledgements))
+            except KafkaError as exc:
+                respond(exc.code, str(exc), [])
+                return
+            results = self._acknowledge(group_id, member_id, acknowledgements)
+            if epoch == FINAL_EPOCH:
+                self._close(group_id, member_id, results)
+                respond(ErrorCode.NONE, None, list(results.values()))
+                return
+            reads: list[tuple[PartitionResult, Any, int]] = []
+            for topic_id, index in session.partitions:
+                result = results.setdefault((topic_id, index), PartitionResult(topic_id, index))
+                try:
+                    partition, log_partition = self._share_partition(group_id, topic_id, index)
+                except KafkaError as exc:
+                    result.error_code, result.error_message = exc.code, str(exc)
+                    continue
+                result.leader_epoch = log_partition.leader_epoch
+                offset = partition.next_fetch_offset()
+                if offset is not None:
+                    reads.append((result, log_partition, offset))
+            answered = list(results.values())
+
+        def acquire(done: list[Any]) -> None:
+            with self._lock:
+                remaining = max_records
+                for (result, _, _), read in zip(reads, done, strict=False):
+                    if read.error_code:
+                        result.error_code = read.error_code
+                    elif read.data is not None and remaining > 0:
+                        self._acquire(group_id, member_id, result, read, remaining)
+                        remaining -= sum(r.last_offset - r.first_offset + 1 for r in result.acquired)
+            respond(ErrorCode.NONE, None, answered)
+
+        if not reads:
+            if max_wait_ms > 0 and not any(r.error_code or r.acknowledge_error_code for r in answered):
+                self.timer.schedule(("share-fetch-wait", id(answered)), max_wait_ms, lambda: acquire([]))
+            else:
+                acquire([])
+            return
+        self.logs.fetch([(partition, offset) for _, partition, offset in reads], max_bytes, min_bytes, max_wait_ms,
+                        acquire)
+
+    def acknowledge(self, group_id: str, member_id: str, epoch: int, acknowledgements: Acknowledgements
+                    ) -> tuple[int, str | None, list[PartitionResult]]:
+        """ShareAcknowledge: (error code, message, partitions)."""
+        with self._lock:
+            try:
+                if epoch == INITIAL_EPOCH:
+                    raise InvalidShareSessionEpochError("ShareAcknowledge cannot open a share session (epoch 0)")
+                self._session(group_id, member_id, epoch, (), (), True)
+            except KafkaError as exc:
+                return exc.code, str(exc), []
+            results = self._acknowledge(group_id, member_id, acknowledgements)
+            if epoch == FINAL_EPOCH:
+                self._close(group_id, member_id, results)
+            return ErrorCode.NONE, None, list(results.values())
+
+    def _acknowledge(self, group_id: str, member_id: str, acknowledgements: Acknowledgements
+                     ) -> dict[tuple[bytes, int], PartitionResult]:
+        results: dict[tuple[bytes, int], PartitionResult] = {}
+        for (topic_id, index), batches in acknowledgements.items():
+            result = results[(topic_id, index)] = PartitionResult(topic_id, index)
+            key = (group_id, topic_id, index)
+            try:
+                partition, _ = self._share_partition(group_id, topic_id, index)
+                renewed = partition.acknowledge(member_id, batches)
+                if renewed:
+                    self._schedule_lock(key, partition.renew_lock(renewed), self.lock_duration_ms(group_id))
+                self._persist(key, partition)
+            except KafkaError as exc:
+                result.acknowledge_error_code, result.acknowledge_error_message = exc.code, str(exc)
+        return results
+
+    # ---- share-partitions ----------------------------------------------------------------------------------------
+
+    def _share_partition(self, group_id: str, topic_id: bytes, index: int) -> tuple[SharePartition, Any]:
+        """The share-partition and the log partition it reads; made (and its start persisted) at first use."""
+        topic = self.topics.topic_by_id(topic_id)
+        if topic is None or not 0 <= index < topic.partitions:
+            raise UnknownTopicIdError(f"no partition {index} of a topic with id {topic_id.hex()}")
+        log_partition = self.logs.leader_partition(topic.name, index)
+        key = (group_id, topic_id, index)
+        partition = self._partitions.get(key)
+        if partition is None:
+            state = self.coordinator.read(key)
+            if state is None:
+                reset = self._group_config(group_id, "share.auto.offset.reset") or LATEST
+                start = log_partition.log_start_offset if reset == EARLIEST else log_partition.high_watermark
+                self.coordinator.write(key, start, [])
+                log.info("share group %s starts %s-%d at offset %d (share.auto.offset.reset=%s)", group_id,
+                         topic.name, index, start, reset)
+                partition = SharePartition(start, self.config.share_delivery_count_limit,
+                                           self.config.share_partition_max_record_locks)
+            else:
+                partition = SharePartition(state.start_offset, self.config.share_delivery_count_limit,
+                                           self.config.share_partition_max_record_locks, state.batches)
+            self._partitions[key] = partition
+        return partition, log_partition
+
+    def _acquire(self, group_id: str, member_id: str, result: PartitionResult, read: Any, limit: int) -> None:
+        data = read.data.records
+        chunk = data if isinstance(data, (bytes, bytearray, memoryview)) else os.pread(data.fileno, data.size,
+                                                                                         data.position)
+        spans = []
+        pos = 0
+        while pos + BATCH_HEADER_SIZE <= len(chunk):
+            header = read_header(chunk, pos)
+            if pos + header.size > len(chunk):
+                break
+            spans.append((header.base_offset, header.last_offset))
+            pos += header.size
+        key = (group_id, result.topic_id, result.partition)
+        partition = self._partitions.get(key)
+        if partition is None or not spans:
+            return
+        result.acquired, lock_id = partition.acquire(member_id, spans, limit, read.log_start_offset)
+        if result.acquired:
+            result.records = data
+            self._schedule_lock(key, lock_id, self.lock_duration_ms(group_id))
+
+    def _schedule_lock(self, key: ShareKey, lock_id: int, duration_ms: int) -> None:
+        def expired() -> None:
+            with self._lock:
+                partition = self._partitions.get(key)
+                if partition is not None and partition.expire_lock(lock_id):
+                    self._persist_quietly(key, partition, "an acquisition lock expired")
+
+        self.timer.schedule(("share-lock", key, lock_id), duration_ms, expired)
+
+    def _persist(self, key: ShareKey, partition: SharePartition) -> None:
+        self.coordinator.write(key, partition.start_offset, partition.state_batches(),
+                               partition.delivery_complete_count())
+
+    def _persist_quietly(self, key: ShareKey, partition: SharePartition, why: str) -> None:
+        try:
+            self._persist(key, partition)
+        except KafkaError as exc:
+            log.warning("persisting share-partition %s after %s failed (%s); it is persisted with its next "
+                        "change", key, why, exc)
+
+    # ---- admin ---------------------------------------------------------------------------------------------------
+
+    def forget(self, keys: Iterable[ShareKey]) -> None:
+        """Drop share-partitions from memory (their offsets were reset or deleted): made again at the next fetch."""
+        with self._lock:
+            for key in keys:
+                self._partitions.pop(key, None)
+
+    def in_memory(self, key: ShareKey) -> SharePartition | None:
+        return self._partitions.get(key)
