@@ -19,13 +19,13 @@ from wirebroker.protocol.messages.fetch import FetchRequest
 
 SESSION_TIMEOUT_MS = 30_000
 # A member that joins, then dies without leaving its group (SIGKILL: no LeaveGroup).
-DEAD_MEMBER = """
+DEAD_MEMBER = f"""
 import sys, kafka
-consumer = kafka.KafkaConsumer("t", bootstrap_servers=sys.argv[1], group_id="g", session_timeout_ms={session},
-                               heartbeat_interval_ms=1000)
+consumer = kafka.KafkaConsumer("t", bootstrap_servers=sys.argv[1], group_id="g",
+                               session_timeout_ms={SESSION_TIMEOUT_MS}, heartbeat_interval_ms=1000)
 while True:
     consumer.poll(200)
-""".format(session=SESSION_TIMEOUT_MS)
+"""
 
 
 def test_an_advance_expires_a_dead_members_session_and_the_group_rebalances_at_once():
