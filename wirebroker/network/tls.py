@@ -40,7 +40,7 @@ def recv_into(sock: ssl.SSLSocket, buffer: memoryview) -> int:
         return sock.recv_into(buffer)
     except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
         raise BlockingIOError from None
-    except ssl.SSLZeroReturnError:
+    except (ssl.SSLZeroReturnError, ssl.SSLEOFError):  # a close_notify, or a client that left without one
         return 0
 
 
