@@ -11,7 +11,10 @@ from __future__ import annotations
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
+from wirebroker.protocol.messages.sasl_handshake import (
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 
 
 def handle(ctx: RequestContext, request: SaslHandshakeRequest) -> SaslHandshakeResponse:

@@ -35,8 +35,14 @@ from wirebroker.protocol.headers import (
     response_header_version,
 )
 from wirebroker.protocol.message import Message
-from wirebroker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
-from wirebroker.protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
+from wirebroker.protocol.messages.sasl_authenticate import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+)
+from wirebroker.protocol.messages.sasl_handshake import (
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 from wirebroker.protocol.primitives import DecodeError, Output
 from wirebroker.security.principal import user_principal
 from wirebroker.security.sasl import SaslAuthenticationError, SaslServer

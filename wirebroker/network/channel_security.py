@@ -13,9 +13,19 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wirebroker.network.authenticator import Answer, AuthenticationClose, SaslAuthenticator, SaslSettings
+from wirebroker.network.authenticator import (
+    Answer,
+    AuthenticationClose,
+    SaslAuthenticator,
+    SaslSettings,
+)
 from wirebroker.network.response_send import ResponseSend
-from wirebroker.security.principal import ANONYMOUS, NoMatchingRuleError, SslPrincipalMapper, user_principal
+from wirebroker.security.principal import (
+    ANONYMOUS,
+    NoMatchingRuleError,
+    SslPrincipalMapper,
+    user_principal,
+)
 
 if TYPE_CHECKING:
     import ssl
@@ -41,7 +51,7 @@ class ListenerSecurity:
 
 
 class ConnectionSecurity:
-    __slots__ = ("_listener", "_conn", "handshaking", "send_class", "recv_into", "_authenticator", "_max_frame_size")
+    __slots__ = ("_authenticator", "_conn", "_listener", "_max_frame_size", "handshaking", "recv_into", "send_class")
 
     def __init__(self, listener: ListenerSecurity, conn: Connection) -> None:
         self._listener = listener

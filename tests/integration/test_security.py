@@ -1,0 +1,288 @@
+"""Issue 14 items 1-3 on a real broker: listeners of every security protocol at once, real clients authenticating
+with each SASL mechanism over SASL_PLAINTEXT and SASL_SSL and with TLS client certificates, the refusals the
+issue names (wrong password, unknown user, bad certificate, expired token) and its CVE regressions, each with the
+broker's log line saying who was refused and why."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import ssl
+import struct
+import time
+
+import pytest
+
+from tests.integration.broker_process import BrokerProcess
+from tests.integration.raw_client import RawClient
+from tests.integration.tls_certificates import PKCS12_PASSWORD, make_pki
+from tests.unit.security.scram_client import ScramClient
+from wirebroker.network.ports import free_port
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.security.scram_credential import SCRAM_SHA_512
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+from confluent_kafka.admin import (
+    AdminClient,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+PASSWORDS = {"PLAIN": ("alice", "alice-secret"), "SCRAM-SHA-256": ("bob", "bob-secret"),
+             "SCRAM-SHA-512": ("bob", "bob-secret"), "OAUTHBEARER": ("carol", "")}
+SASL_HANDSHAKE, SASL_AUTHENTICATE, METADATA = 17, 36, 3
+
+
+class SecureBroker:
+    def __init__(self, tmp_path) -> None:
+        self.pki = make_pki(tmp_path / "pki")
+        self.ports = {name: free_port() for name in ("PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL", "MTLS")}
+        listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in self.ports.items())
+        self.process = BrokerProcess(tmp_path / "data", {
+            "listeners": listeners,
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,"
+                                              "SSL:SSL,MTLS:SSL",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "sasl.enabled.mechanisms": ",".join(MECHANISMS),
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
+            "ssl.keystore.type": "PKCS12",
+            "ssl.keystore.location": str(self.pki.broker.pkcs12),
+            "ssl.keystore.password": PKCS12_PASSWORD,
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(self.pki.ca_pem),
+            "ssl.client.auth": "requested",
+            "listener.name.mtls.ssl.client.auth": "required",
+            "ssl.principal.mapping.rules": "RULE:^CN=([^,]*),.*$/$1/L,DEFAULT",
+        }, port=self.ports["PLAINTEXT"]).start()
+        admin = AdminClient({"bootstrap.servers": self.bootstrap("PLAINTEXT")})
+        upserts = [UserScramCredentialUpsertion("bob", ScramCredentialInfo(mechanism, 4096), b"bob-secret")
+                   for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)]
+        for future in admin.alter_user_scram_credentials(upserts).values():
+            future.result(timeout=30)
+
+    def bootstrap(self, listener: str) -> str:
+        return f"127.0.0.1:{self.ports[listener]}"
+
+    def log_lines(self, text: str) -> list[str]:
+        return [line for line in self.process.log_text().splitlines() if text in line]
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory):
+    broker = SecureBroker(tmp_path_factory.mktemp("security"))
+    yield broker
+    try:
+        broker.process.stop()
+    finally:
+        broker.process.kill()
+
+
+def unsecured_jws(subject: str, lifetime_s: float) -> str:
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part({'sub': subject, 'exp': time.time() + lifetime_s})}."
+
+
+def confluent_config(secure: SecureBroker, listener: str, mechanism: str | None = None, **extra) -> dict:
+    protocol = {"MTLS": "SSL"}.get(listener, listener)
+    config = {"bootstrap.servers": secure.bootstrap(listener), "security.protocol": protocol, "log_level": 0}
+    if "SSL" in protocol:
+        config["ssl.ca.location"] = str(secure.pki.ca_pem)
+    if mechanism == "OAUTHBEARER":
+        config.update({"sasl.mechanism": mechanism, "enable.sasl.oauthbearer.unsecure.jwt": True,
+                       "sasl.oauthbearer.config": "principal=carol lifeSeconds=600"})
+    elif mechanism is not None:
+        user, password = PASSWORDS[mechanism]
+        config.update({"sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password})
+    return {**config, **extra}
+
+
+def confluent_round_trip(config: dict, topic: str) -> None:
+    producer = confluent_kafka.Producer(config)
+    producer.produce(topic, b"secret value")
+    assert producer.flush(30) == 0
+    consumer = confluent_kafka.Consumer({**config, "group.id": f"g-{topic}", "enable.auto.commit": False})
+    consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+    try:
+        message = consumer.poll(30)
+        assert message is not None and message.error() is None and message.value() == b"secret value"
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("listener", ["SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_confluent_kafka_authenticates_produces_and_consumes(secure, listener, mechanism):
+    topic = f"ck-{listener}-{mechanism}".lower()
+    confluent_round_trip(confluent_config(secure, listener, mechanism), topic)
+
+
+def kafka_python_config(secure: SecureBroker, listener: str, mechanism: str | None) -> dict:
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+    class Token(AbstractTokenProvider):
+        def token(self):
+            return unsecured_jws("carol", 600)
+
+    config = {"bootstrap_servers": secure.bootstrap(listener), "security_protocol": listener}
+    if "SSL" in listener:
+        config.update({"ssl_cafile": str(secure.pki.ca_pem), "ssl_check_hostname": False})
+    if mechanism == "OAUTHBEARER":
+        config.update({"sasl_mechanism": mechanism, "sasl_oauth_token_provider": Token()})
+    elif mechanism is not None:
+        user, password = PASSWORDS[mechanism]
+        config.update({"sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password})
+    return config
+
+
+@pytest.mark.parametrize(("listener", "mechanism"), [
+    ("SASL_PLAINTEXT", "PLAIN"), ("SASL_PLAINTEXT", "SCRAM-SHA-256"), ("SASL_PLAINTEXT", "OAUTHBEARER"),
+    ("SASL_SSL", "SCRAM-SHA-512"), ("SASL_SSL", "PLAIN"), ("SSL", None),
+])
+def test_kafka_python_authenticates_produces_and_consumes(secure, listener, mechanism):
+    kafka = pytest.importorskip("kafka")
+    topic = f"kp-{listener}-{mechanism}".lower()
+    config = kafka_python_config(secure, listener, mechanism)
+    producer = kafka.KafkaProducer(**config)
+    producer.send(topic, b"secret value").get(timeout=30)
+    producer.close()
+    consumer = kafka.KafkaConsumer(**config, auto_offset_reset="earliest", consumer_timeout_ms=20000)
+    consumer.assign([kafka.TopicPartition(topic, 0)])
+    try:
+        assert next(iter(consumer)).value == b"secret value"
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("client_certificate", [False, True])
+def test_tls_with_and_without_a_client_certificate(secure, client_certificate):
+    extra = {}
+    if client_certificate:
+        alice = secure.pki.client("alice-cert", CN="Alice", OU="eng", O="acme")
+        extra = {"ssl.certificate.location": str(alice.cert_pem), "ssl.key.location": str(alice.key_pem)}
+    confluent_round_trip(confluent_config(secure, "MTLS" if client_certificate else "SSL", **extra),
+                         f"tls-{client_certificate}".lower())
+
+
+def _first_error(config: dict) -> confluent_kafka.KafkaError:
+    errors = []
+    producer = confluent_kafka.Producer({**config, "error_cb": errors.append})
+    deadline = time.monotonic() + 20
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.2)
+    assert errors, "the client was not refused"
+    return errors[0]
+
+
+@pytest.mark.parametrize(("mechanism", "user", "password", "logged"), [
+    ("PLAIN", "alice", "wrong", "SASL mechanism PLAIN): wrong password for user alice"),
+    ("PLAIN", "mallory", "x", "SASL mechanism PLAIN): unknown user for user mallory"),
+    ("SCRAM-SHA-512", "bob", "wrong", "SASL mechanism SCRAM-SHA-512): wrong password for user bob"),
+    ("SCRAM-SHA-256", "nobody", "x", "SASL mechanism SCRAM-SHA-256): no SCRAM-SHA-256 credential for user nobody"),
+])
+def test_wrong_passwords_and_unknown_users_are_refused_and_logged(secure, mechanism, user, password, logged):
+    error = _first_error(confluent_config(secure, "SASL_PLAINTEXT", mechanism, **{
+        "sasl.username": user, "sasl.password": password}))
+    assert error.code() == confluent_kafka.KafkaError._AUTHENTICATION
+    assert "Authentication failed" in error.str()
+    deadline = time.monotonic() + 5
+    while not secure.log_lines(logged) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [line for line in secure.log_lines(logged) if "Failed authentication with 127.0.0.1:" in line]
+
+
+def test_a_certificate_from_another_ca_is_refused_by_the_tls_handshake(secure, tmp_path):
+    stranger = make_pki(tmp_path / "other-ca").client("stranger", CN="stranger", O="elsewhere")
+    error = _first_error(confluent_config(secure, "MTLS", **{
+        "ssl.certificate.location": str(stranger.cert_pem), "ssl.key.location": str(stranger.key_pem)}))
+    assert error.code() in (confluent_kafka.KafkaError._SSL, confluent_kafka.KafkaError._TRANSPORT,
+                            confluent_kafka.KafkaError._ALL_BROKERS_DOWN)
+    assert secure.log_lines("SSL handshake failed")
+
+
+# ---- byte-level cases: the CVE regressions and the pre-authentication rules -------------------------------------
+
+
+def raw_sasl(secure: SecureBroker, mechanism: str) -> RawClient:
+    client = RawClient(secure.bootstrap("SASL_PLAINTEXT"))
+    assert client.request(SASL_HANDSHAKE, 1, mechanism=mechanism).error_code == ErrorCode.NONE
+    return client
+
+
+def _closed(client: RawClient | socket.socket) -> bool:
+    sock = client.sock if isinstance(client, RawClient) else client
+    sock.settimeout(10)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_plain_with_an_authzid_other_than_the_user_is_refused(secure):  # CVE-2017-12610
+    with raw_sasl(secure, "PLAIN") as client:
+        response = client.request(SASL_AUTHENTICATE, 2, auth_bytes=b"admin\0alice\0alice-secret")
+        assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert "authorization id that is different from username" in response.error_message
+        assert _closed(client)
+
+
+def test_a_scram_final_message_with_a_wrong_nonce_is_refused(secure):  # CVE-2024-56128
+    with raw_sasl(secure, "SCRAM-SHA-512") as client:
+        scram = ScramClient(SCRAM_SHA_512, "bob", "bob-secret")
+        server_first = client.request(SASL_AUTHENTICATE, 2, auth_bytes=scram.first()).auth_bytes
+        final = scram.final(server_first, nonce=scram.nonce)  # the right proof for the wrong (client-only) nonce
+        response = client.request(SASL_AUTHENTICATE, 2, auth_bytes=final)
+        assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert _closed(client)
+    assert secure.log_lines("invalid client nonce in the final message of user bob")
+
+
+def test_an_expired_token_is_refused(secure):
+    with raw_sasl(secure, "OAUTHBEARER") as client:
+        token = unsecured_jws("carol", -60)
+        challenge = client.request(SASL_AUTHENTICATE, 2, auth_bytes=f"n,,\x01auth=Bearer {token}\x01\x01".encode())
+        assert challenge.error_code == ErrorCode.NONE and json.loads(challenge.auth_bytes) == {"status": "invalid_token"}
+        response = client.request(SASL_AUTHENTICATE, 2, auth_bytes=b"\x01")
+        assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED and "expired" in response.error_message
+    assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: the token expired")
+
+
+def test_no_other_api_is_served_before_authentication(secure):
+    with RawClient(secure.bootstrap("SASL_PLAINTEXT")) as client:
+        client.request(18, 3, client_software_name="raw", client_software_version="1")  # ApiVersions is
+        client.correlation_id += 1
+        client.send_frame(struct.pack(">hhih", METADATA, 12, client.correlation_id, 3) + b"raw\x00\x01\x00")
+        assert _closed(client)
+    assert secure.log_lines("unexpected request (API key 3 v12) during SASL authentication")
+
+
+def test_an_oversized_frame_before_authentication_closes_the_connection(secure):
+    with socket.create_connection(("127.0.0.1", secure.ports["SASL_PLAINTEXT"]), timeout=10) as sock:
+        sock.sendall(struct.pack(">i", 524288 + 1) + b"\0" * 1024)  # under socket.request.max.bytes, over the limit
+        assert _closed(sock)
+    assert secure.log_lines("larger than 524288")
+
+
+def test_an_authenticated_client_gets_its_session_lifetime_and_then_may_send_anything(secure):
+    with raw_sasl(secure, "PLAIN") as client:
+        response = client.request(SASL_AUTHENTICATE, 1, auth_bytes=b"\0alice\0alice-secret")
+        assert (response.error_code, response.session_lifetime_ms) == (ErrorCode.NONE, 0)  # reauth not configured
+        assert client.request(METADATA, 12, topics=[], allow_auto_topic_creation=False).brokers
+
+
+def test_tls_listener_speaks_nothing_but_tls(secure):
+    with socket.create_connection(("127.0.0.1", secure.ports["SSL"]), timeout=10) as sock:
+        sock.sendall(struct.pack(">i", 10) + b"\0" * 10)  # a Kafka frame, not a ClientHello
+        assert _closed(sock)
+    context = ssl.create_default_context(cafile=str(secure.pki.ca_pem))
+    with socket.create_connection(("127.0.0.1", secure.ports["SSL"]), timeout=10) as raw, \
+            context.wrap_socket(raw, server_hostname="localhost") as tls:
+        client = RawClient.over(tls)
+        assert client.request(METADATA, 12, topics=[], allow_auto_topic_creation=False).brokers
