@@ -20,6 +20,8 @@ CLUSTER_ONLY = ("wirebroker.server.cluster_member", "wirebroker.apis.inter_broke
 NEEDED_LATER = ("crc32c", "importlib.metadata")  # the first batch checks its CRC (protocol/checksum.py)
 CONFIGURED_ONLY = ("wirebroker.cluster.authorizer",)  # ACLs are enforced only with authorizer.class.name
 HTTP_PORT_ONLY = ("wirebroker.server.web", "prometheus_client", "http.server")  # loaded only with http.listener
+# loaded at a test's first fault rule (wirebroker.Broker().faults) or with the HTTP port
+FAULTS_ONLY = ("wirebroker.server.faults", "wirebroker.server.fault_responses", "wirebroker.http_controls")
 
 
 def _single_node_imports() -> dict:
@@ -43,3 +45,7 @@ def test_a_single_node_loads_the_checksum_library_at_its_first_batch_not_at_star
 
 def test_a_broker_without_http_listener_loads_nothing_of_the_http_port():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(HTTP_PORT_ONLY)] == []
+
+
+def test_a_broker_without_fault_rules_loads_no_fault_injection():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(FAULTS_ONLY)] == []
