@@ -8,6 +8,8 @@ import sys
 import threading
 import time
 
+import confluent_kafka
+import kafka
 import pytest
 
 import wirebroker
@@ -15,6 +17,7 @@ from tests.integration.group_clients import KafkaPythonConsumer, wait_for
 from wirebroker.network.broker_client import BrokerClient
 from wirebroker.network.ports import free_port
 from wirebroker.protocol.errors import OffsetOutOfRangeError
+from wirebroker.protocol.messages.describe_producers import DescribeProducersRequest
 from wirebroker.protocol.messages.fetch import FetchRequest
 
 SESSION_TIMEOUT_MS = 30_000
@@ -90,6 +93,45 @@ def test_an_advance_past_retention_ms_deletes_the_old_segments():
         broker.clock.advance(5 * 60_000)  # log.retention.check.interval.ms: the check runs, past retention.ms
         with pytest.raises(OffsetOutOfRangeError):
             broker.read("t")
+
+
+def test_an_advance_past_transaction_timeout_ms_aborts_the_open_transaction():
+    with wirebroker.Broker(virtual_clock=True) as broker:
+        broker.create_topic("t")
+        producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "tx",
+                                             "transaction.timeout.ms": 60_000})
+        producer.init_transactions(10)
+        producer.begin_transaction()
+        producer.produce("t", b"never committed", partition=0)
+        assert producer.flush(10) == 0
+        # transaction.timeout.ms, plus the coordinator's 10 s check (transaction.abort.timed.out...interval.ms)
+        broker.clock.advance(70_000)
+        with pytest.raises(confluent_kafka.KafkaException, match="fenced"):
+            producer.commit_transaction(10)  # the coordinator aborted it and bumped the producer's epoch
+        consumer = confluent_kafka.Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "g",
+                                             "isolation.level": "read_committed"})
+        assert consumer.get_watermark_offsets(confluent_kafka.TopicPartition("t", 0), timeout=10) == (0, 2)
+        consumer.close()  # the record and the coordinator's ABORT marker
+
+
+def test_an_advance_past_producer_id_expiration_ms_forgets_the_idle_producer():
+    with wirebroker.Broker(virtual_clock=True) as broker:
+        broker.create_topic("t")
+        producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap_servers, enable_idempotence=True)
+        producer.send("t", b"x", partition=0).get(timeout=10)
+        producer.close()
+        host, port = broker.bootstrap_servers.rsplit(":", 1)
+        client = BrokerClient(host, int(port), client_id="describe-producers")
+        request = DescribeProducersRequest(topics=[DescribeProducersRequest.TopicRequest(name="t",
+                                                                                         partition_indexes=[0])])
+
+        def producers() -> int:
+            return len(client.send(request, 0).topics[0].partitions[0].active_producers)
+
+        assert producers() == 1
+        broker.clock.advance(24 * 3_600_000)  # Kafka's producer.id.expiration.ms: a day
+        assert producers() == 0
+        client.close()
 
 
 def test_a_child_process_brokers_clock_advances_over_http():
