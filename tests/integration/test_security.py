@@ -16,7 +16,7 @@ import pytest
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
-from tests.integration.tls_certificates import PKCS12_PASSWORD, make_pki
+from tests.integration.tls_certificates import PKCS12_PASSWORD, broker_pem_keystore, make_pki
 from tests.unit.security.scram_client import ScramClient
 from wirebroker.network.ports import free_port
 from wirebroker.protocol.errors import ErrorCode
@@ -36,21 +36,25 @@ MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 PASSWORDS = {"PLAIN": ("alice", "alice-secret"), "SCRAM-SHA-256": ("bob", "bob-secret"),
              "SCRAM-SHA-512": ("bob", "bob-secret"), "OAUTHBEARER": ("carol", "")}
 SASL_HANDSHAKE, SASL_AUTHENTICATE, METADATA = 17, 36, 3
+REAUTH_MS = 1500  # connections.max.reauth.ms of the REAUTH listener (KIP-368)
 
 
 class SecureBroker:
     def __init__(self, tmp_path) -> None:
         self.pki = make_pki(tmp_path / "pki")
-        self.ports = {name: free_port() for name in ("PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL", "MTLS")}
+        self.ports = {name: free_port() for name in ("PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL", "MTLS",
+                                                          "REAUTH")}
         listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in self.ports.items())
         self.process = BrokerProcess(tmp_path / "data", {
             "listeners": listeners,
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,"
-                                              "SSL:SSL,MTLS:SSL",
+                                              "SSL:SSL,MTLS:SSL,REAUTH:SASL_PLAINTEXT",
             "inter.broker.listener.name": "PLAINTEXT",
             "sasl.enabled.mechanisms": ",".join(MECHANISMS),
             "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
             "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
+            "listener.name.reauth.plain.sasl.jaas.config": PLAIN_JAAS,
+            "listener.name.reauth.connections.max.reauth.ms": str(REAUTH_MS),
             "ssl.keystore.type": "PKCS12",
             "ssl.keystore.location": str(self.pki.broker.pkcs12),
             "ssl.keystore.password": PKCS12_PASSWORD,
@@ -210,8 +214,8 @@ def test_a_certificate_from_another_ca_is_refused_by_the_tls_handshake(secure, t
 # ---- byte-level cases: the CVE regressions and the pre-authentication rules -------------------------------------
 
 
-def raw_sasl(secure: SecureBroker, mechanism: str) -> RawClient:
-    client = RawClient(secure.bootstrap("SASL_PLAINTEXT"))
+def raw_sasl(secure: SecureBroker, mechanism: str, listener: str = "SASL_PLAINTEXT") -> RawClient:
+    client = RawClient(secure.bootstrap(listener))
     assert client.request(SASL_HANDSHAKE, 1, mechanism=mechanism).error_code == ErrorCode.NONE
     return client
 
@@ -286,3 +290,104 @@ def test_tls_listener_speaks_nothing_but_tls(secure):
             context.wrap_socket(raw, server_hostname="localhost") as tls:
         client = RawClient.over(tls)
         assert client.request(METADATA, 12, topics=[], allow_auto_topic_creation=False).brokers
+
+
+# ---- principals as the authorizer sees them ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def authorizing(tmp_path_factory):
+    """A broker enforcing ACLs with one super user, alice: by certificate (CN=Alice, mapped) or by PLAIN."""
+    directory = tmp_path_factory.mktemp("principals")
+    pki = make_pki(directory / "pki")
+    ports = {"PLAINTEXT": free_port(), "SSL": free_port(), "SASL_PLAINTEXT": free_port()}
+    process = BrokerProcess(directory / "data", {
+        "listeners": ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items()),
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:alice",
+        "allow.everyone.if.no.acl.found": "false",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "sasl.jaas.config": PLAIN_JAAS.replace('user_alice="alice-secret"', 'user_alice="alice-secret" user_bob="b"'),
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(broker_pem_keystore(pki.broker)),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(pki.ca_pem),
+        "ssl.client.auth": "requested",
+        "ssl.principal.mapping.rules": "RULE:^CN=([^,]*),.*$/$1/L",
+    }, port=ports["PLAINTEXT"]).start()
+    yield pki, ports
+    try:
+        process.stop()
+    finally:
+        process.kill()
+
+
+def _delivery_error(config: dict, topic: str):
+    outcome = []
+    producer = confluent_kafka.Producer({**config, "message.timeout.ms": 10000})
+    producer.produce(topic, b"v", on_delivery=lambda err, msg: outcome.append(err))
+    producer.flush(20)
+    assert outcome, "no delivery report"
+    return outcome[0]
+
+
+def test_the_principal_is_the_mapped_certificate_dn_or_the_sasl_user_else_anonymous(authorizing):
+    pki, ports = authorizing
+    alice = pki.client("alice", CN="Alice", OU="eng", O="acme")
+    tls = {"bootstrap.servers": f"127.0.0.1:{ports['SSL']}", "security.protocol": "SSL", "log_level": 0,
+           "ssl.ca.location": str(pki.ca_pem)}
+    sasl = {"bootstrap.servers": f"127.0.0.1:{ports['SASL_PLAINTEXT']}", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN", "log_level": 0}
+    # User:alice, a super user, by certificate (CN=Alice lower-cased by the rule) and by PLAIN
+    assert _delivery_error({**tls, "ssl.certificate.location": str(alice.cert_pem),
+                            "ssl.key.location": str(alice.key_pem)}, "by-cert") is None
+    assert _delivery_error({**sasl, "sasl.username": "alice", "sasl.password": "alice-secret"}, "by-cert") is None
+    # User:ANONYMOUS (TLS without a certificate) and User:bob hold no ACL
+    for config in (tls, {**sasl, "sasl.username": "bob", "sasl.password": "b"}):
+        error = _delivery_error(config, "by-cert")
+        assert error is not None and error.code() == confluent_kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+# ---- KIP-368 re-authentication -----------------------------------------------------------------------------------
+
+
+def _metadata(client: RawClient):
+    return client.request(METADATA, 12, topics=[], allow_auto_topic_creation=False)
+
+
+def test_an_expired_session_is_closed_at_its_next_request(secure):
+    with raw_sasl(secure, "PLAIN", "REAUTH") as client:
+        response = client.request(SASL_AUTHENTICATE, 1, auth_bytes=b"\0alice\0alice-secret")
+        assert (response.error_code, response.session_lifetime_ms) == (ErrorCode.NONE, REAUTH_MS)
+        assert _metadata(client).brokers
+        time.sleep(REAUTH_MS / 1000 + 0.3)
+        client.correlation_id += 1
+        client.send_frame(struct.pack(">hhih", METADATA, 12, client.correlation_id, 3) + b"raw\x00\x01\x00")
+        assert _closed(client)
+    assert secure.log_lines("the SASL session of User:alice expired")
+
+
+def test_re_authenticating_in_time_extends_the_session_but_not_as_another_user(secure):
+    with raw_sasl(secure, "PLAIN", "REAUTH") as client:
+        assert client.request(SASL_AUTHENTICATE, 2, auth_bytes=b"\0alice\0alice-secret").error_code == 0
+        time.sleep(REAUTH_MS / 2000)
+        assert client.request(SASL_HANDSHAKE, 1, mechanism="PLAIN").error_code == ErrorCode.NONE
+        again = client.request(SASL_AUTHENTICATE, 2, auth_bytes=b"\0alice\0alice-secret")
+        assert (again.error_code, again.session_lifetime_ms) == (ErrorCode.NONE, REAUTH_MS)
+        time.sleep(REAUTH_MS / 1000 * 0.75)  # past the first session's end, within the second's
+        assert _metadata(client).brokers
+        assert client.request(SASL_HANDSHAKE, 1, mechanism="PLAIN").error_code == ErrorCode.NONE
+        other = client.request(SASL_AUTHENTICATE, 2, auth_bytes=b"\0admin\0admin-secret")
+        assert other.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert "Cannot change principals during re-authentication" in other.error_message
+
+
+def test_confluent_kafka_re_authenticates_and_keeps_producing(secure):
+    config = {**confluent_config(secure, "SASL_PLAINTEXT", "PLAIN"), "bootstrap.servers": secure.bootstrap("REAUTH")}
+    expired_before = len(secure.log_lines("SASL session of User:alice expired"))
+    producer = confluent_kafka.Producer(config)
+    for round_ in range(3):  # 2.4 sessions long: without re-authenticating its connection would be closed
+        producer.produce("reauth", f"v{round_}".encode())
+        assert producer.flush(30) == 0
+        time.sleep(REAUTH_MS / 1000 * 0.8)
+    assert len(secure.log_lines("SASL session of User:alice expired")) == expired_before
