@@ -13,6 +13,8 @@ Behaviour (Kafka's ControllerApis.createPartitions and ReplicationControlManager
   topic's replication factor (INVALID_REPLICA_ASSIGNMENT, Kafka's messages): this broker alone on a single node,
   the brokers in /brokers/ids in ZooKeeper mode.
 - validate_only checks and changes nothing, and is answered at once.
+- With an authorizer: ALTER on the cluster, or else on the topic, or TOPIC_AUTHORIZATION_FAILED (Kafka's
+  ControllerApis.createPartitions).
 Version notes:
 - v1 same as v0; v2+ flexible; v3 quota errors (THROTTLING_QUOTA_EXCEEDED, KIP-599; none here).
 """
@@ -23,9 +25,17 @@ import logging
 from collections import Counter
 
 from wirebroker.apis.context import RequestContext
-from wirebroker.apis.delayed_topic_change import TopicChange, answer_when_done, timed_out
+from wirebroker.apis.delayed_topic_change import (
+    TopicChange,
+    answer_when_done,
+    timed_out,
+)
 from wirebroker.apis.registry import serve
-from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
+from wirebroker.apis.replica_assignment import (
+    MAX_PARTITIONS_PER_REQUEST,
+    check_manual_assignment,
+)
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import (
     ErrorCode,
     InvalidPartitionsError,
@@ -33,9 +43,13 @@ from wirebroker.protocol.errors import (
     InvalidRequestError,
     KafkaError,
     PolicyViolationError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
-from wirebroker.protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
+from wirebroker.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +60,19 @@ _Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse | None:
     counts = Counter(topic.name for topic in request.topics)
+    alterable = {name for name, n in counts.items() if n == 1}
+    if not ctx.authorize(AclOperation.ALTER, log_denied=False):  # ALTER on the cluster alters every topic
+        alterable = ctx.authorized(AclOperation.ALTER, ResourceType.TOPIC, alterable)
     outcomes = [(topic, _create(ctx, topic, request.validate_only))
-                for topic in request.topics if counts[topic.name] == 1]
-    duplicates = [_result(name, InvalidRequestError("Duplicate topic name.")) for name, n in counts.items() if n > 1]
+                for topic in request.topics if topic.name in alterable]
+    refused = [_result(name, InvalidRequestError("Duplicate topic name.")) for name, n in counts.items() if n > 1]
+    refused += [_result(name, TopicAuthorizationFailedError("The topic authorization is failed."))
+                   for name, n in counts.items() if n == 1 and name not in alterable]
 
     def answer(late: set[str]) -> CreatePartitionsResponse:
         return CreatePartitionsResponse(results=[
             _result(topic.name, timed_out(topic.name) if topic.name in late else error) for topic, error in outcomes
-        ] + duplicates)
+        ] + refused)
 
     changes = [] if request.validate_only else [
         TopicChange(topic.name, topic.count) for topic, error in outcomes if error is None]

@@ -18,6 +18,9 @@ Behaviour (Kafka's ControllerApis.createTopics and ReplicationControlManager.cre
   off the request thread, until this broker's metadata shows every partition of them with a leader, at most
   timeout_ms: those not there by then get REQUEST_TIMED_OUT, as with timeout_ms <= 0 at once; the controller
   creates them all the same (apis/delayed_topic_change.py).
+- With an authorizer: CREATE on the cluster, or else on the topic, or TOPIC_AUTHORIZATION_FAILED "Authorization
+  failed." (the topic then counts for nothing, not even the partition limit); a created topic the principal may
+  not DESCRIBE_CONFIGS gets TOPIC_AUTHORIZATION_FAILED as its v5+ config error, without configs or counts.
 Version notes:
 - v2-4 answer name, error code and message. v5+ (KIP-525) also the partition count, replication factor and every
   config of the new topic with its source, as DescribeConfigs would show them; v5+ flexible; v6+ quota errors
@@ -31,10 +34,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from wirebroker.apis.context import RequestContext
-from wirebroker.apis.delayed_topic_change import TopicChange, answer_when_done, timed_out
+from wirebroker.apis.delayed_topic_change import (
+    TopicChange,
+    answer_when_done,
+    timed_out,
+)
 from wirebroker.apis.registry import serve
-from wirebroker.apis.replica_assignment import MAX_PARTITIONS_PER_REQUEST, check_manual_assignment
+from wirebroker.apis.replica_assignment import (
+    MAX_PARTITIONS_PER_REQUEST,
+    check_manual_assignment,
+)
 from wirebroker.apis.topic_configs import topic_config_entries
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.cluster.controller import USE_DEFAULT, Controller
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
 from wirebroker.protocol.errors import (
@@ -50,7 +61,10 @@ from wirebroker.protocol.errors import (
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
 )
-from wirebroker.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
+from wirebroker.protocol.messages.create_topics import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,17 +81,22 @@ _Config = CreateTopicsResponse.CreatableTopicConfigs
 def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse | None:
     counts = Counter(topic.name for topic in request.topics)
     duplicates = [name for name, count in counts.items() if count > 1]
-    wanted = [t for t in request.topics if counts[t.name] == 1 and t.name != CLUSTER_METADATA_TOPIC]
+    creatable = {name for name, count in counts.items() if count == 1 and name != CLUSTER_METADATA_TOPIC}
+    if not ctx.authorize(AclOperation.CREATE, log_denied=False):  # CREATE on the cluster creates any topic
+        creatable = ctx.authorized(AclOperation.CREATE, ResourceType.TOPIC, creatable)
+    describable = ctx.authorized(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, creatable, log_denied=False)
+    wanted = [t for t in request.topics if t.name in creatable]
     try:
         _check_total_partitions(wanted, ctx.broker.config["num.partitions"])
     except PolicyViolationError as exc:
         return CreateTopicsResponse(topics=[_error(topic.name, exc) for topic in request.topics])
-    outcomes = [_create(ctx, topic, request.validate_only) for topic in wanted]
+    outcomes = [_create(ctx, topic, request.validate_only, topic.name in describable) for topic in wanted]
     results = [result for result, _ in outcomes]
     results += [_error(name, InvalidRequestError("Duplicate topic name.")) for name in duplicates]
     if counts[CLUSTER_METADATA_TOPIC] == 1:
         log.info("Rejecting creation of internal topic %s asked by %s", CLUSTER_METADATA_TOPIC, ctx.client_address)
-        results.append(_error(CLUSTER_METADATA_TOPIC, TopicAuthorizationFailedError("Authorization failed.")))
+    results += [_error(name, TopicAuthorizationFailedError("Authorization failed.")) for name, count in counts.items()
+                if count == 1 and name not in creatable]
     changes = [] if request.validate_only else [change for _, change in outcomes if change is not None]
 
     def answer(late: set[str]) -> CreateTopicsResponse:
@@ -100,8 +119,8 @@ def _check_total_partitions(topics: Iterable[CreateTopicsRequest.CreatableTopic]
         raise PolicyViolationError("Excessively large number of partitions per request.")
 
 
-def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic,
-            validate_only: bool) -> tuple[_Result, TopicChange | None]:
+def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic, validate_only: bool,
+            describable: bool) -> tuple[_Result, TopicChange | None]:
     """The topic's result, and the change to wait for when it was created."""
     broker = ctx.broker
     try:
@@ -114,7 +133,8 @@ def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic,
     except KafkaError as exc:
         log.info("CreateTopics of %s from %s failed: %s: %s", topic.name, ctx.client_address, exc.code.name, exc)
         return _error(topic.name, exc), None
-    return _success(ctx, created, replication_factor), TopicChange(created.name, created.partitions)
+    return (_success(ctx, created, replication_factor, describable),
+            TopicChange(created.name, created.partitions))
 
 
 def _check_new_name(ctx: RequestContext, name: str) -> None:
@@ -176,12 +196,16 @@ def _manual_assignment(ctx: RequestContext, topic: CreateTopicsRequest.Creatable
     return len(assigned), replication_factor
 
 
-def _success(ctx: RequestContext, topic: TopicMetadata, replication_factor: int) -> _Result:
+def _success(ctx: RequestContext, topic: TopicMetadata, replication_factor: int, describable: bool) -> _Result:
+    """A created topic's result: its configs, partitions and replication factor only for a principal that may
+    DESCRIBE_CONFIGS it (else TOPIC_AUTHORIZATION_FAILED as its config error, as Kafka's controller answers)."""
     result = _Result(name=topic.name, error_code=ErrorCode.NONE)
     result.error_message = None
     if ctx.api_version >= FIRST_TOPIC_ID_VERSION:
         result.topic_id = topic.topic_id
-    if ctx.api_version >= FIRST_CONFIGS_VERSION:
+    if ctx.api_version >= FIRST_CONFIGS_VERSION and not describable:
+        result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    elif ctx.api_version >= FIRST_CONFIGS_VERSION:
         result.num_partitions = topic.partitions
         result.replication_factor = replication_factor
         result.configs = _described_configs(topic.configs, ctx)

@@ -11,6 +11,7 @@ Behaviour (Kafka's ReplicaManager.deleteRecords and Partition.deleteRecordsOnLea
   INVALID_TOPIC_EXCEPTION; a topic without cleanup.policy=delete POLICY_VIOLATION; a negative offset other than
   -1, or one past the high watermark, OFFSET_OUT_OF_RANGE; Kafka's messages are logged.
 - A partition named twice: its last offset counts, and it is answered once.
+- With an authorizer each topic needs DELETE, else TOPIC_AUTHORIZATION_FAILED (before its existence is looked at).
 Version notes:
 - v1 same as v0; v2 flexible.
 """
@@ -21,6 +22,7 @@ import logging
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.cluster.metadata import INTERNAL_TOPICS
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -29,7 +31,10 @@ from wirebroker.protocol.errors import (
     OffsetOutOfRangeError,
     PolicyViolationError,
 )
-from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
+from wirebroker.protocol.messages.delete_records import (
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,9 @@ def handle(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRecordsR
 
 
 def _delete(ctx: RequestContext, topic: str, index: int, offset: int) -> _Partition:
+    if not ctx.authorize(AclOperation.DELETE, ResourceType.TOPIC, topic):  # before its existence is looked at
+        return _Partition(partition_index=index, low_watermark=UNKNOWN_LOW_WATERMARK,
+                          error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     try:
         low_watermark = _delete_before(ctx, topic, index, offset)
     except KafkaError as exc:

@@ -14,6 +14,10 @@ Behaviour (Kafka's ControllerApis.deleteTopics):
   off the request thread, until this broker's metadata no longer shows them, at most timeout_ms: those still there
   get REQUEST_TIMED_OUT, as with timeout_ms <= 0 at once; the controller deletes them all the same
   (apis/delayed_topic_change.py).
+Authorization (with an authorizer, as Kafka's ControllerApis.deleteTopics; DELETE on the cluster allows all):
+- A topic named needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED before its existence is looked at; then DELETE, else
+  TOPIC_AUTHORIZATION_FAILED. A topic named by id without DELETE is answered without its name unless the principal
+  may DESCRIBE it.
 Version notes:
 - v0 is not served (Kafka 4, KIP-896); v1+ throttle time; v3+ TOPIC_DELETION_DISABLED (KIP-322); v4+ flexible;
   v5+ error messages; v6+ topics by name or id (KIP-516), and results carry the topic id.
@@ -25,17 +29,27 @@ import logging
 from collections import Counter
 
 from wirebroker.apis.context import RequestContext
-from wirebroker.apis.delayed_topic_change import DELETED, TopicChange, answer_when_done, timed_out
+from wirebroker.apis.delayed_topic_change import (
+    DELETED,
+    TopicChange,
+    answer_when_done,
+    timed_out,
+)
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import (
     ErrorCode,
     InvalidRequestError,
     KafkaError,
+    TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
-from wirebroker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from wirebroker.protocol.messages.delete_topics import (
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
 from wirebroker.protocol.primitives import UUID_ZERO
 
 log = logging.getLogger(__name__)
@@ -64,10 +78,18 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
     for wanted in requested:
         if names[wanted.name] > 1 or ids[wanted.topic_id] > 1:
             continue  # answered once below
+        if wanted.name is not None and not _may(ctx, AclOperation.DESCRIBE, wanted.name):
+            results.append(_result(wanted.name, wanted.topic_id, TopicAuthorizationFailedError()))
+            continue  # its existence is not disclosed
         try:
             topic_id, name = _resolve(ctx, wanted)
         except KafkaError as exc:
             results.append(_result(wanted.name, wanted.topic_id, exc))
+            continue
+        if not _may(ctx, AclOperation.DELETE, name):
+            # Named by id: the name only to a principal that may DESCRIBE it (ids are not secret, names are).
+            shown = name if wanted.name is not None or _may(ctx, AclOperation.DESCRIBE, name) else None
+            results.append(_result(shown, wanted.topic_id, TopicAuthorizationFailedError()))
             continue
         if topic_id in to_delete or ids[topic_id] > 1:
             to_delete.pop(topic_id, None)
@@ -85,6 +107,11 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
 
     changes = [TopicChange(name, DELETED) for _, name, error in outcomes if error is None]
     return answer_when_done(ctx, request.timeout_ms, changes, answer)
+
+
+def _may(ctx: RequestContext, operation: AclOperation, name: str) -> bool:
+    """DELETE on the cluster allows deleting and describing every topic (Kafka's ControllerApis.deleteTopics)."""
+    return ctx.authorize(AclOperation.DELETE, log_denied=False) or ctx.authorize(operation, ResourceType.TOPIC, name)
 
 
 def _resolve(ctx: RequestContext, wanted: DeleteTopicsRequest.DeleteTopicState) -> tuple[bytes, str]:
