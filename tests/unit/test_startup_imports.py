@@ -49,3 +49,13 @@ def test_a_broker_without_http_listener_loads_nothing_of_the_http_port():
 
 def test_a_broker_without_fault_rules_loads_no_fault_injection():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(FAULTS_ONLY)] == []
+
+
+# loaded only for a listener that is not PLAINTEXT (issue 14): TLS, SASL and the libraries behind them
+SECURED_LISTENERS_ONLY = ("ssl", "_ssl", "jwt", "cryptography", "wirebroker.network.tls",
+                          "wirebroker.network.authenticator", "wirebroker.network.channel_security",
+                          "wirebroker.server.security", "wirebroker.security.sasl", "wirebroker.security.ssl_context")
+
+
+def test_a_broker_with_plaintext_listeners_loads_nothing_of_tls_or_sasl():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(SECURED_LISTENERS_ONLY)] == []
