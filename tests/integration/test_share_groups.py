@@ -1,7 +1,8 @@
 """Share groups (KIP-932) with Java's KafkaShareConsumer (kafka-clients 4.x), each member a process of its own:
 records shared between two members, each acknowledged once; RELEASE redelivers, REJECT never does; a member killed
 -9 has its records redelivered once their acquisition lock runs out; a poison record is archived at the delivery
-count limit; and the acknowledged state survives a broker killed -9.
+count limit; the acknowledged state survives a broker killed -9; and Kafka's kafka-share-groups.sh lists, describes,
+resets and deletes a share group.
 
 Sizes stay small in the default run (WIREBROKER_RELIABILITY=full: 10,000 records)."""
 
@@ -9,12 +10,14 @@ from __future__ import annotations
 
 import os
 
+from compat_tests.reference_kafka import install_jars, run_tool
 from tests.integration.group_clients import create_topic
 from tests.integration.share_consumers import ShareConsumer, run, values
 
 FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
 RECORDS = 10_000 if FULL else 2000
 LOCK_MS = 3000
+SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"  # kafka-share-groups.sh
 SHARE_BROKER = {"offsets.topic.num.partitions": "1", "share.coordinator.state.topic.num.partitions": "1",
                 "group.share.record.lock.duration.ms": str(LOCK_MS), "group.share.delivery.count.limit": "3"}
 
@@ -85,3 +88,30 @@ def test_acknowledged_state_survives_a_broker_kill(broker_factory, tmp_path):
                    "accept")
     assert not set(before) & set(after)  # nothing acknowledged before the kill came back
     assert sorted(before + after) == list(range(records))  # and nothing unacknowledged was lost
+
+
+def test_kafka_share_groups_tool_lists_describes_resets_and_deletes(broker_factory, tmp_path):
+    jars = install_jars()
+    broker = broker_factory(**SHARE_BROKER)
+    _share_topic(broker, "tooled", "admin", 2)
+    run("produce", broker.bootstrap, "tooled", "100")
+    ShareConsumer(tmp_path / "c.out", broker.bootstrap, "admin", "tooled", 3).finish()
+
+    def tool(*args: str) -> str:
+        return run_tool(jars, SHARE_GROUP_COMMAND, ["--bootstrap-server", broker.bootstrap, *args], check=True).stdout
+
+    assert "admin" in tool("--list").split()
+    rows = sorted(line.split() for line in tool("--describe", "--group", "admin").splitlines()
+                  if line.startswith("admin"))
+    assert [row[:2] for row in rows] == [["admin", "tooled"]] * 2
+    assert sum(int(row[3]) for row in rows) == 100 and [row[4] for row in rows] == ["0", "0"]  # START-OFFSET, LAG
+    assert "Empty" in tool("--describe", "--group", "admin", "--state")
+    tool("--reset-offsets", "--group", "admin", "--topic", "tooled", "--to-earliest", "--execute")
+    rows = [line.split() for line in tool("--describe", "--group", "admin").splitlines() if line.startswith("admin")]
+    assert sorted(row[3] for row in rows) == ["0", "0"] and sum(int(row[4]) for row in rows) == 100
+    again = ShareConsumer(tmp_path / "again.out", broker.bootstrap, "admin", "tooled", 3).finish()
+    assert sorted(values(again, "accept")) == list(range(100))  # the reset redelivers everything
+    assert "Successful" in tool("--delete-offsets", "--group", "admin", "--topic", "tooled")
+    assert "no offset information" in tool("--describe", "--group", "admin")
+    assert "was successful" in tool("--delete", "--group", "admin")
+    assert "admin" not in tool("--list").split()

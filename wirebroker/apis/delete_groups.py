@@ -1,7 +1,8 @@
 """DeleteGroups: API key 42, versions 0-2.
 
 Behaviour:
-- Deletes each named group that has no members, with its committed offsets (tombstones in __consumer_offsets).
+- Deletes each named group that has no members, with its committed offsets (tombstones in __consumer_offsets); a
+  share group's share-partition states go too (apis/share_group_admin.py).
 - Per group: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, COORDINATOR_LOAD_IN_PROGRESS.
 Version notes:
 - v1+ same as v0 (throttle behaviour, KIP-219); v2+ flexible.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
+from wirebroker.apis.share_group_admin import delete_share_states, share_group_ids
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.delete_groups import (
@@ -25,7 +27,9 @@ API_KEY = 42
 
 def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
     deletable = ctx.authorized(AclOperation.DELETE, ResourceType.GROUP, request.groups_names)
+    share_groups = share_group_ids(ctx, deletable)
     results = ctx.broker.group_coordinator.delete_groups([g for g in request.groups_names if g in deletable])
+    delete_share_states(ctx, (g for g, code in results if g in share_groups and code == ErrorCode.NONE))
     refused = dict.fromkeys(g for g in request.groups_names if g not in deletable)  # once each, in request order
     results += [(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED) for group_id in refused]
     return DeleteGroupsResponse(results=[DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code)

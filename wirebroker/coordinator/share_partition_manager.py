@@ -284,13 +284,36 @@ class SharePartitionManager:
             log.warning("persisting share-partition %s after %s failed (%s); it is persisted with its next "
                         "change", key, why, exc)
 
-    # ---- admin ---------------------------------------------------------------------------------------------------
+    # ---- admin (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets, DeleteGroups) ----------
 
-    def forget(self, keys: Iterable[ShareKey]) -> None:
-        """Drop share-partitions from memory (their offsets were reset or deleted): made again at the next fetch."""
+    def start_offsets(self, group_id: str) -> dict[tuple[bytes, int], tuple[int, int]]:
+        """(topic id, partition) -> (start offset, offsets done past it) of every share-partition of the group."""
         with self._lock:
+            offsets = {tp: (state.start_offset, max(state.delivery_complete_count, 0))
+                       for tp, state in self.coordinator.states_of(group_id).items()}
+            for (group, topic_id, index), partition in self._partitions.items():
+                if group == group_id:
+                    offsets[(topic_id, index)] = (partition.start_offset, partition.delivery_complete_count())
+            return offsets
+
+    def reset(self, group_id: str, start_offsets: Mapping[tuple[bytes, int], int]) -> None:
+        """Start the share-partitions at new offsets (AlterShareGroupOffsets, on an empty group): a new state epoch,
+        nothing in flight."""
+        with self._lock:
+            for (topic_id, index), offset in start_offsets.items():
+                key = (group_id, topic_id, index)
+                previous = self.coordinator.read(key)
+                self.coordinator.write(key, offset, [], state_epoch=previous.state_epoch + 1 if previous else 0)
+                self._partitions.pop(key, None)
+                log.info("share group %s: share-partition %s-%d reset to offset %d", group_id, topic_id.hex(), index,
+                         offset)
+
+    def delete_state(self, group_id: str, topic_ids: Iterable[bytes] | None = None) -> None:
+        """Delete the group's share-partition states (of the topics given, else all): DeleteShareGroupState."""
+        wanted = None if topic_ids is None else set(topic_ids)
+        with self._lock:
+            keys = [(group_id, topic_id, index) for topic_id, index in self.coordinator.states_of(group_id)
+                    if wanted is None or topic_id in wanted]
+            self.coordinator.delete(keys)
             for key in keys:
                 self._partitions.pop(key, None)
-
-    def in_memory(self, key: ShareKey) -> SharePartition | None:
-        return self._partitions.get(key)

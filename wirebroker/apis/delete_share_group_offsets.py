@@ -1,0 +1,50 @@
+"""DeleteShareGroupOffsets: API key 92, version 0 (KIP-932; kafka-share-groups.sh --delete-offsets).
+
+Behaviour:
+- Deletes the share-partition states of the named topics for an empty share group (tombstones in
+  `__share_group_state`): its next ShareFetch starts them again at share.auto.offset.reset.
+- Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NON_EMPTY_GROUP, NOT_COORDINATOR,
+  COORDINATOR_LOAD_IN_PROGRESS. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
+from wirebroker.apis.registry import serve
+from wirebroker.apis.share_group_admin import on_empty_share_group
+from wirebroker.apis.share_services import share_services
+from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.messages.delete_share_group_offsets import (
+    DeleteShareGroupOffsetsRequest,
+    DeleteShareGroupOffsetsResponse,
+)
+
+API_KEY = 92
+
+_Topic = DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic
+
+
+def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequest) -> DeleteShareGroupOffsetsResponse:
+    def delete() -> DeleteShareGroupOffsetsResponse:
+        topics = []
+        deleted = []
+        for asked in request.topics:
+            topic = ctx.broker.metadata.topic(asked.topic_name)
+            if topic is None:
+                topics.append(_Topic(topic_name=asked.topic_name, topic_id=bytes(16),
+                                     error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                     error_message="This server does not host this topic-partition."))
+                continue
+            deleted.append(topic.topic_id)
+            topics.append(_Topic(topic_name=asked.topic_name, topic_id=topic.topic_id, error_code=ErrorCode.NONE))
+        share_services(ctx.broker).partitions.delete_state(request.group_id, deleted)
+        return DeleteShareGroupOffsetsResponse(error_code=ErrorCode.NONE, responses=topics)
+
+    def error(exc: KafkaError) -> DeleteShareGroupOffsetsResponse:
+        return DeleteShareGroupOffsetsResponse(error_code=exc.code, error_message=str(exc), responses=[])
+
+    return on_empty_share_group(ctx, request.group_id, delete, error)
+
+
+serve(API_KEY, off_network_thread(handle))

@@ -1,0 +1,82 @@
+"""DescribeShareGroupOffsets: API key 90, versions 0-1 (KIP-932; kafka-share-groups.sh --describe).
+
+Behaviour:
+- For each share group, the share-partition start offset of each partition asked for (no topics: every
+  share-partition the group has started), from the share coordinator's state; -1 for a partition the group has
+  not started. The leader epoch is the partition's.
+- Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NOT_COORDINATOR,
+  COORDINATOR_LOAD_IN_PROGRESS. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION in each of its partitions.
+Version notes:
+- v1 adds Lag: the records of the partition below its high watermark not yet done (acknowledged or archived), -1
+  where the start offset is unknown.
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_requests import off_network_thread
+from wirebroker.apis.registry import serve
+from wirebroker.apis.share_services import share_services
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.describe_share_group_offsets import (
+    DescribeShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsResponse,
+)
+
+API_KEY = 90
+UNINITIALIZED_START_OFFSET = -1  # Kafka's PartitionFactory.UNINITIALIZED_START_OFFSET
+
+_Group = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup
+_Topic = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic
+_Partition = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition
+
+
+def handle(ctx: RequestContext, request: DescribeShareGroupOffsetsRequest) -> DescribeShareGroupOffsetsResponse:
+    coordinator = ctx.broker.group_coordinator
+    return DescribeShareGroupOffsetsResponse(groups=[
+        coordinator.serve_share(group.group_id, lambda group=group: _describe(ctx, group),
+                                lambda exc, group=group: _Group(group_id=group.group_id, topics=[],
+                                                                error_code=exc.code, error_message=str(exc)))
+        for group in request.groups])
+
+
+def _describe(ctx: RequestContext, asked: DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
+              ) -> _Group:
+    ctx.broker.group_coordinator.share_group(asked.group_id)  # GROUP_ID_NOT_FOUND unless a share group
+    offsets = share_services(ctx.broker).partitions.start_offsets(asked.group_id)
+    metadata = ctx.broker.metadata
+    if asked.topics is None:
+        wanted: dict[str, list[int]] = {}
+        for topic_id, index in sorted(offsets):
+            topic = metadata.topic_by_id(topic_id)
+            if topic is not None:
+                wanted.setdefault(topic.name, []).append(index)
+    else:
+        wanted = {t.topic_name: list(t.partitions) for t in asked.topics}
+    topics = []
+    for name, indexes in wanted.items():
+        topic = metadata.topic(name)
+        if topic is None:
+            topics.append(_Topic(topic_name=name, topic_id=bytes(16), partitions=[
+                _Partition(partition_index=i, start_offset=UNINITIALIZED_START_OFFSET, leader_epoch=-1,
+                           error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                           error_message="This server does not host this topic-partition.") for i in indexes]))
+            continue
+        topics.append(_Topic(topic_name=name, topic_id=topic.topic_id, partitions=[
+            _partition(ctx, name, index, offsets.get((topic.topic_id, index))) for index in indexes]))
+    return _Group(group_id=asked.group_id, topics=topics, error_code=ErrorCode.NONE)
+
+
+def _partition(ctx: RequestContext, topic: str, index: int, offset: tuple[int, int] | None) -> _Partition:
+    partition = ctx.broker.replica_manager.partition(topic, index)
+    leader_epoch = partition.leader_epoch if partition is not None else -1
+    if offset is None:
+        return _Partition(partition_index=index, start_offset=UNINITIALIZED_START_OFFSET, leader_epoch=leader_epoch,
+                          lag=-1, error_code=ErrorCode.NONE)
+    start, done = offset
+    lag = max(partition.high_watermark - start - done, 0) if partition is not None else -1
+    return _Partition(partition_index=index, start_offset=start, leader_epoch=leader_epoch, lag=lag,
+                      error_code=ErrorCode.NONE)
+
+
+serve(API_KEY, off_network_thread(handle))
