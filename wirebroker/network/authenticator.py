@@ -31,8 +31,7 @@ from wirebroker.protocol.headers import (
     API_VERSIONS_KEY,
     RequestHeader,
     read_request_header,
-    response_header_bytes,
-    response_header_version,
+    response_frame_parts,
 )
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages.sasl_authenticate import (
@@ -43,7 +42,7 @@ from wirebroker.protocol.messages.sasl_handshake import (
     SaslHandshakeRequest,
     SaslHandshakeResponse,
 )
-from wirebroker.protocol.primitives import DecodeError, Output
+from wirebroker.protocol.primitives import DecodeError
 from wirebroker.security.principal import user_principal
 from wirebroker.security.sasl import SaslAuthenticationError, SaslServer
 
@@ -145,11 +144,11 @@ class SaslAuthenticator:
             log.info("Failed authentication with %s (listener %s): SASL mechanism %s is not enabled (enabled: %s)",
                      self._client, self._listener, mechanism, ", ".join(enabled))
             response.error_code = ErrorCode.UNSUPPORTED_SASL_MECHANISM
-            return Answer(_response_parts(header, response), close=True)
+            return Answer(response_frame_parts(header, response), close=True)
         self._mechanism = mechanism
         self._server = self._settings.mechanisms[mechanism]()
         self._state = "authenticate" if header.api_version >= 1 else "raw-token"
-        return Answer(_response_parts(header, response))
+        return Answer(response_frame_parts(header, response))
 
     def _authenticate(self, header: RequestHeader, frame: memoryview, body_start: int) -> Answer:
         request = self._decode(SaslAuthenticateRequest, header, frame, body_start)
@@ -161,10 +160,10 @@ class SaslAuthenticator:
             response.error_message = exc.client_message or (
                 f"Authentication failed during authentication due to invalid credentials with SASL mechanism "
                 f"{self._mechanism}")
-            return Answer(_response_parts(header, response), close=True)
+            return Answer(response_frame_parts(header, response), close=True)
         if self.authenticated and header.api_version >= 1:
             response.session_lifetime_ms = self._session_lifetime_ms
-        return Answer(_response_parts(header, response))
+        return Answer(response_frame_parts(header, response))
 
     def _raw_token(self, token: bytes) -> Answer:
         try:
@@ -207,10 +206,3 @@ class SaslAuthenticator:
         self._reauthenticating = False
         self._server = None
 
-
-def _response_parts(header: RequestHeader, body: Message) -> list[Any]:
-    out = Output()
-    out += b"\x00\x00\x00\x00"  # the frame size, written once the body is encoded
-    out += response_header_bytes(header.correlation_id, response_header_version(header.api_key, header.api_version))
-    body.write(out, header.api_version)
-    return out.size_prefixed_parts()

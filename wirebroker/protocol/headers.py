@@ -9,10 +9,10 @@ it knows which versions the broker speaks. ControlledShutdown v0 alone used requ
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from wirebroker.protocol.messages import API_SPECS
-from wirebroker.protocol.primitives import DecodeError, read_uvarint
+from wirebroker.protocol.primitives import DecodeError, Output, read_uvarint
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7
@@ -84,3 +84,14 @@ def response_header_bytes(correlation_id: int, header_version: int) -> bytes:
     """The encoded response header: the correlation id, plus an empty tagged-field section in v1."""
     encoded = _CORRELATION.pack(correlation_id)
     return encoded + b"\x00" if header_version >= 1 else encoded
+
+
+def response_frame_parts(header: RequestHeader, body: Any, version: int | None = None) -> list[Any]:
+    """The size-prefixed response frame to `header`'s request as parts (bytes-like and file ranges), encoded once,
+    copied never; `body` is a generated response message, written at `version` (default: the request's)."""
+    version = header.api_version if version is None else version
+    out = Output()
+    out += b"\x00\x00\x00\x00"  # the frame size, written once the body is encoded
+    out += response_header_bytes(header.correlation_id, response_header_version(header.api_key, version))
+    body.write(out, version)
+    return out.size_prefixed_parts()
