@@ -30,24 +30,13 @@ from wirebroker.protocol.headers import (
     API_VERSIONS_KEY,
     RequestHeader,
     read_request_header,
-    response_header_bytes,
-    response_header_version,
+    response_frame_parts,
 )
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages import API_SPECS
-from wirebroker.protocol.primitives import DecodeError, Output, UnsupportedFieldError
+from wirebroker.protocol.primitives import DecodeError, UnsupportedFieldError
 
 log = logging.getLogger(__name__)
-
-
-def encode_response(header: RequestHeader, body: Message, version: int | None = None) -> list[Any]:
-    """The size-prefixed response frame as parts (bytes-like and file ranges), encoded once, copied never."""
-    version = header.api_version if version is None else version
-    out = Output()
-    out += b"\x00\x00\x00\x00"  # the frame size, written once the body is encoded
-    out += response_header_bytes(header.correlation_id, response_header_version(header.api_key, version))
-    body.write(out, version)
-    return out.size_prefixed_parts()
 
 
 def error_response(api_key: int, code: int) -> Message | None:
@@ -173,7 +162,7 @@ class Dispatcher:
 
     def _send(self, request: Request, header: RequestHeader, body: Message, version: int | None = None) -> Response:
         try:
-            return Response(request, encode_response(header, body, version))
+            return Response(request, response_frame_parts(header, body, version))
         except UnsupportedFieldError as exc:
             log.error("cannot encode the %s v%d answer to %s: %s", API_SPECS[header.api_key].name,
                       header.api_version, request.client_address, exc)
