@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     data_dirs = ", ".join(str(d.resolve()) for d in config.log_dirs)
     print(f"wirebroker {__version__} (node {broker.node_id}, cluster {broker.cluster_id}) listening on {listeners}; "
           f"data in {data_dirs}; ready in {(time.monotonic() - started) * 1000:.0f} ms", flush=True)
+    from wirebroker.server.startup_report import startup_lines  # the details, after the line that says ready
+
+    print("".join(f"  {line}\n" for line in startup_lines(broker)), end="", flush=True)
     stop_requested.wait()
     broker.shutdown()
     return 0

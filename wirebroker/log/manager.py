@@ -49,6 +49,7 @@ from wirebroker.log.files import (
     parse_partition_dir_name,
     partition_dir_name,
 )
+from wirebroker.log.load_progress import LoadProgress, LoadStats
 from wirebroker.log.log import Log
 from wirebroker.log.metadata_files import (
     MetaProperties,
@@ -106,6 +107,7 @@ class LogManager:
         self._checkpoint_lock = threading.Lock()
         self._dir_locks: list[int] = []
         self._started = False
+        self.load_stats = LoadStats()  # what start-up loaded (the command's start-up report shows it)
         cleaner_config = CleanerConfig.from_broker(lambda key: _raw_setting(broker_config, key))
         # Kafka's log cleaner (cleaner.py), started after the logs are loaded.
         self.cleaner = LogCleaner(cleaner_config, self.log_dirs, lambda: self.logs) \
@@ -159,7 +161,7 @@ class LogManager:
         high_watermarks = _read_checkpoint_or_empty(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT_FILE))
         # The marker stands for the state at the last shutdown only: drop it before anything can change the logs.
         delete_clean_shutdown_file(log_dir)
-        loaded = 0
+        partitions = []
         for name in sorted(os.listdir(log_dir)):
             path = os.path.join(log_dir, name)
             if not os.path.isdir(path):
@@ -168,8 +170,10 @@ class LogManager:
                 self.scheduler.schedule_once(f"delete-log-{name}", lambda p=path: _remove_tree(p))
                 continue
             tp = parse_partition_dir_name(name)
-            if tp is None:
-                continue
+            if tp is not None:
+                partitions.append((tp, path))
+        progress = LoadProgress(log_dir, len(partitions), had_clean_shutdown, self.load_stats)
+        for tp, path in partitions:
             log_ = Log.open(path, self.default_config, recovery_point=recovery_points.get(tp, 0),
                             log_start_offset=log_start_offsets.get(tp, 0), scheduler=self.scheduler,
                             had_clean_shutdown=had_clean_shutdown,
@@ -180,9 +184,8 @@ class LogManager:
                     raise KafkaStorageError(f"Duplicate log directories for {tp} are found in {self._logs[tp].dir} "
                                             f"and {path}")
                 self._logs[tp] = log_
-            loaded += 1
-        log.info("Loaded %d logs from %s (%s shutdown)", loaded, log_dir,
-                 "clean" if had_clean_shutdown else "unclean")
+            progress.loaded(tp.topic, log_.number_of_segments)
+        progress.finished()
 
     def _schedule_background_tasks(self) -> None:
         delay = self._settings["log.initial.task.delay.ms"]
