@@ -391,3 +391,27 @@ def test_confluent_kafka_re_authenticates_and_keeps_producing(secure):
         assert producer.flush(30) == 0
         time.sleep(REAUTH_MS / 1000 * 0.8)
     assert len(secure.log_lines("SASL session of User:alice expired")) == expired_before
+
+
+def test_a_large_fetch_over_tls_streams_the_log_in_chunks(secure):
+    """No sendfile through TLS: 8 MB of records go out in 64 KiB chunks read from the segment (network/tls.py)."""
+    values = [bytes([i]) * 400_000 for i in range(20)]
+    producer = confluent_kafka.Producer({"bootstrap.servers": secure.bootstrap("PLAINTEXT"), "log_level": 0,
+                                         "compression.type": "none"})
+    for value in values:
+        producer.produce("tls-large", value)
+    assert producer.flush(30) == 0
+    consumer = confluent_kafka.Consumer({**confluent_config(secure, "SSL"), "group.id": "tls-large",
+                                         "fetch.max.bytes": 50 * 1024 * 1024,
+                                         "max.partition.fetch.bytes": 50 * 1024 * 1024})
+    consumer.assign([confluent_kafka.TopicPartition("tls-large", 0, 0)])
+    received = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(received) < len(values) and time.monotonic() < deadline:
+            message = consumer.poll(1)
+            if message is not None and message.error() is None:
+                received.append(message.value())
+    finally:
+        consumer.close()
+    assert received == values
