@@ -41,6 +41,11 @@ def listener_security(config: BrokerConfig, scram_credentials: ScramCredentialSt
         protocol = config.security_protocols[listener.name]
         if protocol != "PLAINTEXT":
             securities[listener.name] = _one_listener(config, listener.name, protocol, scram_credentials)
+    inter_broker = config["inter.broker.listener.name"] or config.listeners[0].name
+    if inter_broker in securities:
+        log.warning("The inter-broker listener %s is %s, but this broker's own connections (transaction markers, "
+                    "replication, the controller) speak PLAINTEXT only: name a PLAINTEXT listener in "
+                    "inter.broker.listener.name", inter_broker, securities[inter_broker].protocol)
     return securities
 
 
