@@ -154,7 +154,8 @@ class Dispatcher:
         """A KafkaError is its code at the top level of the response; anything else is UNKNOWN_SERVER_ERROR."""
         name = API_SPECS[header.api_key].name
         if isinstance(exc, KafkaError):
-            log.info("%s v%d from %s failed: %s", name, header.api_version, request.client_address, exc)
+            log.info("%s v%d from %s (client id %r) failed: %s", name, header.api_version, request.client_address,
+                     header.client_id, exc)
             return self._error(request, header, exc.code)
         log.error("%s v%d from %s (client id %r) raised; answering UNKNOWN_SERVER_ERROR", name, header.api_version,
                   request.client_address, header.client_id, exc_info=exc)
@@ -170,15 +171,17 @@ class Dispatcher:
 
     def _refuse(self, request: Request, header: RequestHeader) -> Response:
         name = API_SPECS[header.api_key].name if header.api_key in API_SPECS else f"API key {header.api_key}"
+        served_by = f"Apache Kafka {self.table.release} (emulated)" if self.table.release else "this broker"
         if header.api_key in API_SPECS:
             response = error_response(header.api_key, ErrorCode.UNSUPPORTED_VERSION)
             if response is not None and API_SPECS[header.api_key].min_version <= header.api_version <= API_SPECS[
                 header.api_key
             ].max_version:
-                log.info("%s v%d from %s is not served: answering UNSUPPORTED_VERSION", name, header.api_version,
-                         request.client_address)
+                log.info("%s v%d from %s (client id %r) is not served by %s: answering UNSUPPORTED_VERSION", name,
+                         header.api_version, request.client_address, header.client_id, served_by)
                 return self._send(request, header, response)
-        return self._close(request, f"{name} v{header.api_version} is not served by this broker")
+        return self._close(request, f"{name} v{header.api_version} (client id {header.client_id!r}) is not served by "
+                                    f"{served_by}")
 
     def _error(self, request: Request, header: RequestHeader, code: int) -> Response:
         response = error_response(header.api_key, code)
