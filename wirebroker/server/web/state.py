@@ -3,6 +3,7 @@
     {"node_id": 1, "cluster_id": "...", "listeners": [...],
      "topics": [{"name": "orders", "topic_id": "...", "internal": false, "configs": {...},
                  "partitions": [{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1], "isr": [1],
+                                 "hosted": true,
                                  "log_start_offset": 0, "high_watermark": 42, "log_end_offset": 42,
                                  "last_stable_offset": 42,
                                  "producers": [{"producer_id": 7, "producer_epoch": 0, "last_sequence": 41,
@@ -13,9 +14,11 @@
                  "members": [{"member_id": "...", "client_id": "...", "client_host": "/127.0.0.1",
                               "group_instance_id": null, "assignment": {"orders": [0]}}]}]}
 
-Partitions are those this broker hosts; groups those its coordinator owns, described through the coordinator's own
-admin calls (DescribeGroups for classic groups, ConsumerGroupDescribe for KIP-848 ones), so they are read under the
-coordinator's lock and show what an admin client would see: a classic group's assignment only once it is Stable.
+Topics and partitions are those the cluster view knows (the single node's store, or a cluster member's metadata
+cache); offsets and producers are given where this broker hosts a replica ("hosted": true; null elsewhere). Groups
+are those its coordinator owns, described through the coordinator's own admin calls (DescribeGroups for classic
+groups, ConsumerGroupDescribe for KIP-848 ones), so they are read under the coordinator's lock and show what an
+admin client would see: a classic group's assignment only once it is Stable.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from wirebroker.coordinator.consumer_protocol import parse_assignment
 
 if TYPE_CHECKING:
     from wirebroker.apis.context import BrokerServices
+    from wirebroker.cluster.cluster_view import PartitionView, TopicView
     from wirebroker.replica.partition import Partition
 
 CONSUMER_PROTOCOL_TYPE = "consumer"  # a classic group whose assignments are the consumer protocol's bytes
@@ -34,42 +38,48 @@ NO_TXN_START_OFFSET = -1
 
 
 def broker_state(broker: BrokerServices) -> dict[str, Any]:
+    view = broker.cluster_view
     return {
         "node_id": broker.node_id,
         "cluster_id": broker.cluster_id,
         "listeners": [listener.url() for listener in broker.bound_listeners()],
-        "topics": [_topic(broker, topic) for topic in sorted(broker.metadata.topics(), key=lambda t: t.name)],
+        "topics": [_topic(broker, topic) for name in sorted(view.topic_names())
+                   if (topic := view.topic(name)) is not None],
         "groups": _groups(broker),
     }
 
 
-def _topic(broker: BrokerServices, topic: Any) -> dict[str, Any]:
+def _topic(broker: BrokerServices, topic: TopicView) -> dict[str, Any]:
+    stored = broker.metadata.topic(topic.name)  # a cluster member's store may not hold it: no configs then
     return {
         "name": topic.name,
         "topic_id": str(uuid.UUID(bytes=topic.topic_id)),
         "internal": topic.is_internal,
-        "configs": dict(topic.configs),
-        "partitions": [_partition(p) for p in broker.replica_manager.partitions_of(topic.name)],
+        "configs": dict(stored.configs) if stored is not None else {},
+        "partitions": [_partition(p, broker.replica_manager.partition(topic.name, p.index))
+                       for p in sorted(topic.partitions, key=lambda p: p.index)],
     }
 
 
-def _partition(partition: Partition) -> dict[str, Any]:
-    return {
-        "partition": partition.index,
-        "leader": partition.leader_id,
-        "leader_epoch": partition.leader_epoch,
-        "replicas": list(partition.replicas),
-        "isr": list(partition.isr),
-        "log_start_offset": partition.log_start_offset,
-        "high_watermark": partition.high_watermark,
-        "log_end_offset": partition.log_end_offset,
-        "last_stable_offset": partition.last_stable_offset,
+def _partition(view: PartitionView, hosted: Partition | None) -> dict[str, Any]:
+    """What the cluster says of the partition; its offsets and producers where this broker hosts a replica (None
+    elsewhere)."""
+    state: dict[str, Any] = {"partition": view.index, "leader": view.leader, "leader_epoch": view.leader_epoch,
+                             "replicas": list(view.replicas), "isr": list(view.isr), "hosted": hosted is not None}
+    if hosted is None:
+        return state | dict.fromkeys(("log_start_offset", "high_watermark", "log_end_offset", "last_stable_offset",
+                                      "producers"))
+    return state | {
+        "log_start_offset": hosted.log_start_offset,
+        "high_watermark": hosted.high_watermark,
+        "log_end_offset": hosted.log_end_offset,
+        "last_stable_offset": hosted.last_stable_offset,
         "producers": [
             {"producer_id": producer_id, "producer_epoch": entry.producer_epoch, "last_sequence": entry.last_seq,
              "last_timestamp": entry.last_timestamp, "coordinator_epoch": entry.coordinator_epoch,
              "current_txn_start_offset": NO_TXN_START_OFFSET if entry.current_txn_first_offset is None
              else entry.current_txn_first_offset}
-            for producer_id, entry in sorted(partition.log.active_producers().items())
+            for producer_id, entry in sorted(hosted.log.active_producers().items())
         ],
     }
 
