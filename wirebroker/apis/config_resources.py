@@ -1,6 +1,8 @@
 """Config resources as DescribeConfigs, AlterConfigs and IncrementalAlterConfigs name them (Kafka's ConfigResource),
 and the checks the two alter APIs share (Kafka's ConfigAdminManager.preprocess on the broker and the controller's
-ControllerConfigurationValidator), with Kafka's error messages.
+ControllerConfigurationValidator), with Kafka's error messages. With an authorizer, altering needs ALTER_CONFIGS on
+the topic or group, or on the cluster for broker and logger configs (checked after the shared checks, as Kafka's
+controller checks it after the broker's preprocessing).
 """
 
 from __future__ import annotations
@@ -11,10 +13,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
+from wirebroker.cluster.acls import AclOperation
+from wirebroker.cluster.acls import ResourceType as AclResourceType
 from wirebroker.cluster.controller import Controller
 from wirebroker.cluster.metadata import TopicMetadata, validate_topic_name
-from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnknownTopicOrPartitionError
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    InvalidRequestError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +40,17 @@ class ResourceType(enum.IntEnum):
     BROKER_LOGGER = 8
     CLIENT_METRICS = 16
     GROUP = 32
+
+
+def require_config_access(ctx: RequestContext, operation: AclOperation, kind: ResourceType, name: str) -> None:
+    """DESCRIBE_CONFIGS or ALTER_CONFIGS on what a config resource belongs to (KafkaApis and ControllerApis): a
+    topic or group itself, the cluster for broker, logger and client-metrics configs; raises the refusal."""
+    if kind is ResourceType.TOPIC:
+        require(ctx, operation, AclResourceType.TOPIC, name)
+    elif kind is ResourceType.GROUP:
+        require(ctx, operation, AclResourceType.GROUP, name)
+    else:
+        require(ctx, operation)
 
 
 def resource_type(type_id: int) -> ResourceType:
@@ -99,7 +120,9 @@ def alter_resources(ctx: RequestContext, api: str, resources: Sequence[Any], res
     results = []
     for resource in resources:
         try:
-            alter(resource, check_alter_resource(resource, repeated, null_keys(resource)))
+            kind = check_alter_resource(resource, repeated, null_keys(resource))
+            require_config_access(ctx, AclOperation.ALTER_CONFIGS, kind, resource.resource_name)
+            alter(resource, kind)
             error = None
         except KafkaError as exc:
             log.info("%s of resource type %d %r from %s failed: %s", api, resource.resource_type,

@@ -11,6 +11,8 @@ Behaviour (Kafka's ConfigHelper.describeConfigs):
 - GROUP (32) and CLIENT_METRICS (16) configs are not kept by this broker: INVALID_REQUEST for such a resource.
   A resource type Kafka does not know fails the whole request with INVALID_REQUEST, as in Kafka.
 - configuration_keys, when given and not empty, limits the answer to those keys (unknown keys are left out).
+- With an authorizer, DESCRIBE_CONFIGS (implied by ALTER_CONFIGS) on the topic or group, or on the cluster for
+  broker, logger and client-metrics configs, else TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED for the resource.
 Version notes:
 - v0 is not offered (Kafka 4 dropped it, KIP-896). v1+ config_source and synonyms (include_synonyms, KIP-226); v3+
   include_documentation, config_type (KIP-569) and documentation (none here: this broker carries no config docs);
@@ -22,7 +24,11 @@ from __future__ import annotations
 import logging
 
 from wirebroker.apis import broker_loggers
-from wirebroker.apis.config_resources import ResourceType, resource_type
+from wirebroker.apis.config_resources import (
+    ResourceType,
+    require_config_access,
+    resource_type,
+)
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.topic_configs import (
@@ -31,9 +37,18 @@ from wirebroker.apis.topic_configs import (
     broker_config_entries,
     topic_config_entries,
 )
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.cluster.metadata import validate_topic_name
-from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnknownTopicOrPartitionError
-from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    InvalidRequestError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
+from wirebroker.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +69,8 @@ def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConf
 
 def _describe(ctx: RequestContext, request: DescribeConfigsRequest, resource: _Resource) -> _Result:
     try:
+        require_config_access(ctx, AclOperation.DESCRIBE_CONFIGS, resource_type(resource.resource_type),
+                              resource.resource_name)
         configs = _configs(ctx, request, resource)
     except KafkaError as exc:
         log.info("DescribeConfigs of %s %r from %s failed: %s", resource_type(resource.resource_type).name,
