@@ -1,0 +1,122 @@
+"""SCRAM credentials in ZooKeeper, where Kafka's ZooKeeper mode keeps them (AdminZkClient.changeUserOrUserClientIdConfig):
+
+    /config/users/<user>                     {"version":1,"config":{"SCRAM-SHA-512":"salt=...,stored_key=...,
+                                                                    server_key=...,iterations=4096"}}
+    /config/changes/config_change_<seq>      {"version":2,"entity_path":"users/<user>"}
+
+so a cluster of wirebrokers, and Kafka's own tools reading ZooKeeper, see the same users. Every broker keeps a
+snapshot that kazoo's watches refresh (the users' list and each user's node), so authenticating a client reads no
+ZooKeeper node on the network thread; the same interface as the single node's cluster/scram_credentials.py.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable
+from functools import partial
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from wirebroker.cluster.zk import paths
+from wirebroker.security.scram_credential import MECHANISMS, ScramCredential
+
+log = logging.getLogger(__name__)
+
+CONFIG_USERS = "/config/users"
+USERS_ENTITY = "users"
+
+
+class ZkScramCredentialStore:
+    def __init__(self, zk: KazooClient) -> None:
+        self.zk = zk
+        self._lock = threading.Lock()
+        self._users: dict[str, dict[str, ScramCredential]] = {}
+        self._watched: set[str] = set()
+        zk.ensure_path(CONFIG_USERS)
+        ChildrenWatch(zk, CONFIG_USERS, self._users_changed)
+
+    def credential(self, mechanism: str, user: str) -> ScramCredential | None:
+        return self._users.get(user, {}).get(mechanism)
+
+    def users(self) -> dict[str, dict[str, ScramCredential]]:
+        return self._users
+
+    def alter(self, upsertions: Iterable[tuple[str, str, ScramCredential]],
+              deletions: Iterable[tuple[str, str]]) -> None:
+        changes: dict[str, dict[str, ScramCredential | None]] = {}
+        for user, mechanism in deletions:
+            changes.setdefault(user, {})[mechanism] = None
+        for user, mechanism, credential in upsertions:
+            changes.setdefault(user, {})[mechanism] = credential
+        for user, mechanisms in changes.items():
+            self._write_user(user, mechanisms)
+            self.zk.create(f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
+                           json.dumps({"version": 2, "entity_path": f"{USERS_ENTITY}/{user}"}).encode(),
+                           sequence=True, makepath=True)
+            self._user_changed(user, self._read_user(user))  # visible here at once, not only when the watch fires
+
+    def _write_user(self, user: str, mechanisms: dict[str, ScramCredential | None]) -> None:
+        """Read-modify-write the user's node, keeping its other configs (quotas live there too in Kafka)."""
+        path = f"{CONFIG_USERS}/{user}"
+        while True:
+            try:
+                data, stat = self.zk.get(path)
+                node = json.loads(data) if data else {"version": 1, "config": {}}
+            except NoNodeError:
+                node, stat = {"version": 1, "config": {}}, None
+            config = node.setdefault("config", {})
+            for mechanism, credential in mechanisms.items():
+                if credential is None:
+                    config.pop(mechanism, None)
+                else:
+                    config[mechanism] = credential.to_kafka_string()
+            encoded = json.dumps(node).encode()
+            try:
+                if stat is None:
+                    self.zk.create(path, encoded, makepath=True)
+                else:
+                    self.zk.set(path, encoded, version=stat.version)
+                return
+            except (NodeExistsError, NoNodeError, BadVersionError):
+                continue  # another broker wrote it meanwhile: read again
+
+    def _read_user(self, user: str) -> dict[str, ScramCredential]:
+        try:
+            data, _ = self.zk.get(f"{CONFIG_USERS}/{user}")
+        except NoNodeError:
+            return {}
+        return _credentials(user, data)
+
+    def _users_changed(self, children: list[str]) -> None:
+        for user in children:
+            if user not in self._watched:
+                self._watched.add(user)
+                DataWatch(self.zk, f"{CONFIG_USERS}/{user}", partial(self._user_node, user))
+
+    def _user_node(self, user: str, data: bytes | None, _stat: object, _event: object = None) -> bool:
+        return self._user_changed(user, _credentials(user, data))
+
+    def _user_changed(self, user: str, credentials: dict[str, ScramCredential]) -> bool:
+        with self._lock:
+            users = dict(self._users)
+            if credentials:
+                users[user] = credentials
+            else:
+                users.pop(user, None)
+            self._users = users
+        return True  # keep watching
+
+
+def _credentials(user: str, data: bytes | None) -> dict[str, ScramCredential]:
+    if not data:
+        return {}
+    try:
+        config = json.loads(data).get("config", {})
+        return {m: ScramCredential.from_kafka_string(v) for m, v in config.items() if m in MECHANISMS}
+    except ValueError as exc:
+        log.warning("Ignoring the unreadable SCRAM credentials of user %s in %s: %s", user, CONFIG_USERS, exc)
+        return {}
