@@ -45,6 +45,7 @@ from wirebroker.cluster.zk.controller import ControllerSettings, KafkaController
 from wirebroker.cluster.zk.controller_election import get_controller_id
 from wirebroker.cluster.zk.controller_requests import endpoint_for
 from wirebroker.cluster.zk.data import BrokerInfo, EndPoint
+from wirebroker.cluster.zk.scram_credentials import ZkScramCredentialStore
 from wirebroker.cluster.zk.topic_metadata import ZkTopicMetadata
 from wirebroker.cluster.zk.topics import get_topic_config
 from wirebroker.config import BrokerConfig, new_cluster_id
@@ -112,6 +113,7 @@ class ZkMode:
         broker.controller = admin
         broker.metadata = metadata
         broker.replica_manager.topic_configs = lambda topic: get_topic_config(self.zk, topic)
+        broker.scram_credentials = ZkScramCredentialStore(self.zk)  # /config/users, as Kafka keeps them
         self.config_changes = ConfigChangeListener(self.zk, admin)
         self.config_changes.start()
 
