@@ -1,7 +1,8 @@
 """What the three ACL APIs share (Kafka's AclApis and the ACL request classes): whether an authorizer is configured,
 the filter a DescribeAcls or DeleteAcls request names, and the refusal of requests that name UNKNOWN.
 
-ACL bindings are stored, listed and deleted, not enforced (see wirebroker/cluster/acls.py).
+The bindings are enforced by the authorizer (cluster/authorizer.py); these APIs need DESCRIBE (listing) or ALTER
+(creating, deleting) on the cluster.
 """
 
 from __future__ import annotations
@@ -10,12 +11,19 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from wirebroker.apis.context import RequestContext
-from wirebroker.cluster.acls import AclBindingFilter, AclOperation, AclPermissionType, PatternType, ResourceType
+from wirebroker.cluster.acls import (
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
 from wirebroker.protocol.errors import KafkaError
 
 T = TypeVar("T")
 
 NO_AUTHORIZER = "No Authorizer is configured."
+NOT_AUTHORIZED = "Cluster authorization failed."  # Kafka names the whole request here; its default message
 UNKNOWN_CODE = 0  # the UNKNOWN of every ACL enum
 
 

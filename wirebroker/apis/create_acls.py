@@ -9,7 +9,7 @@ Behaviour (Kafka's AclApis.handleCreateAcls and AclControlManager.createAcls):
   pattern type, operation or permission code Kafka does not know; otherwise it is stored (persisted before the
   answer). Creating a binding that exists succeeds and changes nothing.
 - A creation naming UNKNOWN (code 0) closes the connection, as Kafka's request parsing does.
-- ACLs are stored, not enforced (cluster/acls.py), so the caller needs no ALTER permission on the cluster.
+- The caller needs ALTER on the cluster, else every creation fails with CLUSTER_AUTHORIZATION_FAILED (AclApis).
 Version notes:
 - v0 is not offered (Kafka 4, KIP-896). v1+ resource pattern types (KIP-290); v2+ flexible; v3+ USER resources.
 """
@@ -18,7 +18,14 @@ from __future__ import annotations
 
 import logging
 
-from wirebroker.apis.acl_filters import NO_AUTHORIZER, authorizer_configured, error_of, names_unknown, typed
+from wirebroker.apis.acl_filters import (
+    NO_AUTHORIZER,
+    NOT_AUTHORIZED,
+    authorizer_configured,
+    error_of,
+    names_unknown,
+    typed,
+)
 from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import (
@@ -30,7 +37,10 @@ from wirebroker.cluster.acls import (
     validate_new_binding,
 )
 from wirebroker.protocol.errors import ErrorCode, KafkaError
-from wirebroker.protocol.messages.create_acls import CreateAclsRequest, CreateAclsResponse
+from wirebroker.protocol.messages.create_acls import (
+    CreateAclsRequest,
+    CreateAclsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +55,8 @@ def handle(ctx: RequestContext, request: CreateAclsRequest) -> CreateAclsRespons
     if any(names_unknown(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
            for c in creations):
         return CloseConnection("CreatableAcls contain unknown elements")
+    if not ctx.authorize(AclOperation.ALTER):
+        return _all_failed(len(creations), ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_AUTHORIZED)
     if not authorizer_configured(ctx):
         return _all_failed(len(creations), ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     bindings = [_binding(c) for c in creations]

@@ -7,7 +7,7 @@ Behaviour (Kafka's AclApis.handleDeleteAcls and AclControlManager.deleteAcls):
   as DescribeAcls matches them); all of them are deleted at once, persisted before the answer. A binding two
   filters match is listed under both.
 - A filter naming UNKNOWN (code 0) closes the connection, as Kafka's request parsing does.
-- ACLs are stored, not enforced (cluster/acls.py), so the caller needs no ALTER permission on the cluster.
+- The caller needs ALTER on the cluster, else every filter fails with CLUSTER_AUTHORIZATION_FAILED (AclApis).
 Version notes:
 - v0 is not offered (Kafka 4, KIP-896). v1+ resource pattern types (KIP-290); v2+ flexible; v3+ USER resources.
 """
@@ -18,6 +18,7 @@ import logging
 
 from wirebroker.apis.acl_filters import (
     NO_AUTHORIZER,
+    NOT_AUTHORIZED,
     authorizer_configured,
     binding_filter,
     error_of,
@@ -26,9 +27,12 @@ from wirebroker.apis.acl_filters import (
 )
 from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.cluster.acls import AclBinding, validate_filter
+from wirebroker.cluster.acls import AclBinding, AclOperation, validate_filter
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.delete_acls import DeleteAclsRequest, DeleteAclsResponse
+from wirebroker.protocol.messages.delete_acls import (
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,10 @@ _Matching = DeleteAclsResponse.DeleteAclsMatchingAcl
 def handle(ctx: RequestContext, request: DeleteAclsRequest) -> DeleteAclsResponse | CloseConnection:
     if any(names_unknown(*filter_codes(f)) for f in request.filters):
         return CloseConnection("Filters contain UNKNOWN elements")
+    if not ctx.authorize(AclOperation.ALTER):
+        return DeleteAclsResponse(filter_results=[
+            _FilterResult(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=NOT_AUTHORIZED)
+            for _ in request.filters])
     if not authorizer_configured(ctx):
         return DeleteAclsResponse(filter_results=[
             _FilterResult(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER)

@@ -6,19 +6,28 @@ Behaviour (Kafka's AclApis.handleDescribeAcls, StandardAuthorizer.acls, Describe
   type ANY and pattern type ANY match any; pattern type MATCH selects the patterns that apply to the name (the
   LITERAL one, the LITERAL wildcard `*`, PREFIXED prefixes of it); a null name, principal or host matches any.
 - A filter naming an UNKNOWN type, operation or permission closes the connection, as Kafka's request parsing does.
-- ACLs are stored, not enforced (cluster/acls.py), so the caller needs no DESCRIBE permission on the cluster.
+- The caller needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka's AclApis).
 Version notes:
 - v0 is not offered (Kafka 4, KIP-896). v1+ resource pattern types (KIP-290); v2+ flexible; v3+ USER resources.
 """
 
 from __future__ import annotations
 
-from wirebroker.apis.acl_filters import authorizer_configured, binding_filter, filter_codes, names_unknown
+from wirebroker.apis.acl_filters import (
+    authorizer_configured,
+    binding_filter,
+    filter_codes,
+    names_unknown,
+)
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.cluster.acls import AclBinding
+from wirebroker.cluster.acls import AclBinding, AclOperation
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.describe_acls import DescribeAclsRequest, DescribeAclsResponse
+from wirebroker.protocol.messages.describe_acls import (
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+)
 
 API_KEY = 29
 
@@ -29,6 +38,7 @@ _Acl = DescribeAclsResponse.AclDescription
 def handle(ctx: RequestContext, request: DescribeAclsRequest) -> DescribeAclsResponse | CloseConnection:
     if names_unknown(*filter_codes(request)):
         return CloseConnection("DescribeAclsRequest contains UNKNOWN elements")
+    require(ctx, AclOperation.DESCRIBE)
     if not authorizer_configured(ctx):
         return DescribeAclsResponse(error_code=ErrorCode.SECURITY_DISABLED,
                                     error_message="No Authorizer is configured on the broker")
