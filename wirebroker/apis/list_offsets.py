@@ -11,6 +11,7 @@ Behaviour:
   FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (KIP-320); a replica that does not lead the partition:
   NOT_LEADER_OR_FOLLOWER, unless the request comes from the debugging replica id (-2).
 - Answers come at once: there is no tiered storage to wait for (Kafka's DelayedRemoteListOffsets).
+- With an authorizer each topic needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED for its partitions.
 Version notes:
 - v0: the old-style `offsets` array of segment base offsets before the timestamp, at most max_num_offsets, newest
   first, capped at the high watermark for consumers (Kafka's legacyFetchOffsetsBefore); no duplicate check.
@@ -31,6 +32,7 @@ from collections import Counter
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.log.log import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_PENDING_UPLOAD_TIMESTAMP,
@@ -39,8 +41,17 @@ from wirebroker.log.log import (
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
 )
-from wirebroker.protocol.errors import ErrorCode, InvalidRequestError, KafkaError, UnsupportedVersionError
-from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    InvalidRequestError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+    UnsupportedVersionError,
+)
+from wirebroker.protocol.messages.list_offsets import (
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
 from wirebroker.replica.partition import READ_COMMITTED, Partition
 
 log = logging.getLogger(__name__)
@@ -67,8 +78,10 @@ _Partition = ListOffsetsResponse.ListOffsetsPartitionResponse
 
 
 def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsResponse:
+    described = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
     if ctx.api_version == 0:
-        return ListOffsetsResponse(topics=[_legacy_topic(ctx, request.replica_id, t) for t in request.topics])
+        return ListOffsetsResponse(topics=[_legacy_topic(ctx, request.replica_id, t, t.name in described)
+                                           for t in request.topics])
     seen = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     answered: dict[str, dict[int, _Partition]] = {}
     for topic in request.topics:
@@ -77,6 +90,8 @@ def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsRespo
             if wanted.partition_index in partitions:
                 continue
             try:
+                if topic.name not in described:  # before anything else about it is looked at
+                    raise TopicAuthorizationFailedError()
                 if seen[(topic.name, wanted.partition_index)] > 1:
                     raise InvalidRequestError("the partition appears more than once in the request")
                 partitions[wanted.partition_index] = _list_offset(ctx, request, topic.name, wanted)
@@ -129,10 +144,13 @@ def _last_fetchable_offset(partition: Partition, request: ListOffsetsRequest) ->
 
 # ---- v0 ----------------------------------------------------------------------------------------------------------
 
-def _legacy_topic(ctx: RequestContext, replica_id: int, topic: ListOffsetsRequest.ListOffsetsTopic) -> _Topic:
+def _legacy_topic(ctx: RequestContext, replica_id: int, topic: ListOffsetsRequest.ListOffsetsTopic,
+                  described: bool) -> _Topic:
     partitions = []
     for wanted in topic.partitions:
         try:
+            if not described:
+                raise TopicAuthorizationFailedError()
             partition = ctx.broker.replica_manager.leader_partition(topic.name, wanted.partition_index)
             offsets = _legacy_offsets_before(partition, wanted.timestamp, wanted.max_num_offsets,
                                              from_consumer=replica_id == CONSUMER_REPLICA_ID)

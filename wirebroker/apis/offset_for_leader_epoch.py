@@ -11,6 +11,8 @@ Behaviour:
   elsewhere NOT_LEADER_OR_FOLLOWER.
 - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION; a current_leader_epoch other than the partition's:
   FENCED_LEADER_EPOCH (older) or UNKNOWN_LEADER_EPOCH (newer).
+- With an authorizer: CLUSTER_ACTION on the cluster (a follower) answers every topic; otherwise each topic needs
+  DESCRIBE (a consumer, KIP-320), else TOPIC_AUTHORIZATION_FAILED for its partitions.
 Version notes:
 - v0-1 are not served, as in Kafka 4 (KIP-896); v2+ current_leader_epoch (KIP-320); v3+ replica_id (consumers
   send -1, followers their broker id; both are answered alike); v4+ flexible.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
@@ -33,8 +36,15 @@ _EpochEndOffset = OffsetForLeaderEpochResponse.EpochEndOffset
 
 
 def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
+    names = [topic.topic for topic in request.topics]
+    # A follower has CLUSTER_ACTION; a consumer checking for truncation (KIP-320) needs DESCRIBE on the topic.
+    allowed = (set(names) if ctx.authorize(AclOperation.CLUSTER_ACTION, log_denied=False)
+               else ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, names))
     return OffsetForLeaderEpochResponse(topics=[
-        _Topic(topic=topic.topic, partitions=[_end_offset(ctx, topic.topic, p) for p in topic.partitions])
+        _Topic(topic=topic.topic, partitions=[
+            _end_offset(ctx, topic.topic, p) if topic.topic in allowed
+            else _EpochEndOffset(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
+            for p in topic.partitions])
         for topic in request.topics
     ])
 
