@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import selectors
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from wirebroker.config import ConfigError
+from wirebroker.network.wakeup import Wakeup
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,8 @@ class HttpServer:
         self._routes: dict[str, dict[str, Handler]] = {}  # path -> method -> handler
         self._httpd = _Server((host, port), _handler_class(self))
         self._thread: threading.Thread | None = None
+        self._running = True
+        self._wakeup = Wakeup()
 
     @property
     def url(self) -> str:
@@ -103,15 +107,26 @@ class HttpServer:
         methods[method.upper()] = handler
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name="wirebroker-http", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="wirebroker-http", daemon=True)
         self._thread.start()
 
     def shutdown(self) -> None:
+        """Stop at once (serve_forever would notice only at its next poll, 0.5 s: an embedded broker stops in ms)."""
+        self._running = False
+        self._wakeup.wakeup()
         if self._thread is not None:
-            self._httpd.shutdown()
             self._thread.join()
         self._httpd.server_close()
+        self._wakeup.close()
+
+    def _serve(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._httpd, selectors.EVENT_READ, self._httpd)
+            self._wakeup.register(selector)
+            while self._running:
+                for key, _ in selector.select():
+                    if key.data is self._httpd:
+                        self._httpd.handle_request()  # readable: accepts without waiting, a thread per request
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         methods = self._routes.get(request.path)
