@@ -13,7 +13,10 @@ Keywords are `server.properties` keys with dots written as underscores (`auto_cr
 answer chosen requests with an error, late (`delay_ms=`), never (`drop=True`) or by closing the connection
 (`close=True`), `broker.faults.clear()` stops it (server/faults.py); with `virtual_clock=True`,
 `broker.clock.advance(45_000)` expires group sessions, fetch waits, transactions and retention at once
-(log/clock.py). In process mode both go over the child's HTTP port (`http_listener=`).
+(log/clock.py). In process mode both go over the child's HTTP port.
+
+The HTTP port is on, on a free port: `broker.http_url` serves /metrics, /state, /compat and a status page
+(server/web/); `http_listener="http://127.0.0.1:8081"` chooses the port, `http_listener=""` turns it off.
 
 `create_topic`, `produce`, `read` and `wait_for_group_stable` speak the wire protocol through the inter-broker
 client, so a test needs no client library to set up or check what its code under test did. Their failures are the
@@ -106,6 +109,7 @@ class Broker:
         self._client: BrokerClient | None = None
         self._client_lock = threading.Lock()
         self._bootstrap = ""
+        self._http_url: str | None = None
 
     def __repr__(self) -> str:
         state = self._bootstrap or "not started"
@@ -117,13 +121,15 @@ class Broker:
         if self.root is not None:
             raise RuntimeError("this Broker was started already; make a new one")
         self.root = Path(tempfile.mkdtemp(prefix="wirebroker-"))
-        props = {"listeners": f"PLAINTEXT://127.0.0.1:{free_port()}", **self.props}
+        props = {"listeners": f"PLAINTEXT://127.0.0.1:{free_port()}",
+                 "http.listener": f"http://127.0.0.1:{free_port()}", **self.props}
         if "log.dirs" not in props and "log.dir" not in props:
             props["log.dirs"] = str(self.root / "data")
         try:
             config = BrokerConfig(props)  # a bad value fails here, in both modes
             listener = config.listeners[0]
             self._bootstrap = f"{listener.host or '127.0.0.1'}:{listener.port}"
+            self._http_url = (config["http.listener"] or "").rstrip("/") or None
             if self.process:
                 self._start_child(props)
             else:
@@ -141,6 +147,8 @@ class Broker:
         self.server.start()
         listener = self.server.bound_listeners()[0]
         self._bootstrap = f"{listener.host or '127.0.0.1'}:{listener.port}"
+        if self.server.http_server is not None:  # the port it bound (http_listener may name port 0)
+            self._http_url = self.server.http_server.url
 
     def _start_child(self, props: dict[str, str]) -> None:
         args = [sys.executable, "-m", "wirebroker"]
@@ -203,6 +211,13 @@ class Broker:
         return self._bootstrap
 
     @property
+    def http_url(self) -> str | None:
+        """`http://127.0.0.1:<port>` of the HTTP port (/metrics, /state, /compat, /), None when it is off."""
+        if not self._bootstrap:
+            raise RuntimeError("the broker is not started: use `with Broker() as broker:` or broker.start()")
+        return self._http_url
+
+    @property
     def faults(self) -> Any:
         """Fault injection: `inject(**rule)`, `rules()`, `clear()` (server/faults.py has the rule's fields)."""
         if self.server is not None:
@@ -229,11 +244,10 @@ class Broker:
         """Process mode: the child's HTTP port, where faults and the clock are set."""
         if self.child is None:
             raise RuntimeError("the broker is not started: use `with Broker() as broker:` or broker.start()")
-        listener = self.props.get("http.listener")
-        if not listener:
-            raise RuntimeError("a broker in a child process takes faults and clock moves on its HTTP port: give "
-                               "http_listener='http://127.0.0.1:<port>'")
-        return listener.rstrip("/")
+        if self._http_url is None:
+            raise RuntimeError("a broker in a child process takes faults and clock moves on its HTTP port, which "
+                               "http_listener='' turned off")
+        return self._http_url
 
     @property
     def log_path(self) -> Path:

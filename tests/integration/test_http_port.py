@@ -130,3 +130,19 @@ def test_compat_gives_each_key_its_advertised_range_and_the_tests_that_exercise_
     assert "tests/integration/test_txn_markers_tools.py" in rows["DescribeProducers"]["tests"]
     kafka_only = [row for row in compat["apis"] if row["key"] not in api_table().advertised]
     assert kafka_only and all(row["advertised"] is None and row["kafka"] for row in kafka_only)
+
+
+@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
+def test_the_embedded_broker_serves_the_http_port_on_a_free_port(process):
+    import wirebroker
+
+    with wirebroker.Broker(process=process) as broker:
+        broker.create_topic("embedded-orders", partitions=2)
+        broker.produce("embedded-orders", [b"a", b"b"], partition=1)
+        state = get_json(broker.http_url + "/state")
+        topic = next(t for t in state["topics"] if t["name"] == "embedded-orders")
+        assert [p["high_watermark"] for p in topic["partitions"]] == [0, 2]
+        assert topic_sample(get_metrics(broker.http_url), "kafka_server_brokertopicmetrics_messagesin_total",
+                            "embedded-orders") == 2
+    with wirebroker.Broker(process=process, http_listener="") as broker:
+        assert broker.http_url is None
