@@ -16,7 +16,12 @@ import pytest
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
-from tests.integration.tls_certificates import PKCS12_PASSWORD, broker_pem_keystore, make_pki
+from tests.integration.tls_certificates import (
+    PKCS12_PASSWORD,
+    broker_pem_keystore,
+    jks_stores,
+    make_pki,
+)
 from tests.unit.security.scram_client import ScramClient
 from wirebroker.network.ports import free_port
 from wirebroker.protocol.errors import ErrorCode
@@ -415,3 +420,23 @@ def test_a_large_fetch_over_tls_streams_the_log_in_chunks(secure):
     finally:
         consumer.close()
     assert received == values
+
+
+def test_jks_keystore_and_truststore_as_kafka_configures_them(tmp_path):
+    pytest.importorskip("jks")
+    pki = make_pki(tmp_path / "pki")
+    keystore, truststore = jks_stores(pki.broker, pki.ca_pem)
+    port = free_port()
+    process = BrokerProcess(tmp_path / "data", {
+        "listeners": f"SSL://127.0.0.1:{port}", "ssl.keystore.location": str(keystore),
+        "ssl.keystore.password": PKCS12_PASSWORD, "ssl.key.password": PKCS12_PASSWORD,
+        "ssl.truststore.location": str(truststore), "ssl.truststore.password": PKCS12_PASSWORD,
+        "ssl.client.auth": "required",  # ssl.keystore.type and ssl.truststore.type: Kafka's default, JKS
+    }, port=port).start()
+    try:
+        client = pki.client("client", CN="client")
+        confluent_round_trip({"bootstrap.servers": f"127.0.0.1:{port}", "security.protocol": "SSL", "log_level": 0,
+                              "ssl.ca.location": str(pki.ca_pem), "ssl.certificate.location": str(client.cert_pem),
+                              "ssl.key.location": str(client.key_pem)}, "jks")
+    finally:
+        process.kill()

@@ -86,3 +86,20 @@ def broker_pem_keystore(identity: Identity) -> Path:
     path = identity.key_pem.with_suffix(".keystore.pem")
     path.write_bytes(identity.key_pem.read_bytes() + identity.cert_pem.read_bytes())
     return path
+
+
+def jks_stores(identity: Identity, ca_pem: Path, password: str = PKCS12_PASSWORD) -> tuple[Path, Path]:
+    """Java keystores written with pyjks: the identity's key and certificate, and a truststore with the CA."""
+    import jks
+
+    key = serialization.load_pem_private_key(identity.key_pem.read_bytes(), None)
+    pkcs8 = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption())
+    cert = x509.load_pem_x509_certificate(identity.cert_pem.read_bytes()).public_bytes(serialization.Encoding.DER)
+    ca = x509.load_pem_x509_certificate(ca_pem.read_bytes()).public_bytes(serialization.Encoding.DER)
+    keystore, truststore = identity.key_pem.with_suffix(".keystore.jks"), identity.key_pem.with_suffix(".truststore.jks")
+    entry = jks.PrivateKeyEntry.new("broker", [cert], pkcs8, "pkcs8")
+    entry.encrypt(password)
+    jks.KeyStore.new("jks", [entry]).save(str(keystore), password)
+    jks.KeyStore.new("jks", [jks.TrustedCertEntry.new("ca", ca)]).save(str(truststore), password)
+    return keystore, truststore

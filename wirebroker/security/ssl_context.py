@@ -5,8 +5,8 @@ Keystores (the broker's key and certificate chain), by `ssl.keystore.type`:
   `ssl.keystore.certificate.chain` carry them inline; an encrypted key is opened with `ssl.key.password`.
 - PKCS12: read with `cryptography` (password `ssl.keystore.password`) and handed to OpenSSL as PEM through a
   private temporary file that is removed at once (the ssl module loads chains from files only).
-- JKS: refused with the keytool command that converts it to PKCS12.
-Truststores (who may present a client certificate): PEM file, `ssl.truststore.certificates` inline, or PKCS12.
+- JKS: read with pyjks (store password `ssl.keystore.password`, key password `ssl.key.password`, else the store's).
+Truststores (who may present a client certificate): PEM file, `ssl.truststore.certificates` inline, PKCS12 or JKS.
 `ssl.client.auth` = required | requested | none, as Kafka's; the client's principal is its certificate's subject
 DN in RFC 2253 form (Java's X500Principal.getName()), then `ssl.principal.mapping.rules`.
 """
@@ -84,17 +84,19 @@ def _load_keystore(context: ssl.SSLContext, setting: Setting) -> None:
             context.load_cert_chain(location, password=_password(setting, "ssl.key.password"))
         except (OSError, ssl.SSLError) as exc:
             raise SslConfigError(f"ssl.keystore.location {location}: {exc}") from None
-    elif kind == "PKCS12":
-        key, cert, extra = _read_pkcs12(location, _password(setting, "ssl.keystore.password"), "ssl.keystore")
-        if key is None or cert is None:
+    elif kind in ("PKCS12", "JKS"):
+        store_password = _password(setting, "ssl.keystore.password")
+        if kind == "PKCS12":
+            key, cert, extra = _read_pkcs12(location, store_password, "ssl.keystore")
+            chain = [c for c in [cert, *extra] if c is not None]
+        else:
+            key, chain = _read_jks_key(location, store_password, _password(setting, "ssl.key.password"))
+        if key is None or not chain:
             raise SslConfigError(f"ssl.keystore.location {location}: no private key and certificate in it")
         pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
-        pem += b"".join(c.public_bytes(serialization.Encoding.PEM) for c in [cert, *extra])
+        pem += b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain)
         _load_pem_chain(context, pem, None)
-    elif kind == "JKS":
-        raise SslConfigError(f"ssl.keystore.type=JKS is not read; convert it: keytool -importkeystore -srckeystore "
-                             f"{location} -destkeystore keystore.p12 -deststoretype PKCS12, then ssl.keystore.type=PKCS12")
     else:
         raise SslConfigError(f"ssl.keystore.type must be PEM, PKCS12 or JKS, not '{kind}'")
 
@@ -120,6 +122,30 @@ def _read_pkcs12(location: str, password: bytes | None, prefix: str) -> tuple[An
         raise SslConfigError(f"{prefix}.location {location}: {exc}") from None
 
 
+def _jks(location: str, password: bytes | None, prefix: str) -> Any:
+    try:
+        import jks  # pyjks: loaded only for a JKS keystore or truststore
+    except ImportError:
+        raise SslConfigError(f"{prefix}.type=JKS needs pyjks (pip install 'wirebroker[security]'), or convert the "
+                             f"store: keytool -importkeystore -srckeystore {location} -deststoretype PKCS12") from None
+    try:
+        return jks.KeyStore.load(location, (password or b"").decode())
+    except (OSError, jks.util.KeystoreException) as exc:
+        raise SslConfigError(f"{prefix}.location {location}: {exc}") from None
+
+
+def _read_jks_key(location: str, store_password: bytes | None,
+                  key_password: bytes | None) -> tuple[Any, list[x509.Certificate]]:
+    """The keystore's first private key and its chain (Kafka's broker keystores hold one)."""
+    store = _jks(location, store_password, "ssl.keystore")
+    for entry in store.private_keys.values():
+        if not entry.is_decrypted():
+            entry.decrypt((key_password or store_password or b"").decode())
+        key = serialization.load_der_private_key(entry.pkey_pkcs8, None)
+        return key, [x509.load_der_x509_certificate(der) for _, der in entry.cert_chain]
+    return None, []
+
+
 def _load_truststore(context: ssl.SSLContext, setting: Setting) -> None:
     kind = str(setting("ssl.truststore.type")).upper()
     location = setting("ssl.truststore.location")
@@ -131,12 +157,17 @@ def _load_truststore(context: ssl.SSLContext, setting: Setting) -> None:
                                  "names the certificates client certificates are checked against")
         elif kind == "PEM":
             context.load_verify_locations(cafile=location)
-        elif kind == "PKCS12":
-            _, cert, extra = _read_pkcs12(location, _password(setting, "ssl.truststore.password"), "ssl.truststore")
-            certs = [c for c in [cert, *extra] if c is not None]
+        elif kind in ("PKCS12", "JKS"):
+            password = _password(setting, "ssl.truststore.password")
+            if kind == "PKCS12":
+                _, cert, extra = _read_pkcs12(location, password, "ssl.truststore")
+                certs = [c for c in [cert, *extra] if c is not None]
+            else:
+                store = _jks(location, password, "ssl.truststore")
+                certs = [x509.load_der_x509_certificate(entry.cert) for entry in store.certs.values()]
             context.load_verify_locations(cadata="".join(c.public_bytes(serialization.Encoding.PEM).decode()
                                                           for c in certs))
         else:
-            raise SslConfigError(f"ssl.truststore.type {kind} is not read (PEM or PKCS12)")
+            raise SslConfigError(f"ssl.truststore.type must be PEM, PKCS12 or JKS, not '{kind}'")
     except (OSError, ssl.SSLError) as exc:
         raise SslConfigError(f"ssl.truststore: {exc}") from None

@@ -54,7 +54,11 @@ def _one_listener(config: BrokerConfig, name: str, protocol: str,
     setting = partial(config.listener_setting, name)
     ssl_context = mapper = sasl = None
     if protocol in ("SSL", "SASL_SSL"):
-        from wirebroker.security.ssl_context import SslConfigError, server_context
+        try:
+            from wirebroker.security.ssl_context import SslConfigError, server_context
+        except ImportError as exc:
+            raise ConfigError(f"listener {name} ({protocol}) needs the security extra: pip install "
+                              f"'wirebroker[security]' ({exc})") from None
 
         try:
             ssl_context = server_context(setting)
