@@ -36,6 +36,6 @@ def test_the_command_names_its_listeners_and_what_it_loaded(tmp_path):
         start = broker.log_path.stat().st_size
         broker.start()
         assert printed(broker, start, "  loaded ").endswith("(recovered after an unclean shutdown); groups and "
-                                                            "transactions load in the background")
+                                                            "transactions load in the background (logged when done)")
     finally:
         broker.stop()

@@ -106,7 +106,8 @@ class GroupCoordinator:
         self.timer = timer
         self.topics = topics
         self._lock = threading.RLock()
-        self._owned = PartitionOwnership("__consumer_offsets", self._lock, self._load, "group-coordinator-loader")
+        self._owned = PartitionOwnership("__consumer_offsets", self._lock, self._load, "group-coordinator-loader",
+                                         self._describe_loaded)
         self._runtime = GroupRuntime(config, record_log, timer, topics, self._lock)
         self._offsets = OffsetMetadataManager(self._runtime)
         self._classic = ClassicGroupManager(self._runtime)
@@ -129,8 +130,9 @@ class GroupCoordinator:
         self._runtime.schedule("expire-offsets", self.config.offsets_retention_check_interval_ms,
                                self._expire_periodically)
         if own_every_partition:
-            for partition in range(self.record_log.num_partitions):
-                self.on_election(partition, 0)
+            with self._owned.electing():  # one line once every partition has loaded
+                for partition in range(self.record_log.num_partitions):
+                    self.on_election(partition, 0)
 
     def shutdown(self) -> None:
         self.timer.shutdown()
@@ -190,6 +192,10 @@ class GroupCoordinator:
         if loaded:
             log.info("Finished loading offsets and group metadata from __consumer_offsets-%d in %d ms: %d records, "
                      "%d groups", partition, self._runtime.now_ms() - started, len(loaded), len(groups))
+
+    def _describe_loaded(self) -> str:
+        with self._lock:
+            return f"{len(self._runtime.groups)} groups, {self._offsets.offset_count()} committed offsets"
 
     def _read(self, partition: int) -> Iterator[tuple[int, records.CoordinatorRecord | bool]]:
         """In log order: (producer id, record) for each record, (producer id, commit) for each transaction marker."""

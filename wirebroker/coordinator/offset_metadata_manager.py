@@ -194,6 +194,10 @@ class OffsetMetadataManager:
         """Whether the group has committed offsets, or offsets pending in a transaction."""
         return bool(self._offsets.get(group_id)) or group_id in self._open
 
+    def offset_count(self) -> int:
+        """The committed offsets held, over every group."""
+        return sum(len(partitions) for partitions in self._offsets.values())
+
     def group_ids(self) -> Iterator[str]:
         """The groups with committed or pending offsets."""
         return iter(list(dict.fromkeys([*self._offsets, *self._open])))

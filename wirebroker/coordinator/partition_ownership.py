@@ -7,14 +7,22 @@ or inline when the coordinator loads in the foreground (tests). Until the load m
 partition are COORDINATOR_LOAD_IN_PROGRESS; keys of a partition not owned are NOT_COORDINATOR (`check`). A load
 finishes only if the partition is still owned by the same election (`is_current`): one given up meanwhile is not
 loaded. Every method is called under the coordinator's lock, except `elect`, which takes it.
+
+When the last of the partitions won together (at start-up, every one of them) has loaded, one line says how many
+loaded and how long it took, with the coordinator's `describe()` of what it now holds (groups and offsets, say).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 from wirebroker.protocol.errors import (
     CoordinatorLoadInProgressError,
@@ -32,13 +40,18 @@ class OwnedPartition:
 
 class PartitionOwnership:
     def __init__(self, topic: str, lock: threading.RLock, load: Callable[[int, OwnedPartition], None],
-                 loader_name: str) -> None:
+                 loader_name: str, describe: Callable[[], str] | None = None) -> None:
         self.topic = topic
         self.load_in_background = True
         self._lock = lock
         self._load = load
+        self._describe = describe
         self._owned: dict[int, OwnedPartition] = {}
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix=loader_name)
+        # The loads under way: how many partitions are left, how many were won together, since when.
+        self._round_lock = threading.Lock()
+        self._pending = self._round_size = 0
+        self._round_started = 0.0
 
     def shutdown(self) -> None:
         self._loader.shutdown(wait=False, cancel_futures=True)
@@ -52,10 +65,43 @@ class PartitionOwnership:
                 owned.leader_epoch = max(owned.leader_epoch, leader_epoch)
                 return
             load = self._owned[partition] = OwnedPartition(leader_epoch)
+        with self._round_lock:
+            if self._pending == 0:
+                self._round_size, self._round_started = 0, time.monotonic()
+            self._pending += 1
+            self._round_size += 1
         if self.load_in_background:
-            self._loader.submit(self._load, partition, load)
+            self._loader.submit(self._load_counted, partition, load)
         else:
+            self._load_counted(partition, load)
+
+    @contextmanager
+    def electing(self) -> Iterator[None]:
+        """Partitions won inside the block are one round: its line comes once all of them have loaded, not when
+        the loader catches up with the first ones."""
+        with self._round_lock:
+            if self._pending == 0:
+                self._round_size, self._round_started = 0, time.monotonic()
+            self._pending += 1
+        try:
+            yield
+        finally:
+            self._finished()
+
+    def _load_counted(self, partition: int, load: OwnedPartition) -> None:
+        try:
             self._load(partition, load)
+        finally:
+            self._finished()
+
+    def _finished(self) -> None:
+        with self._round_lock:
+            self._pending -= 1
+            done = self._pending == 0
+        if done and self._round_size > 1:  # one partition's load has a line of its own
+            held = self._describe() if self._describe is not None else ""
+            log.info("Loaded %d partitions of %s in %d ms%s", self._round_size, self.topic,
+                     round((time.monotonic() - self._round_started) * 1000), f": {held}" if held else "")
 
     def resign(self, partition: int, leader_epoch: int | None) -> bool:
         """This broker no longer leads `partition` (unless the resignation is older than the election): whether it

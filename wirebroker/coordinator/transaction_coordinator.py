@@ -160,8 +160,9 @@ class TransactionCoordinator:
         self._every(self.config.abort_timed_out_transaction_cleanup_interval_ms, self.abort_timed_out_transactions)
         self._every(self.config.remove_expired_transaction_cleanup_interval_ms, self.remove_expired_transactional_ids)
         if own_every_partition:
-            for partition in range(self.state_log.num_partitions):
-                self.on_election(partition, 0)
+            with self._owned.electing():  # one line once every partition has loaded
+                for partition in range(self.state_log.num_partitions):
+                    self.on_election(partition, 0)
 
     def shutdown(self) -> None:
         self.timer.shutdown()

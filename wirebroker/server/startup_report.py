@@ -17,7 +17,8 @@ def startup_lines(broker: Broker) -> list[str]:
     stats = broker.log_manager.load_stats
     recovered = " (recovered after an unclean shutdown)" if stats.unclean_dirs and stats.logs else ""
     lines.append(f"loaded {stats.logs} partitions of {len(stats.topics)} topics ({stats.segments} segments) in "
-                 f"{stats.seconds * 1000:.0f} ms{recovered}; groups and transactions load in the background")
+                 f"{stats.seconds * 1000:.0f} ms{recovered}; groups and transactions load in the background "
+                 f"(logged when done)")
     if config[EMULATE_KEY] is not None:
         table = broker.dispatcher.table
         lines.append(f"emulating Apache Kafka {table.release}: {len(table.advertised)} APIs advertised, at the "

@@ -102,3 +102,21 @@ def test_write_errors_reach_the_client_as_the_record_log_raises_them(record_log,
     coordinator.on_election(partition_for("g", record_log.num_partitions), 1)
     record_log.fail_with = NotCoordinatorError("lost leadership")
     assert commit(coordinator, "g", {("t", 0): 1})[("t", 0)] == ErrorCode.NOT_COORDINATOR
+
+
+def test_a_start_reports_once_every_partition_has_loaded(coordinator, record_log, timer, metadata, caplog):
+    """One line for the whole start, even when the loader finishes the first partitions before the last is won."""
+    for group in ("a", "b", "c"):
+        assert commit(coordinator, group, {("t", 0): 1, ("t", 1): 2})[("t", 0)] == ErrorCode.NONE
+    restarted = GroupCoordinator(TEST_CONFIG, record_log, timer, metadata)
+    with caplog.at_level("INFO", logger="wirebroker.coordinator.partition_ownership"):
+        restarted.start(load_in_background=True)
+        deadline = time.monotonic() + 10
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+    try:
+        [line] = [r.getMessage() for r in caplog.records]
+        assert line.startswith(f"Loaded {record_log.num_partitions} partitions of __consumer_offsets in ")
+        assert line.endswith(" committed offsets") and ", 6 committed offsets" in line
+    finally:
+        restarted.shutdown()
