@@ -1,7 +1,7 @@
 # The two set-up commands: `make run` starts a broker on localhost:9092; `make test` runs every test.
 PYTHON ?= python3
 
-.PHONY: install tools run test reliability schemas
+.PHONY: install tools run test reliability schemas releases
 
 install:
 	$(PYTHON) -m pip install -q -e '.[test]'
@@ -34,3 +34,8 @@ reliability: install tools
 schemas:
 	$(PYTHON) -m wirebroker.protocol.codegen.sync
 	$(PYTHON) -m wirebroker.protocol.codegen
+
+# Ask each Kafka release that `wirebroker --emulate` takes (its real broker from Maven Central's jars) what it
+# advertises in ApiVersions, and store the answers in wirebroker/apis/releases/.
+releases:
+	$(PYTHON) -m compat_tests.kafka_releases
