@@ -12,6 +12,7 @@ Behaviour (Kafka's KafkaController.processAlterPartition, ZooKeeper mode):
   written (compare-and-set on the state znode, fenced by the controller epoch) and the answer carries the new
   partition epoch. The controller then sends UpdateMetadata for the changed partitions to every live broker.
 - The answer comes from the controller's event thread once the write is done.
+- With an authorizer the sender needs CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0-1 name topics, v2+ carry topic ids; v1+ leader_recovery_state (KIP-704); v3 ISR members with broker epochs
   (KIP-903; the epochs are not checked here).
@@ -21,12 +22,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.cluster.zk.data import LeaderAndIsr
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode, KafkaError
-from wirebroker.protocol.messages.alter_partition import AlterPartitionRequest, AlterPartitionResponse
+from wirebroker.protocol.messages.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+)
 
 API_KEY = 56
 FIRST_TOPIC_ID_VERSION = 2
@@ -36,6 +42,7 @@ _Partition = AlterPartitionResponse.PartitionData
 
 
 def handle(ctx: RequestContext, request: AlterPartitionRequest) -> AlterPartitionResponse | None:
+    require(ctx, AclOperation.CLUSTER_ACTION)
     controller = ctx.broker.kafka_controller
     if controller is None or not controller.is_active:
         return AlterPartitionResponse(error_code=ErrorCode.NOT_CONTROLLER)

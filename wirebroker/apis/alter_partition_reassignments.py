@@ -18,7 +18,7 @@ ReplicationControlManager.alterPartitionReassignments), per named partition, in 
   the partition's replication factor (that of the reassignment in progress, if any) is INVALID_REPLICATION_FACTOR,
   "The replication factor is changed from 3 to 2" (Kafka's ReplicationControlManager); the answer repeats the flag.
   A single node's one valid target never changes it.
-- The caller needs ALTER on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
+- The caller needs ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top.
 Version notes:
 - v0 flexible; v1 allow_replication_factor_change (KIP-860; v0 requests always allow it).
 """
@@ -28,9 +28,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import check_manual_assignment
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -59,6 +61,7 @@ _Partition = AlterPartitionReassignmentsRequest.ReassignablePartition
 
 def handle(ctx: RequestContext,
            request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse | None:
+    require(ctx, AclOperation.ALTER)
     if ctx.broker.kafka_controller is not None:
         return _reassign_in_cluster(ctx, request)
     return _response(request, responses=[

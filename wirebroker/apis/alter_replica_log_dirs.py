@@ -9,8 +9,8 @@ partition (a partition named under two dirs takes the later one, as Kafka's map 
 - NONE when its log already lives in that dir: nothing to move.
 - Moving a log to another dir (Kafka copies it into a "-future" log while it stays online, KIP-113) is not done by
   this broker: KAFKA_STORAGE_ERROR, with a log line saying so.
-Answers are grouped by topic in request order. The caller needs ALTER on the cluster in Kafka; ACLs are not
-enforced here (cluster/acls.py).
+Answers are grouped by topic in request order. The caller needs ALTER on the cluster, else every partition is
+CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0 is not offered (Kafka 4, KIP-896); v2+ flexible.
 """
@@ -22,7 +22,9 @@ import os
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.protocol.errors import (
+    ClusterAuthorizationFailedError,
     ErrorCode,
     InvalidTopicError,
     KafkaError,
@@ -30,7 +32,10 @@ from wirebroker.protocol.errors import (
     LogDirNotFoundError,
     UnknownTopicOrPartitionError,
 )
-from wirebroker.protocol.messages.alter_replica_log_dirs import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
+from wirebroker.protocol.messages.alter_replica_log_dirs import (
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +57,11 @@ def handle(ctx: RequestContext, request: AlterReplicaLogDirsRequest) -> AlterRep
             for partition in topic.partitions:
                 destinations[(topic.name, partition)] = log_dir.path
     results: dict[str, _TopicResult] = {}
+    allowed = ctx.authorize(AclOperation.ALTER)
     for (topic, partition), destination in destinations.items():
         try:
+            if not allowed:  # Kafka answers every partition so (AlterReplicaLogDirsRequest.getErrorResponse)
+                raise ClusterAuthorizationFailedError()
             _check_move(ctx, topic, partition, destination)
             code = ErrorCode.NONE
         except KafkaError as exc:

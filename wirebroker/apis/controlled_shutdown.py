@@ -10,23 +10,30 @@ Behaviour (Kafka's KafkaController.shutdownBroker, ZooKeeper mode):
 - NOT_CONTROLLER on a broker that is not the active controller; BROKER_NOT_AVAILABLE for a broker that is not
   registered; STALE_BROKER_EPOCH for an epoch older than its registration's.
 - The answer comes from the controller's event thread once the changes are written.
+- With an authorizer the sender needs CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0 is not served (its request header has no client id); v2+ carry the broker epoch (KIP-380); v3+ flexible.
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.controlled_shutdown import ControlledShutdownRequest, ControlledShutdownResponse
+from wirebroker.protocol.messages.controlled_shutdown import (
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+)
 
 API_KEY = 7
 MIN_VERSION = 1
 
 
 def handle(ctx: RequestContext, request: ControlledShutdownRequest) -> ControlledShutdownResponse | None:
+    require(ctx, AclOperation.CLUSTER_ACTION)
     controller = ctx.broker.kafka_controller
     if controller is None or not controller.is_active:
         return ControlledShutdownResponse(error_code=ErrorCode.NOT_CONTROLLER)

@@ -7,7 +7,7 @@ Behaviour (Kafka's KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.des
   are left out of it. A null topic list asks for every log, the internal topics' included.
 - v4+ the total and usable bytes of the file system holding the dir. A dir whose file system cannot be read
   answers KAFKA_STORAGE_ERROR, as Kafka answers for an offline dir.
-- The caller needs DESCRIBE on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
+- The caller needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no results.
 Version notes:
 - v0 is not offered (Kafka 4, KIP-896); v2+ flexible; v3+ top-level error code; v4+ total and usable bytes
   (KIP-827); v5+ is_cordoned (KIP-1066), always false: this broker has no cordoned.log.dirs, so no dir is cordoned
@@ -21,11 +21,16 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
+from wirebroker.protocol.messages.describe_log_dirs import (
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +43,7 @@ _Partition = DescribeLogDirsResponse.DescribeLogDirsPartition
 
 
 def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
+    require(ctx, AclOperation.DESCRIBE)
     log_manager = ctx.broker.log_manager
     logs = log_manager.logs
     wanted = (set(logs) if request.topics is None

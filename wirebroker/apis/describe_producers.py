@@ -7,12 +7,15 @@ Behaviour (Kafka's ReplicaManager.activeProducerState and UnifiedLog.activeProdu
   an operator gives `kafka-transactions.sh abort --start-offset` to abort a hanging transaction.
 - UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist; NOT_LEADER_OR_FOLLOWER when this broker does not
   lead it (the admin client asks the leader again).
+- With an authorizer each topic needs READ, else TOPIC_AUTHORIZATION_FAILED for its partitions.
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.describe_producers import (
     DescribeProducersRequest,
@@ -33,6 +36,7 @@ def handle(ctx: RequestContext, request: DescribeProducersRequest) -> DescribePr
 
 def _partition(ctx: RequestContext, topic: str, index: int) -> DescribeProducersResponse.PartitionResponse:
     try:
+        require(ctx, AclOperation.READ, ResourceType.TOPIC, topic)  # before its existence is looked at
         partition = ctx.broker.replica_manager.leader_partition(topic, index)
     except KafkaError as exc:
         return _R.PartitionResponse(partition_index=index, error_code=exc.code, error_message=str(exc))

@@ -9,7 +9,7 @@ Behaviour (Kafka's KafkaRaftClient.handleDescribeQuorumRequest and RaftUtil.sing
   partition it names (DescribeQuorumRequest.getPartitionLevelErrorResponse).
 - Otherwise the leader's answer: this node leads; it is the one voter, fetched and caught up now (Kafka stamps
   the leader with the current time); no observers.
-- The caller needs DESCRIBE on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
+- The caller needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0 flexible from the start; v1+ last fetch and last caught-up timestamps (KIP-836); v2+ error messages, the
   voter's directory id and its listeners (KIP-853): this node's listeners at their advertised addresses.
@@ -19,11 +19,16 @@ from __future__ import annotations
 
 import time
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.metadata_files import read_meta_properties
 from wirebroker.protocol.errors import ErrorCode, UnknownTopicOrPartitionError
-from wirebroker.protocol.messages.describe_quorum import DescribeQuorumRequest, DescribeQuorumResponse
+from wirebroker.protocol.messages.describe_quorum import (
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+)
 from wirebroker.protocol.primitives import UUID_ZERO
 
 API_KEY = 55
@@ -39,6 +44,7 @@ _Partition = DescribeQuorumResponse.PartitionData
 
 
 def handle(ctx: RequestContext, request: DescribeQuorumRequest) -> DescribeQuorumResponse:
+    require(ctx, AclOperation.DESCRIBE)
     if not _names_the_metadata_partition(request):
         unknown = UnknownTopicOrPartitionError()
         return DescribeQuorumResponse(error_code=ErrorCode.NONE, topics=[

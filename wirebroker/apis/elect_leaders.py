@@ -15,7 +15,7 @@ Behaviour (Kafka's ControllerApis.handleElectLeaders and ReplicationControlManag
   topic is answered with an empty partition list.
 - An election type other than PREFERRED (0) and UNCLEAN (1): INVALID_REQUEST "Unknown election type N" at the top
   and on every named partition (ElectLeadersRequest.getErrorResponse).
-- The caller needs ALTER on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
+- The caller needs ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top (v1+) and per partition.
 Version notes:
 - v0 elects preferred leaders only (no election type); v1+ election type and top-level error code (KIP-460);
   v2+ flexible.
@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import (
+    ClusterAuthorizationFailedError,
     ElectionNotNeededError,
     ErrorCode,
     InvalidRequestError,
@@ -34,7 +36,10 @@ from wirebroker.protocol.errors import (
     NotControllerError,
     UnknownTopicOrPartitionError,
 )
-from wirebroker.protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse
+from wirebroker.protocol.messages.elect_leaders import (
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+)
 
 API_KEY = 43
 
@@ -50,6 +55,11 @@ def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersRes
         error = InvalidRequestError(f"Unknown election type {request.election_type}")
         return ElectLeadersResponse(error_code=error.code, replica_election_results=[
             _TopicResult(topic=t.topic, partition_result=[_result(p, error) for p in t.partitions])
+            for t in request.topic_partitions or []])
+    if not ctx.authorize(AclOperation.ALTER):
+        refused = ClusterAuthorizationFailedError()
+        return ElectLeadersResponse(error_code=refused.code, replica_election_results=[
+            _TopicResult(topic=t.topic, partition_result=[_result(p, refused) for p in t.partitions])
             for t in request.topic_partitions or []])
     if ctx.broker.kafka_controller is not None:
         return _elect_in_cluster(ctx, request)

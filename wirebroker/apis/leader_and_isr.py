@@ -9,6 +9,8 @@ Behaviour (Kafka's ReplicaManager.becomeLeaderOrFollower):
 - A controller epoch older than the newest seen: STALE_CONTROLLER_EPOCH for the whole request. Per partition: a
   leader epoch not newer than ours is STALE_CONTROLLER_EPOCH (ignored), a topic id other than the log's is
   INCONSISTENT_TOPIC_ID, and a state whose replicas do not name this broker is UNKNOWN_TOPIC_OR_PARTITION.
+- With an authorizer the sender (the controller) needs CLUSTER_ACTION on the cluster, else
+  CLUSTER_AUTHORIZATION_FAILED: a cluster run with ACLs lists its brokers' principal in super.users, as Kafka's.
 Version notes:
 - v0-1 list partition states ungrouped, v2+ grouped by topic; v5+ carry topic ids and answer per topic id;
   v1+ is_new; v3+ adding/removing replicas (not acted on: no reassignment here); v4+ flexible; v5+ `type`
@@ -17,8 +19,10 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.leader_and_isr import (
     LeaderAndIsrRequest,
@@ -34,6 +38,7 @@ FIRST_TOPIC_ID_VERSION = 5
 
 
 def handle(ctx: RequestContext, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
+    require(ctx, AclOperation.CLUSTER_ACTION)
     decisions = _decisions(ctx.api_version, request)
     try:
         errors = ctx.broker.replica_manager.become_leader_or_follower(

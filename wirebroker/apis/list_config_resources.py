@@ -7,6 +7,7 @@ Behaviour (Kafka's KafkaApis.handleListConfigResources):
 - Broker loggers and brokers: each live broker's id, on the listener the request came by; topics: every topic,
   internal ones included, as Kafka's metadata cache lists them.
 - A type the version does not support: UNSUPPORTED_VERSION for the whole request, and no resources.
+- With an authorizer the caller needs DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0 lists client metrics only (its request has no types); v1 adds resource_types and each resource's type
   (KIP-1142): TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP.
@@ -14,11 +15,16 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.config_resources import ResourceType
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.protocol.errors import ErrorCode
-from wirebroker.protocol.messages.list_config_resources import ListConfigResourcesRequest, ListConfigResourcesResponse
+from wirebroker.protocol.messages.list_config_resources import (
+    ListConfigResourcesRequest,
+    ListConfigResourcesResponse,
+)
 
 API_KEY = 74
 
@@ -33,6 +39,7 @@ _Resource = ListConfigResourcesResponse.ConfigResource
 
 
 def handle(ctx: RequestContext, request: ListConfigResourcesRequest) -> ListConfigResourcesResponse:
+    require(ctx, AclOperation.DESCRIBE_CONFIGS)
     supported = SUPPORTED_TYPES[min(ctx.api_version, max(SUPPORTED_TYPES))]
     wanted = set(request.resource_types) if request.resource_types else set(supported)
     if not wanted <= set(supported):

@@ -7,7 +7,7 @@ ReplicationControlManager.listPartitionReassignments):
   unknown topics and partitions are left out silently, as in Kafka.
 - ZooKeeper mode: the controller lists the partitions whose assignment names adding or removing replicas, with
   all their replicas; NOT_CONTROLLER at the top on another broker.
-- The caller needs DESCRIBE on the cluster in Kafka; ACLs are not enforced here (cluster/acls.py).
+- The caller needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0 only, flexible.
 """
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import ErrorCode, KafkaError, NotControllerError
 from wirebroker.protocol.messages.list_partition_reassignments import (
@@ -35,6 +37,7 @@ _Ongoing = ListPartitionReassignmentsResponse.OngoingPartitionReassignment
 
 def handle(ctx: RequestContext,
            request: ListPartitionReassignmentsRequest) -> ListPartitionReassignmentsResponse | None:
+    require(ctx, AclOperation.DESCRIBE)
     controller = ctx.broker.kafka_controller
     if controller is None:
         return ListPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, topics=[])

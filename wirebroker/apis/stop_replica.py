@@ -5,6 +5,7 @@ Behaviour (Kafka's ReplicaManager.stopReplicas):
   broker stops fetching the partitions, and with delete_partition deletes their logs.
 - A controller epoch older than the newest seen: STALE_CONTROLLER_EPOCH for the whole request. Per partition, a
   leader epoch older than ours is FENCED_LEADER_EPOCH; -2 (a topic deletion) and -1 (no epoch) always apply.
+- With an authorizer the sender needs CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0 lists partitions ungrouped, v1-2 grouped by topic, both with one delete_partitions flag; v3+ per-partition
   leader epoch and delete_partition (KIP-570); v2+ flexible; v4 is_k_raft_controller.
@@ -12,8 +13,10 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.stop_replica import (
     StopReplicaRequest,
@@ -27,6 +30,7 @@ FIRST_PARTITION_STATE_VERSION = 3
 
 
 def handle(ctx: RequestContext, request: StopReplicaRequest) -> StopReplicaResponse:
+    require(ctx, AclOperation.CLUSTER_ACTION)
     stops = _stops(ctx.api_version, request)
     try:
         errors = ctx.broker.replica_manager.stop_replicas(request.controller_id, request.controller_epoch, stops)

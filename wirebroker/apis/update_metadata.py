@@ -9,6 +9,7 @@ Behaviour (Kafka's ReplicaManager.maybeUpdateMetadataCache):
   CreatePartitions or DeleteTopics this broker took is answered once its cache shows the change.
 - A controller epoch older than the newest seen: STALE_CONTROLLER_EPOCH, and nothing changes.
 - A broker with no metadata cache (a single broker, no cluster) answers the request without acting on it.
+- With an authorizer the sender needs CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 Version notes:
 - v0 names one PLAINTEXT endpoint per broker; v1+ a list of endpoints, v3+ with listener names (before: the
   security protocol's name); v2+ rack; v4+ offline replicas; v5+ partition states grouped by topic; v6+ flexible;
@@ -17,8 +18,10 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.cluster.metadata_cache import LiveBroker, PartitionMetadata
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.update_metadata import (
@@ -35,6 +38,7 @@ SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SS
 
 
 def handle(ctx: RequestContext, request: UpdateMetadataRequest) -> UpdateMetadataResponse:
+    require(ctx, AclOperation.CLUSTER_ACTION)
     cache = ctx.broker.metadata_cache
     try:
         ctx.broker.replica_manager.check_controller_epoch(request.controller_id, request.controller_epoch,

@@ -21,6 +21,8 @@ Behaviour (Kafka's KafkaApis.handleWriteTxnMarkersRequest):
 
 In-process callers (a transaction coordinator on this broker) can call `ReplicaManager.append_txn_markers`
 directly for data partitions, and `GroupCoordinator.complete_transaction` for `__consumer_offsets` partitions.
+- With an authorizer the sender (a transaction coordinator) needs CLUSTER_ACTION on the cluster, else every
+  partition is CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Callable
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.coordinator.offsets_topic import OFFSETS_TOPIC
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.write_txn_markers import (
@@ -90,6 +93,13 @@ class _Answer:
 
 
 def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> None:
+    if not ctx.authorize(AclOperation.CLUSTER_ACTION):  # only a transaction coordinator writes markers
+        refused = _Answer(ctx, request.markers, 1)
+        for i, marker in enumerate(request.markers):
+            refused.add(i, {(t.name, index): ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                            for t in marker.topics for index in t.partition_indexes})
+        refused.done(None, {})
+        return
     replica_manager = ctx.broker.replica_manager
     timeout_ms = ctx.broker.config["request.timeout.ms"]  # Kafka's acks=all wait for the markers
     plans = []
