@@ -106,6 +106,11 @@ class RequestContext:
         return self.header.client_id
 
     @property
+    def client(self) -> str:
+        """Who asked, for log lines: the client's address and client id."""
+        return f"{self.client_address} (client id {self.header.client_id!r})"
+
+    @property
     def client_ip(self) -> str:
         """The client's address without its port (and without an IPv6 address's brackets)."""
         return self.client_address.rsplit(":", 1)[0].strip("[]")
