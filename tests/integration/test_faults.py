@@ -61,6 +61,24 @@ def test_only_the_matched_partition_of_a_request_gets_the_error(broker):
     assert broker.faults.rules() == []
 
 
+def test_not_leader_on_one_fetched_partition_is_retried_and_both_are_consumed(broker):
+    """kafka-python fetches in a fetch session (KIP-227): the faulted partition stays in it, so it is fetched again."""
+    for partition in (0, 1):
+        broker.produce("t", [f"{partition}-a", f"{partition}-b"], partition=partition)
+    broker.faults.inject(api="Fetch", topic="t", partition=1, error="NOT_LEADER_OR_FOLLOWER", count=1)
+    consumer = kafka.KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, fetch_max_wait_ms=50)
+    consumer.assign([kafka.TopicPartition("t", 0), kafka.TopicPartition("t", 1)])
+    consumer.seek_to_beginning()
+    consumed: set[bytes] = set()
+    deadline = time.monotonic() + 15
+    while len(consumed) < 4 and time.monotonic() < deadline:
+        for records in consumer.poll(200).values():
+            consumed |= {record.value for record in records}
+    consumer.close()
+    assert consumed == {b"0-a", b"0-b", b"1-a", b"1-b"}
+    assert broker.faults.rules()[0]["fired"] == 1
+
+
 def test_a_delayed_fetch_shows_in_the_consumers_latency(broker):
     broker.produce("t", [b"late"])
 

@@ -9,6 +9,8 @@ transactions, OffsetFetch) gets the code at the top level.
 
 A rule may match only some partitions of a request: those are taken out of the request before its handler runs,
 and their error entries are added to the handler's answer (`split` then `merge`), so the rest is served as usual.
+Fetch and Metadata are served whole and the matched entries of the answer replaced (`merge` alone): a fetch session
+must keep every partition the client believes it holds, and Metadata's answer carries the brokers a client needs.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def match(shape: Shape | None, body: Message, topic: str | None, partition: int 
     if shape is None:
         return None if topic is not None or partition is not None else Targets()
     targets = Targets()
-    for item in getattr(body, shape.request_topics):
+    for item in getattr(body, shape.request_topics) or ():  # Metadata's None: every topic
         if topic is not None and topic_name(item, name_of_id) != topic:
             targets.partial = True
             continue
@@ -154,7 +156,7 @@ def split(api_key: int, body: Message, targets: Targets) -> None:
     shape = shape_of(api_key)
     chosen = {id(item): {id(p) for p in partitions} for item, partitions in targets.topics}
     kept = []
-    for item in getattr(body, shape.request_topics):
+    for item in getattr(body, shape.request_topics) or ():  # Metadata's None: every topic
         if id(item) in chosen and shape.request_partitions is not None:
             rest = [p for p in getattr(item, shape.request_partitions) if id(p) not in chosen[id(item)]]
             setattr(item, shape.request_partitions, rest)
@@ -166,22 +168,36 @@ def split(api_key: int, body: Message, targets: Targets) -> None:
 
 
 def merge(api_key: int, answer: Any, injected: Message) -> Any:
-    """The handler's answer with the injected error entries added (an answer that is no response is kept)."""
+    """The handler's answer with the injected error entries in it, each replacing the handler's entry for the same
+    topic or partition, if any (an answer that is no response is kept)."""
     shape = shape_of(api_key)
     if not isinstance(answer, type(injected)):
         return answer
     topics = getattr(answer, shape.response_topics)
     for item in getattr(injected, shape.response_topics):
-        same = next((t for t in topics if _keys(t) == _keys(item)), None)
-        if same is None or shape.response_partitions is None:
+        same = next((i for i, t in enumerate(topics) if _topic_key(t) == _topic_key(item)), None)
+        if same is None:
             topics.append(item)
+        elif shape.response_partitions is None:
+            topics[same] = item
         else:
-            getattr(same, shape.response_partitions).extend(getattr(item, shape.response_partitions))
+            injected_partitions = getattr(item, shape.response_partitions)
+            replaced = {_partition_key(p) for p in injected_partitions}
+            kept = [p for p in getattr(topics[same], shape.response_partitions) if _partition_key(p) not in replaced]
+            setattr(topics[same], shape.response_partitions, kept + injected_partitions)
     return answer
 
 
-def _keys(item: Any) -> tuple[Any, ...]:
-    return tuple(getattr(item, key, None) for key in TOPIC_KEYS)
+def _topic_key(item: Any) -> Any:
+    """A response topic's id when it has one (Fetch v13+), else its name."""
+    topic_id = getattr(item, "topic_id", None)
+    if topic_id and any(topic_id):
+        return topic_id
+    return getattr(item, "name", None) or getattr(item, "topic", None)
+
+
+def _partition_key(item: Any) -> int:
+    return getattr(item, _first(type(item), PARTITION_KEYS))
 
 
 def _name_topic(source: Any, target: Any) -> Any:

@@ -40,7 +40,8 @@ from wirebroker.server.dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
 
-METADATA_KEY = 3  # its answer carries the brokers a client needs even for an erroring topic: always served
+# Served whole, the injected entries replacing the matched ones (fault_responses.py says why): Fetch, Metadata.
+SERVED_WHOLE = frozenset({1, 3})
 RULE_FIELDS = ("api", "version", "topic", "partition", "client_id", "error", "delay_ms", "drop", "close", "count",
                "share", "seed")
 
@@ -230,11 +231,13 @@ class FaultInjector:
             return self._later(rule, Response(request, None, close_connection=True))
         if getattr(body, "acks", None) == 0:  # a produce with acks=0 is never answered, not even with an error
             return Response(request, None)
-        if targets.topics and (targets.partial or header.api_key == METADATA_KEY):
+        served_whole = bool(targets.topics) and header.api_key in SERVED_WHOLE
+        if not served_whole and not targets.partial:
+            return self._later(rule, dispatcher._response(request, header, injected))
+        if not served_whole:
             fault_responses.split(header.api_key, body, targets)
-            return dispatcher.handle(request, header, api, body, finish=lambda answer: self._later(
-                rule, dispatcher._response(request, header, fault_responses.merge(header.api_key, answer, injected))))
-        return self._later(rule, dispatcher._response(request, header, injected))
+        return dispatcher.handle(request, header, api, body, finish=lambda answer: self._later(
+            rule, dispatcher._response(request, header, fault_responses.merge(header.api_key, answer, injected))))
 
     def _later(self, rule: FaultRule, response: Response) -> Response | None:
         """The response now, or after the rule's delay from a timer thread (None: nothing to send now)."""

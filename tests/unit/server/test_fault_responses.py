@@ -55,6 +55,19 @@ def test_a_filtered_rule_answers_only_its_partitions_and_leaves_the_rest_to_the_
         ("t", [(0, 0), (1, NOT_LEADER)]), ("u", [(0, 0)])]
 
 
+def test_a_fetch_is_served_whole_and_the_matched_partition_replaced_by_its_error():
+    request = FetchRequest(topics=[FetchRequest.FetchTopic(topic="t", partitions=[
+        FetchRequest.FetchPartition(partition=0), FetchRequest.FetchPartition(partition=1)])])
+    targets = fault_responses.match(fault_responses.shape_of(1), request, "t", 1, lambda topic_id: None)
+    injected = fault_responses.error_answer(1, targets, NOT_LEADER)
+    served = FetchResponse(responses=[FetchResponse.FetchableTopicResponse(topic="t", partitions=[
+        FetchResponse.PartitionData(partition_index=0, high_watermark=5, records=b"r0"),
+        FetchResponse.PartitionData(partition_index=1, high_watermark=5, records=b"r1")])])
+    merged = fault_responses.merge(1, served, injected).responses
+    assert [(p.partition_index, p.error_code, p.records) for t in merged for p in t.partitions] == [
+        (0, 0, b"r0"), (1, NOT_LEADER, None)]
+
+
 def test_a_fetch_by_topic_id_is_matched_by_name_and_answered_by_id():
     request = FetchRequest(topics=[FetchRequest.FetchTopic(topic_id=TOPIC_ID, partitions=[
         FetchRequest.FetchPartition(partition=3)])])
