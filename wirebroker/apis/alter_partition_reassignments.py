@@ -81,7 +81,7 @@ def _reassign(ctx: RequestContext, topic_name: str, target: _Partition) -> _Part
         _check_reassignment(ctx, topic_name, target)
     except KafkaError as exc:
         log.info("Unable to alter partition reassignment for %s:%d asked by %s: %s", topic_name,
-                 target.partition_index, ctx.client_address, exc)
+                 target.partition_index, ctx.client, exc)
         return _partition_response(target.partition_index, exc)
     return _partition_response(target.partition_index, None)
 

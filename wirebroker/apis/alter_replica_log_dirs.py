@@ -66,7 +66,7 @@ def handle(ctx: RequestContext, request: AlterReplicaLogDirsRequest) -> AlterRep
             code = ErrorCode.NONE
         except KafkaError as exc:
             log.info("AlterReplicaLogDirs of %s-%d to %s from %s: %s", topic, partition, destination,
-                     ctx.client_address, exc)
+                     ctx.client, exc)
             code = exc.code
         results.setdefault(topic, _TopicResult(topic_name=topic)).partitions.append(
             _PartitionResult(partition_index=partition, error_code=code))

@@ -126,7 +126,7 @@ def alter_resources(ctx: RequestContext, api: str, resources: Sequence[Any], res
             error = None
         except KafkaError as exc:
             log.info("%s of resource type %d %r from %s failed: %s", api, resource.resource_type,
-                     resource.resource_name, ctx.client_address, exc)
+                     resource.resource_name, ctx.client, exc)
             error = exc
         result = result_class(error_code=error.code if error else ErrorCode.NONE,  # type: ignore[call-arg]
                               resource_type=resource.resource_type, resource_name=resource.resource_name)

@@ -62,13 +62,13 @@ def handle(ctx: RequestContext, request: CreateAclsRequest) -> CreateAclsRespons
     bindings = [_binding(c) for c in creations]
     if not all(_is_binding(b) for b in bindings):
         log.info("CreateAcls from %s names an ANY or MATCH where a binding needs a value: failing every creation",
-                 ctx.client_address)
+                 ctx.client)
         return _all_failed(len(creations), ErrorCode.UNKNOWN_SERVER_ERROR, None)
     errors = [error_of(validate_new_binding, b) for b in bindings]
     ctx.broker.acls.create(b for b, error in zip(bindings, errors, strict=True) if error is None)
     for binding, error in zip(bindings, errors, strict=True):
         if error is None:
-            log.info("ACL binding %s created at the request of %s", binding, ctx.client_address)
+            log.info("ACL binding %s created at the request of %s", binding, ctx.client)
     return CreateAclsResponse(results=[_result(error) for error in errors])
 
 

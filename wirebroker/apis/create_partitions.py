@@ -86,7 +86,7 @@ def _create(ctx: RequestContext, topic: CreatePartitionsRequest.CreatePartitions
         assignment = [a.broker_ids for a in topic.assignments] if topic.assignments is not None else None
         ctx.broker.controller.create_partitions(topic.name, topic.count, validate_only, assignment)
     except KafkaError as exc:
-        log.info("CreatePartitions of %s to %d from %s failed: %s", topic.name, topic.count, ctx.client_address, exc)
+        log.info("CreatePartitions of %s to %d from %s failed: %s", topic.name, topic.count, ctx.client, exc)
         return exc
     return None
 

@@ -94,7 +94,7 @@ def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsRes
     results = [result for result, _ in outcomes]
     results += [_error(name, InvalidRequestError("Duplicate topic name.")) for name in duplicates]
     if counts[CLUSTER_METADATA_TOPIC] == 1:
-        log.info("Rejecting creation of internal topic %s asked by %s", CLUSTER_METADATA_TOPIC, ctx.client_address)
+        log.info("Rejecting creation of internal topic %s asked by %s", CLUSTER_METADATA_TOPIC, ctx.client)
     results += [_error(name, TopicAuthorizationFailedError("Authorization failed.")) for name, count in counts.items()
                 if count == 1 and name not in creatable]
     changes = [] if request.validate_only else [change for _, change in outcomes if change is not None]
@@ -131,7 +131,7 @@ def _create(ctx: RequestContext, topic: CreateTopicsRequest.CreatableTopic, vali
         created = broker.controller.create_topic(topic.name, partitions, replication_factor, configs, validate_only,
                                                  assignment)
     except KafkaError as exc:
-        log.info("CreateTopics of %s from %s failed: %s: %s", topic.name, ctx.client_address, exc.code.name, exc)
+        log.info("CreateTopics of %s from %s failed: %s: %s", topic.name, ctx.client, exc.code.name, exc)
         return _error(topic.name, exc), None
     return (_success(ctx, created, replication_factor, describable),
             TopicChange(created.name, created.partitions))

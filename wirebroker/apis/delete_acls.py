@@ -64,7 +64,7 @@ def handle(ctx: RequestContext, request: DeleteAclsRequest) -> DeleteAclsRespons
             continue
         deleted = next(matched)
         for binding in deleted:
-            log.info("ACL binding %s deleted at the request of %s", binding, ctx.client_address)
+            log.info("ACL binding %s deleted at the request of %s", binding, ctx.client)
         results.append(_FilterResult(error_code=ErrorCode.NONE, error_message=None,
                                      matching_acls=[_matching(b) for b in deleted]))
     return DeleteAclsResponse(filter_results=results)

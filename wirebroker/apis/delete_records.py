@@ -66,7 +66,7 @@ def _delete(ctx: RequestContext, topic: str, index: int, offset: int) -> _Partit
     try:
         low_watermark = _delete_before(ctx, topic, index, offset)
     except KafkaError as exc:
-        log.info("DeleteRecords on %s-%d to offset %d from %s failed: %s", topic, index, offset, ctx.client_address,
+        log.info("DeleteRecords on %s-%d to offset %d from %s failed: %s", topic, index, offset, ctx.client,
                  exc)
         return _Partition(partition_index=index, low_watermark=UNKNOWN_LOW_WATERMARK, error_code=exc.code)
     return _Partition(partition_index=index, low_watermark=low_watermark, error_code=ErrorCode.NONE)
@@ -86,7 +86,7 @@ def _delete_before(ctx: RequestContext, topic: str, index: int, offset: int) -> 
         raise OffsetOutOfRangeError(f"The offset {target} for partition {topic}-{index} is not valid")
     if log_.increment_log_start_offset(target):
         log.info("Deleted records of %s-%d before offset %d at the request of %s", topic, index, target,
-                 ctx.client_address)
+                 ctx.client)
     return log_.log_start_offset
 
 

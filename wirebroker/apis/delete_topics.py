@@ -69,7 +69,7 @@ def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsRes
     if not ctx.broker.config["delete.topic.enable"]:
         disabled = (TopicDeletionDisabledError() if ctx.api_version >= FIRST_DELETION_DISABLED_VERSION
                     else InvalidRequestError("Topic deletion is disabled."))
-        log.info("DeleteTopics from %s refused: delete.topic.enable is false", ctx.client_address)
+        log.info("DeleteTopics from %s refused: delete.topic.enable is false", ctx.client)
         return DeleteTopicsResponse(responses=[_result(t.name, t.topic_id, disabled) for t in requested])
     names = Counter(t.name for t in requested if t.name is not None and t.topic_id == UUID_ZERO)
     ids = Counter(t.topic_id for t in requested if t.name is None and t.topic_id != UUID_ZERO)
@@ -137,7 +137,7 @@ def _delete(ctx: RequestContext, name: str) -> KafkaError | None:
         ctx.broker.controller.delete_topic(name)
     except KafkaError as exc:
         return exc
-    log.info("Deleting topic %s at the request of %s", name, ctx.client_address)
+    log.info("Deleting topic %s at the request of %s", name, ctx.client)
     return None
 
 

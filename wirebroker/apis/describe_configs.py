@@ -74,7 +74,7 @@ def _describe(ctx: RequestContext, request: DescribeConfigsRequest, resource: _R
         configs = _configs(ctx, request, resource)
     except KafkaError as exc:
         log.info("DescribeConfigs of %s %r from %s failed: %s", resource_type(resource.resource_type).name,
-                 resource.resource_name, ctx.client_address, exc)
+                 resource.resource_name, ctx.client, exc)
         return _result(resource, exc)
     wanted = resource.configuration_keys
     result = _result(resource, None)

@@ -28,4 +28,4 @@ def alter_group_configs(ctx: RequestContext, group_id: str, changes: Mapping[str
     if validate_only:
         return
     configs.alter(group_id, changes)
-    log.info("Group configs of %s changed at the request of %s: %s", group_id, ctx.client_address, dict(changes))
+    log.info("Group configs of %s changed at the request of %s: %s", group_id, ctx.client, dict(changes))

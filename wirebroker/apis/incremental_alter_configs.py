@@ -152,7 +152,7 @@ def _alter_loggers(ctx: RequestContext, resource: _Resource, ops: Sequence[OpTyp
     for config, op in zip(resource.configs, ops, strict=True):
         broker_loggers.change_level(config.name, config.value if op is OpType.SET else None)
         log.info("Log level of logger %s set to %s at the request of %s", config.name,
-                 config.value if op is OpType.SET else "its parent's", ctx.client_address)
+                 config.value if op is OpType.SET else "its parent's", ctx.client)
 
 
 serve(API_KEY, handle)

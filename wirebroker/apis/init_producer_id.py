@@ -77,7 +77,7 @@ def _refusal(ctx: RequestContext, request: InitProducerIdRequest) -> ErrorCode |
     if authorizer.authorize_by_resource_type(ctx.principal, ctx.client_ip, AclOperation.WRITE, ResourceType.TOPIC):
         return None
     log.info("InitProducerId from %s (%s) refused: no IDEMPOTENT_WRITE on the cluster and no WRITE on any topic",
-             ctx.principal, ctx.client_address)
+             ctx.principal, ctx.client)
     return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 

@@ -97,7 +97,7 @@ def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsRespo
                 partitions[wanted.partition_index] = _list_offset(ctx, request, topic.name, wanted)
             except KafkaError as exc:
                 log.debug("ListOffsets for %s-%d from %s failed: %s", topic.name, wanted.partition_index,
-                          ctx.client_address, exc)
+                          ctx.client, exc)
                 partitions[wanted.partition_index] = _Partition(partition_index=wanted.partition_index,
                                                                 error_code=exc.code)
     return ListOffsetsResponse(

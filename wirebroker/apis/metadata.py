@@ -66,7 +66,7 @@ def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse | 
     def expire() -> None:
         if answer_once():
             log.warning("Answered Metadata from %s without the cluster: no UpdateMetadata from the controller within "
-                        "%.0fs of this broker's start; is a controller running?", ctx.client_address,
+                        "%.0fs of this broker's start; is a controller running?", ctx.client,
                         FIRST_METADATA_WAIT_S)
 
     timer = threading.Timer(FIRST_METADATA_WAIT_S, expire)
