@@ -135,6 +135,16 @@ def test_a_share_of_requests_fires_repeatably_with_a_seed(broker):
     assert broker.faults.rules()[0]["fired"] == outcomes.count(False)
 
 
+def test_a_rule_picks_requests_by_client_id_and_version(broker):
+    broker.faults.inject(api="Produce", client_id="someone-else", error="NOT_LEADER_OR_FOLLOWER")
+    broker.faults.inject(api="Produce", version=3, error="NOT_LEADER_OR_FOLLOWER")
+    assert broker.produce("t", [b"not picked"]) == [0]  # the helpers send Produce v9 as "wirebroker-embedded"
+    broker.faults.inject(api="Produce", client_id="wirebroker-embedded", version=9, error="NOT_LEADER_OR_FOLLOWER")
+    with pytest.raises(NotLeaderOrFollowerError):
+        broker.produce("t", [b"picked"])
+    assert [rule["fired"] for rule in broker.faults.rules()] == [0, 0, 1]
+
+
 def test_a_bad_rule_is_refused_by_name(broker):
     with pytest.raises(ValueError, match="eror"):
         broker.faults.inject(api="Produce", eror="NOT_LEADER_OR_FOLLOWER")
