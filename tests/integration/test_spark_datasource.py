@@ -19,8 +19,8 @@ import pytest
 from confluent_kafka import Producer
 
 from compat_tests.reference_kafka import ReferenceKafka
+from compat_tests.spark_session import SparkUnavailable, start_session
 from tests.integration.broker_process import BrokerProcess
-from tests.integration.spark_session import start_session
 from wirebroker.log.files import TopicPartition
 from wirebroker.spark.log_view import LogDirectories, OffsetOutOfRangeError
 
@@ -30,11 +30,19 @@ FRESH_CHECKPOINTS = {"replica.high.watermark.checkpoint.interval.ms": "200", "lo
 RECORDS_PER_CODEC = 60
 
 
-@pytest.fixture(scope="module")
-def spark():
-    session = start_session("wirebroker-spark-tests")
+def module_session(request):
+    """A module's one SparkSession; pyspark missing (and not installable) fails the test saying what to install."""
+    try:
+        session = start_session(f"wirebroker-{request.module.__name__}")
+    except SparkUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def spark(request):
+    yield from module_session(request)
 
 
 @pytest.fixture(scope="module")

@@ -14,16 +14,13 @@ import subprocess
 import pytest
 from confluent_kafka import Producer
 
+from compat_tests.cache import REPO_DIR
+from compat_tests.spark_session import spark_python_and_jars, worker_environment
 from tests.integration.broker_process import BrokerProcess
-from tests.integration.spark_session import (
-    REPO_DIR,
-    spark_python_and_jars,
-    start_session,
-    worker_environment,
-)
 from tests.integration.test_spark_datasource import (
     FRESH_CHECKPOINTS,
     kafka_rows,
+    module_session,
     wait_for_checkpoint,
 )
 
@@ -41,10 +38,8 @@ def example(name: str):
 
 
 @pytest.fixture(scope="module")
-def spark():
-    session = start_session("wirebroker-spark-examples")
-    yield session
-    session.stop()
+def spark(request):
+    yield from module_session(request)
 
 
 @pytest.fixture(scope="module")

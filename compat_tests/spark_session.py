@@ -1,10 +1,11 @@
-"""One SparkSession per test module, with pyspark installed as the compat harness installs it.
+"""A SparkSession for wirebroker.spark's tests and benchmark, with pyspark installed as the compat harness installs it.
 
 pyspark 4.2 is heavy (a ~456 MB sdist) and optional, so it is never a test dependency of the package: the compat
 harness's spark_env() installs it into the cached venv (.cache/compat/venv, pip's cache beside it) with the Kafka
 connector jars, and this adds the rest of the `spark` extra (pyarrow) plus wirebroker's own dependencies there. The
 test process imports pyspark from that venv; Spark's Python workers run the venv's interpreter with the repo on
-PYTHONPATH, so they import this checkout's wirebroker.spark. A failed install fails the test saying what to install.
+PYTHONPATH, so they import this checkout's wirebroker.spark. A failed install raises SparkUnavailable saying what to
+install (the tests turn it into a failure with that message).
 """
 
 from __future__ import annotations
@@ -16,17 +17,25 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
-from compat_tests.cache import InstallError, inputs_digest, is_fresh, mark_fresh, run_install_step
+from compat_tests.cache import (
+    REPO_DIR,
+    InstallError,
+    inputs_digest,
+    is_fresh,
+    mark_fresh,
+    run_install_step,
+)
 from compat_tests.installers import spark_env
 
-REPO_DIR = Path(__file__).resolve().parents[2]
 PYPROJECT = REPO_DIR / "pyproject.toml"
 STAMP = ".stamp-spark-extra"
 WHAT_TO_INSTALL = ("pyspark 4.2 and pyarrow are needed: let `python3 -m compat_tests --clients spark` (or this test) "
                    "install them into .cache/compat/venv, or `pip install 'wirebroker[spark]'`, with a JDK 17 and "
                    "Maven for the connector jars")
+
+
+class SparkUnavailable(RuntimeError):
+    """pyspark (or pyarrow, or the connector jars) could not be installed or imported."""
 
 
 def spark_python_and_jars() -> tuple[Path, Path]:
@@ -42,7 +51,7 @@ def spark_python_and_jars() -> tuple[Path, Path]:
                              env={"PIP_CACHE_DIR": str(venv.parent / "pip")}, hint="install python3-venv and pip")
             mark_fresh(venv, digest, STAMP)
     except InstallError as exc:
-        pytest.fail(f"{WHAT_TO_INSTALL}\n{exc}", pytrace=False)
+        raise SparkUnavailable(f"{WHAT_TO_INSTALL}\n{exc}") from exc
     return python, jars
 
 
@@ -62,7 +71,7 @@ def start_session(app_name: str):
     try:
         from pyspark.sql import SparkSession
     except ImportError as exc:
-        pytest.fail(f"{WHAT_TO_INSTALL}\n{exc}", pytrace=False)
+        raise SparkUnavailable(f"{WHAT_TO_INSTALL}\n{exc}") from exc
     from wirebroker.spark import WirebrokerDataSource
 
     session = (SparkSession.builder.master("local[2]").appName(app_name)
