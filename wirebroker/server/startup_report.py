@@ -6,6 +6,7 @@ wait for.
 
 from __future__ import annotations
 
+from wirebroker.apis.emulation import read_release, release_versions
 from wirebroker.config import EMULATE_KEY
 from wirebroker.server.broker import Broker
 
@@ -21,6 +22,9 @@ def startup_lines(broker: Broker) -> list[str]:
                  f"(logged when done)")
     if config[EMULATE_KEY] is not None:
         table = broker.dispatcher.table
-        lines.append(f"emulating Apache Kafka {table.release}: {len(table.advertised)} APIs advertised, at the "
-                     f"versions it advertises that this broker serves")
+        release = release_versions(read_release(config[EMULATE_KEY]))
+        narrowed = sum(versions != release[key] for key, versions in table.advertised.items())
+        lines.append(f"emulating Apache Kafka {table.release}: {len(table.advertised)} of its {len(release)} APIs "
+                     f"advertised ({len(release) - len(table.advertised)} not served here), {narrowed} of them at "
+                     f"fewer versions than it serves")
     return lines
