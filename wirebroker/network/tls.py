@@ -64,6 +64,8 @@ class TlsResponseSend(ResponseSend):
                 sent = sock.send(buffer)
             except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
                 return False
+            except ssl.SSLEOFError as exc:  # the client left: no warning, as for a plain socket's reset
+                raise ConnectionResetError(str(exc)) from None
             rest = buffer[sent:] if sent < len(buffer) else None
             if self._chunk is not None:
                 self._chunk = rest
