@@ -8,6 +8,7 @@ import urllib.request
 
 import pytest
 
+import wirebroker
 from wirebroker.network.ports import free_port
 
 TOPIC, GROUP = "orders", "order-readers"
@@ -134,8 +135,6 @@ def test_compat_gives_each_key_its_advertised_range_and_the_tests_that_exercise_
 
 @pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
 def test_the_embedded_broker_serves_the_http_port_on_a_free_port(process):
-    import wirebroker
-
     with wirebroker.Broker(process=process) as broker:
         broker.create_topic("embedded-orders", partitions=2)
         broker.produce("embedded-orders", [b"a", b"b"], partition=1)
@@ -146,3 +145,27 @@ def test_the_embedded_broker_serves_the_http_port_on_a_free_port(process):
                             "embedded-orders") == 2
     with wirebroker.Broker(process=process, http_listener="") as broker:
         assert broker.http_url is None
+
+
+def test_a_kip_848_consumer_group_in_state_and_metrics():
+    from confluent_kafka import Consumer
+
+    with wirebroker.Broker() as broker:
+        broker.create_topic("kip848-orders", partitions=2)
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "kip848-readers",
+                             "group.protocol": "consumer", "client.id": "reader-848"})
+        try:
+            consumer.subscribe(["kip848-orders"])
+            deadline = time.monotonic() + 30
+            while not consumer.assignment() and time.monotonic() < deadline:
+                consumer.poll(0.2)
+            state = get_json(broker.http_url + "/state")
+            metrics = get_metrics(broker.http_url)
+        finally:
+            consumer.close()
+    group = next(g for g in state["groups"] if g["group_id"] == "kip848-readers")
+    assert (group["type"], group["state"]) == ("consumer", "Stable")
+    [member] = group["members"]
+    assert (member["client_id"], member["assignment"]) == ("reader-848", {"kip848-orders": [0, 1]})
+    assert metrics[("kafka_server_group_coordinator_metrics_group_count",
+                    (("protocol", "consumer"), ("state", "Stable")))] == 1
