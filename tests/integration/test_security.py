@@ -440,3 +440,15 @@ def test_jks_keystore_and_truststore_as_kafka_configures_them(tmp_path):
                               "ssl.key.location": str(client.key_pem)}, "jks")
     finally:
         process.kill()
+
+
+def test_kafka_configs_adds_a_scram_user_that_then_authenticates(secure):
+    """`kafka-configs.sh --alter --add-config 'SCRAM-SHA-512=[...]' --entity-type users` (Kafka's ConfigCommand)."""
+    from compat_tests.reference_kafka import TOOLS, install_jars, run_tool
+
+    done = run_tool(install_jars(), TOOLS["configs"], [
+        "--bootstrap-server", secure.bootstrap("PLAINTEXT"), "--alter", "--entity-type", "users",
+        "--entity-name", "dave", "--add-config", "SCRAM-SHA-512=[iterations=8192,password=dave-secret]"])
+    assert done.returncode == 0 and "Completed updating config for user dave" in done.stdout, done.stderr[-2000:]
+    confluent_round_trip(confluent_config(secure, "SASL_SSL", "SCRAM-SHA-512", **{
+        "sasl.username": "dave", "sasl.password": "dave-secret"}), "kafka-configs-user")
