@@ -86,3 +86,22 @@ def test_http_listener_must_be_an_http_url_with_a_port(text):
 def test_http_listener_port_zero_means_any_free_port():
     assert parse_http_listener("http://127.0.0.1:0") == ("127.0.0.1", 0)
     assert parse_http_listener("http://:8081") == ("", 8081)
+
+
+def test_shutdown_ends_kept_alive_connections_at_once():
+    import http.client
+    import time
+
+    server = HttpServer("127.0.0.1", 0)
+    server.route("GET", "/state", lambda request: HttpResponse.text("ok"))
+    server.start()
+    host, port = server.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.request("GET", "/state")
+    assert connection.getresponse().read() == b"ok"  # HTTP/1.1: the connection stays open for the next request
+    started = time.monotonic()
+    server.shutdown()
+    assert time.monotonic() - started < 0.1
+    with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
+        connection.request("GET", "/state")
+        connection.getresponse()

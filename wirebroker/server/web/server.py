@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import selectors
+import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -117,6 +119,7 @@ class HttpServer:
         if self._thread is not None:
             self._thread.join()
         self._httpd.server_close()
+        self._httpd.close_open_connections()
         self._wakeup.close()
 
     def _serve(self) -> None:
@@ -149,11 +152,40 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.open_connections: set[socket.socket] = set()  # kept alive by browsers: closed on shutdown
+        self.connections_lock = threading.Lock()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-request (reset, closed): a debug line, not socketserver's traceback on stderr."""
+        log.debug("HTTP connection from %s failed: %r", client_address, sys.exc_info()[1])  # socketserver's except
+
+    def close_open_connections(self) -> None:
+        """End the keep-alive connections, so no handler thread serves a stopped broker."""
+        with self.connections_lock:
+            connections = list(self.open_connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed by its client meanwhile
+
 
 def _handler_class(server: HttpServer) -> type[BaseHTTPRequestHandler]:
     class _Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: a browser or a scraper reuses its connection
         server_version = "wirebroker"
+
+        def setup(self) -> None:
+            super().setup()
+            with self.server.connections_lock:
+                self.server.open_connections.add(self.connection)
+
+        def finish(self) -> None:
+            with self.server.connections_lock:
+                self.server.open_connections.discard(self.connection)
+            super().finish()
 
         def _serve(self) -> None:
             url = urlsplit(self.path)
