@@ -12,7 +12,6 @@ import kafka
 import pytest
 
 import wirebroker
-from wirebroker.network.ports import free_port
 from wirebroker.protocol.errors import NotLeaderOrFollowerError
 
 
@@ -164,8 +163,8 @@ def _curl(method: str, url: str, body: dict | None = None) -> tuple[int, str]:
 
 
 def test_curl_sets_lists_and_clears_faults_of_a_broker_in_a_child_process():
-    http = f"http://127.0.0.1:{free_port()}"
-    with wirebroker.Broker(process=True, http_listener=http) as broker:
+    with wirebroker.Broker(process=True) as broker:  # its HTTP port is on, on a free port
+        http = broker.http_url
         broker.create_topic("t")
         status, text = _curl("POST", f"{http}/faults",
                              {"api": "Produce", "topic": "t", "error": "NOT_LEADER_OR_FOLLOWER", "count": 1})

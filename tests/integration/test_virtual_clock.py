@@ -15,7 +15,6 @@ import pytest
 import wirebroker
 from tests.integration.group_clients import KafkaPythonConsumer, wait_for
 from wirebroker.network.broker_client import BrokerClient
-from wirebroker.network.ports import free_port
 from wirebroker.protocol.errors import OffsetOutOfRangeError
 from wirebroker.protocol.messages.describe_producers import DescribeProducersRequest
 from wirebroker.protocol.messages.fetch import FetchRequest
@@ -135,8 +134,7 @@ def test_an_advance_past_producer_id_expiration_ms_forgets_the_idle_producer():
 
 
 def test_a_child_process_brokers_clock_advances_over_http():
-    with wirebroker.Broker(process=True, virtual_clock=True,
-                           http_listener=f"http://127.0.0.1:{free_port()}") as broker:
+    with wirebroker.Broker(process=True, virtual_clock=True) as broker:
         broker.create_topic("t")
         done: list[float] = []
         thread = _long_poll(broker, 60_000, done)
