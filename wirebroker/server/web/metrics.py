@@ -24,6 +24,7 @@ The per-topic counters live on the partitions: a deleted topic's counts go with 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ from prometheus_client.core import (
     HistogramMetricFamily,
 )
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from wirebroker.protocol.messages import API_SPECS
 from wirebroker.server.web.request_metrics import (
@@ -106,9 +108,9 @@ class BrokerCollector(Collector):
             request_labels = [API_SPECS[api_key].name, str(version)]
             requests.add_metric(request_labels, counts[REQUESTS])
             cumulative, buckets = 0, []
-            for bound, count in zip((*LATENCY_BUCKETS_MS, float("inf")), counts[FIRST_BUCKET:]):
+            for bound, count in zip((*LATENCY_BUCKETS_MS, math.inf), counts[FIRST_BUCKET:]):
                 cumulative += count
-                buckets.append(("+Inf" if bound == float("inf") else str(bound), cumulative))
+                buckets.append((floatToGoString(bound), cumulative))
             latency.add_metric(request_labels, buckets, counts[TOTAL_NS] / 1e6)
         yield requests
         yield latency
