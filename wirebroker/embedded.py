@@ -84,8 +84,9 @@ EMBEDDED_DEFAULTS = {
 }
 READ_MAX_BYTES = 64 * 1024 * 1024  # per Fetch in read(): a test's partition, whole, in a few round trips
 REQUEST_TIMEOUT_MS = 30_000
-# The request versions the helpers send: topics by name (Produce v13 and Fetch v13 name them by id), flexible.
-CREATE_TOPICS_VERSION, PRODUCE_VERSION, FETCH_VERSION, METADATA_VERSION, LIST_GROUPS_VERSION = 7, 9, 12, 12, 5
+# The request versions the helpers send: topics by name (Produce v13 and Fetch v13 name them by id), flexible, and
+# served by every release `emulate=` takes (Kafka 3.6 serves ListGroups to v4, which has the groups' states).
+CREATE_TOPICS_VERSION, PRODUCE_VERSION, FETCH_VERSION, METADATA_VERSION, LIST_GROUPS_VERSION = 7, 9, 12, 12, 4
 
 Value = bytes | str | None
 ReadRecord = tuple[int, bytes | None, bytes | None]  # offset, key, value

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, KafkaConsumer
 
 import wirebroker
 from tests.integration.raw_client import RawClient
@@ -71,3 +71,17 @@ def test_java_clients_4_see_kafka_3_6(broker_factory):
     assert lines[:2] == ["produce ok", "consume-classic ok"], probe.stdout + probe.stderr
     assert lines[2].startswith("consume-consumer-protocol refused UnsupportedVersionException: The cluster does not "
                                "support the new CONSUMER group protocol"), probe.stdout + probe.stderr
+
+
+def test_the_embedded_helpers_work_against_the_oldest_emulated_release():
+    with wirebroker.Broker(emulate=EMULATED_KAFKA_VERSIONS[0]) as broker:
+        broker.create_topic("orders")
+        assert broker.produce("orders", [b"one", (b"k", b"two")]) == [0, 1]
+        assert broker.read("orders") == [(0, None, b"one"), (1, b"k", b"two")]
+        consumer = KafkaConsumer("orders", bootstrap_servers=broker.bootstrap_servers, group_id="helpers",
+                                 auto_offset_reset="earliest")
+        try:
+            consumer.poll(timeout_ms=5000)
+            broker.wait_for_group_stable("helpers")
+        finally:
+            consumer.close()
