@@ -21,6 +21,8 @@ CORE = ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODEC
 CORE_AND_FAILOVER = (*CORE, "failover")
 # Rows whose drivers also express transactions (a client with a transactional producer).
 TRANSACTIONAL = (*CORE_AND_FAILOVER, "transactions")
+# Rows whose drivers also express the compacted topic (a table read back after the log cleaner ran).
+TRANSACTIONAL_AND_COMPACTED = (*TRANSACTIONAL, "compacted")
 PYTHON_DRIVERS = installers.DRIVERS_DIR / "python"
 
 
@@ -89,11 +91,11 @@ def spark(cache_dir: Path) -> Invocation:
 
 
 CLIENTS: dict[str, Client] = {c.name: c for c in [
-    Client("kafka-python", "Python", TRANSACTIONAL, python_driver("kafka_python_driver.py"), 15),
-    Client("confluent-kafka", "Python", TRANSACTIONAL, python_driver("confluent_driver.py"), 15),
+    Client("kafka-python", "Python", TRANSACTIONAL_AND_COMPACTED, python_driver("kafka_python_driver.py"), 15),
+    Client("confluent-kafka", "Python", TRANSACTIONAL_AND_COMPACTED, python_driver("confluent_driver.py"), 15),
     Client("aiokafka", "Python", CORE, python_driver("aiokafka_driver.py"), 10),
-    Client("java-clients-3.9", "Java", TRANSACTIONAL, java_clients("3.9"), 20),
-    Client("java-clients-4", "Java", TRANSACTIONAL, java_clients("4"), 20),
+    Client("java-clients-3.9", "Java", TRANSACTIONAL_AND_COMPACTED, java_clients("3.9"), 20),
+    Client("java-clients-4", "Java", TRANSACTIONAL_AND_COMPACTED, java_clients("4"), 20),
     Client("kafka-cli", "Java", ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS),
                                  "large_records", "seek", "consumer_group", "admin"),
            kafka_tools("kafka_cli_driver.py"), 90),

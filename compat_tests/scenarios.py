@@ -28,6 +28,11 @@ SCENARIOS: dict[str, str] = {
     "transactions": "a transactional producer commits one record and aborts another; a second producer with the "
                     "same transactional.id fences the first in the middle of a transaction (its commit fails) and "
                     "commits its own; a read_committed consumer reads exactly the two committed records",
+    "compacted": "a topic with cleanup.policy=compact, segment.ms=100, min.cleanable.dirty.ratio=0.01 and "
+                 "delete.retention.ms=1000; 20 keys written 5 times each, then 5 of them deleted (tombstones); a "
+                 "filler record every 0.5 s rolls a segment until the log read from offset 0 holds only the latest "
+                 "value of each of the 15 live keys and nothing of the deleted ones (within 120 s: two cleanings, "
+                 "each after up to log.cleaner.backoff.ms, 15 s by default)",
     "spark_stream": "Spark Structured Streaming reads 100,000 records from a topic, writes upper(value) to another "
                     "topic (idempotent sink); the output holds each of them exactly once",
     "spark_batch": "a Spark batch read with startingOffsets/endingOffsets per partition returns exactly that range",

@@ -69,6 +69,15 @@ public final class CompatDriver {
     static final int FAILOVER_PARTITIONS = 3;
     static final short FAILOVER_REPLICAS = 3;
     static final String FAILOVER_MIN_ISR = "2";
+    // The compacted scenario (driver_common.py's COMPACTED_* explain them).
+    static final Map<String, String> COMPACTED_CONFIG = Map.of("cleanup.policy", "compact", "segment.ms", "100",
+            "min.cleanable.dirty.ratio", "0.01", "delete.retention.ms", "1000");
+    static final int COMPACTED_KEYS = 20;
+    static final int COMPACTED_ROUNDS = 5;
+    static final int COMPACTED_DELETED = 5;
+    static final String COMPACTED_FILLER_KEY = "filler";
+    static final long COMPACTED_FILLER_INTERVAL_MS = 500;
+    static final long COMPACTED_DEADLINE_MS = 120_000;
 
     final String bootstrap;
     final String prefix;
@@ -126,6 +135,7 @@ public final class CompatDriver {
             case "admin": return admin();
             case "failover": return failover();
             case "transactions": return transactions();
+            case "compacted": return compacted();
             default: throw new UnsupportedOperationException("not implemented");
         }
     }
@@ -419,6 +429,81 @@ public final class CompatDriver {
             throws Exception {
         producer.beginTransaction();
         producer.send(new ProducerRecord<>(topic, 0, null, bytes(value))).get();
+    }
+
+    /**
+     * A compacted topic: every key written ROUNDS times, the last DELETED keys then deleted; one filler record at a
+     * time (each rolls a segment, so the cleaner finds dirt again) until the log read from offset 0 holds only the
+     * latest value of each live key and nothing of the deleted ones (fillers aside).
+     */
+    String compacted() throws Exception {
+        String topic = topic("compacted");
+        try (Admin admin = adminClient()) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(COMPACTED_CONFIG))).all().get();
+        }
+        long started = System.nanoTime();
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (KafkaProducer<byte[], byte[]> producer = producer(Map.of());
+             KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of())) {
+            List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+            for (int r = 0; r < COMPACTED_ROUNDS; r++) {
+                for (int k = 0; k < COMPACTED_KEYS; k++) {
+                    records.add(new ProducerRecord<>(topic, 0, bytes("key-" + k), bytes("value-" + k + "-" + r)));
+                }
+            }
+            for (int k = COMPACTED_KEYS - COMPACTED_DELETED; k < COMPACTED_KEYS; k++) {
+                records.add(new ProducerRecord<>(topic, 0, bytes("key-" + k), null));
+            }
+            sendAll(producer, records);
+            consumer.assign(List.of(tp));
+            long until = System.currentTimeMillis() + COMPACTED_DEADLINE_MS;
+            int fillers = 0;
+            String leftover;
+            while ((leftover = compactedLeftovers(readAll(consumer, tp))) != null) {
+                expect(System.currentTimeMillis() < until, "not compacted after " + fillers + " filler segments: "
+                        + leftover);
+                Thread.sleep(COMPACTED_FILLER_INTERVAL_MS);
+                sendAll(producer, List.of(new ProducerRecord<>(topic, 0, bytes(COMPACTED_FILLER_KEY),
+                        bytes(String.valueOf(fillers)))));
+                fillers++;
+            }
+            return (COMPACTED_KEYS - COMPACTED_DELETED) + " keys at their latest value only, " + COMPACTED_DELETED
+                    + " deleted keys gone, after " + Math.round((System.nanoTime() - started) / 1e9) + " s ("
+                    + fillers + " filler segments)";
+        }
+    }
+
+    /** Every record of the partition from offset 0 to its end. */
+    static List<ConsumerRecord<byte[], byte[]>> readAll(KafkaConsumer<byte[], byte[]> consumer, TopicPartition tp) {
+        consumer.seekToBeginning(List.of(tp));
+        long end = consumer.endOffsets(List.of(tp)).get(tp);
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        long until = System.currentTimeMillis() + DEADLINE_MS;
+        while (consumer.position(tp) < end) {
+            expect(System.currentTimeMillis() < until, "offset " + end + " not reached");
+            for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) out.add(r);
+        }
+        return out;
+    }
+
+    /** What in the log (fillers aside) is not yet the compacted table, or null (driver_common.compacted_leftovers). */
+    static String compactedLeftovers(List<ConsumerRecord<byte[], byte[]>> log) {
+        Map<String, String> latest = new HashMap<>();
+        int count = 0;
+        for (ConsumerRecord<byte[], byte[]> r : log) {
+            String key = text(r.key());
+            if (COMPACTED_FILLER_KEY.equals(key)) continue;
+            latest.put(key, text(r.value()));
+            count++;
+        }
+        int live = COMPACTED_KEYS - COMPACTED_DELETED;
+        for (int k = 0; k < live; k++) {
+            String want = "value-" + k + "-" + (COMPACTED_ROUNDS - 1);
+            expect(want.equals(latest.get("key-" + k)), "key-" + k + " is not at its latest value");
+        }
+        if (count > latest.size()) return (count - latest.size()) + " superseded records";
+        long deleted = latest.keySet().stream().filter(k -> Integer.parseInt(k.substring(4)) >= live).count();
+        return deleted > 0 ? deleted + " deleted keys still there" : null;
     }
 
     /**

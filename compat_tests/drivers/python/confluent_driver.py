@@ -277,6 +277,39 @@ def transactions(bootstrap: str, prefix: str) -> str:
     return dc.check_transactions([m.value() for m in messages], fenced.name())
 
 
+def compacted(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "compacted")
+    create_topic(bootstrap, topic, config=dc.COMPACTED_CONFIG)
+    producer = Producer({"bootstrap.servers": bootstrap})
+
+    def produce(records: list[tuple[bytes, bytes | None]]) -> None:
+        errors = []
+        for key, value in records:
+            producer.produce(topic, value=value, key=key, partition=0,
+                             on_delivery=lambda err, _msg: err and errors.append(err))
+        expect(producer.flush(30) == 0 and not errors, f"undelivered, errors: {errors[:3]}")
+
+    def read_all() -> list[tuple[bytes | None, bytes | None]]:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}.reader",
+                             "enable.auto.commit": False, "enable.partition.eof": True})
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        found, until = [], dc.deadline()
+        try:
+            while not dc.past(until):
+                msg = consumer.poll(0.5)
+                if msg is None:
+                    continue
+                if msg.error() and msg.error().code() == KafkaError._PARTITION_EOF:
+                    return found
+                expect(msg.error() is None, f"consume error: {msg.error()}")
+                found.append((msg.key(), msg.value()))
+        finally:
+            consumer.close()
+        raise dc.ScenarioFailed("the end of the partition was not reached")
+
+    return dc.compacted_scenario(produce, read_all)
+
+
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
                          seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
-                         failover=failover, transactions=transactions))
+                         failover=failover, transactions=transactions, compacted=compacted))

@@ -35,6 +35,18 @@ FAILOVER_FLUSH_S = 120.0
 SCENARIO_DEADLINE_S = 60.0
 # The transactions scenario: one committed and one aborted transaction, the zombie's open one, the successor's.
 TXN_COMMITTED, TXN_ABORTED, TXN_ZOMBIE, TXN_SUCCESSOR = b"committed", b"aborted", b"zombie", b"successor"
+# The compacted scenario: a topic whose segments roll at every append after segment.ms, cleaned as soon as it has any
+# dirt, tombstones kept 1 s after their first cleaning; KEYS keys written ROUNDS times, the last DELETED of them then
+# deleted, and one filler record per FILLER_INTERVAL_S (rolling a segment, so that the cleaner finds dirt again)
+# until the log holds the table.
+COMPACTED_CONFIG = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
+                    "delete.retention.ms": "1000"}
+COMPACTED_KEYS, COMPACTED_ROUNDS, COMPACTED_DELETED = 20, 5, 5
+COMPACTED_FILLER_KEY = b"filler"
+COMPACTED_FILLER_INTERVAL_S = 0.5
+# Two cleanings are needed (the first gives the tombstones their delete horizon, a later one removes them), each
+# after up to log.cleaner.backoff.ms (15 s by default on both brokers): about 30 s; the rest is for a loaded machine.
+COMPACTED_DEADLINE_S = 120.0
 
 
 class ScenarioFailed(AssertionError):
@@ -93,6 +105,43 @@ def check_transactions(values: list[bytes | None], fenced: str) -> str:
     record only (the aborted and the zombie's are invisible); `fenced` is how the zombie's commit failed."""
     check_values(values, [TXN_COMMITTED, TXN_SUCCESSOR], "read_committed")
     return f"commit visible, abort invisible under read_committed, the zombie fenced ({fenced})"
+
+
+def compacted_records() -> list[tuple[bytes, bytes | None]]:
+    """(key, value) of the compacted scenario, in send order: every key ROUNDS times, then tombstones."""
+    updates = [(b"key-%d" % k, b"value-%d-%d" % (k, r)) for r in range(COMPACTED_ROUNDS) for k in range(COMPACTED_KEYS)]
+    deletes = [(b"key-%d" % k, None) for k in range(COMPACTED_KEYS - COMPACTED_DELETED, COMPACTED_KEYS)]
+    return updates + deletes
+
+
+def compacted_leftovers(log: list[tuple[bytes | None, bytes | None]]) -> str | None:
+    """What in the (key, value) records read from offset 0 (filler aside) is not yet the compacted table, or None."""
+    live = {b"key-%d" % k: b"value-%d-%d" % (k, COMPACTED_ROUNDS - 1) for k in range(COMPACTED_KEYS - COMPACTED_DELETED)}
+    table = [(key, value) for key, value in log if key != COMPACTED_FILLER_KEY]
+    latest = dict(table)
+    wrong = {k: v for k, v in live.items() if latest.get(k) != v}
+    expect(not wrong, f"keys not at their latest value: {sorted(wrong)[:5]}")  # never true of a table
+    if len(table) > len(latest):
+        return f"{len(table) - len(latest)} superseded records"
+    deleted = sorted(k for k in latest if k not in live)
+    return f"{len(deleted)} deleted keys still there" if deleted else None
+
+
+def compacted_scenario(produce: Callable[[list[tuple[bytes, bytes | None]]], None],
+                       read_all: Callable[[], list[tuple[bytes | None, bytes | None]]]) -> str:
+    """Write the table, then a filler record at a time until the log read from offset 0 is the table; `produce`
+    sends (key, value) records and waits for them, `read_all` reads the partition from offset 0 to its end."""
+    started = time.monotonic()
+    produce(compacted_records())
+    until, fillers = deadline(COMPACTED_DEADLINE_S), 0
+    while (leftover := compacted_leftovers(read_all())) is not None:
+        expect(not past(until), f"not compacted after {fillers} filler segments: {leftover}")
+        time.sleep(COMPACTED_FILLER_INTERVAL_S)
+        produce([(COMPACTED_FILLER_KEY, b"%d" % fillers)])
+        fillers += 1
+    live = COMPACTED_KEYS - COMPACTED_DELETED
+    return (f"{live} keys at their latest value only, {COMPACTED_DELETED} deleted keys gone, after "
+            f"{time.monotonic() - started:.0f} s ({fillers} filler segments)")
 
 
 def wait_until(condition: Callable[[], object], what: str) -> None:

@@ -299,6 +299,43 @@ def transactions(bootstrap: str, prefix: str) -> str:
     return dc.check_transactions([r.value for r in records], fenced)
 
 
+def compacted(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "compacted")
+    client = admin(bootstrap)
+    try:
+        client.create_topics([NewTopic(topic, 1, 1, topic_configs=dc.COMPACTED_CONFIG)])
+    finally:
+        client.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    tp = TopicPartition(topic, 0)
+
+    def produce(records: list[tuple[bytes, bytes | None]]) -> None:
+        futures = [producer.send(topic, key=key, value=value, partition=0) for key, value in records]
+        producer.flush()
+        for future in futures:
+            future.get(30)
+
+    def read_all() -> list[tuple[bytes | None, bytes | None]]:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        found, until = [], dc.deadline()
+        try:
+            while consumer.position(tp) < end:
+                expect(not dc.past(until), f"offset {end} not reached")
+                for batch in consumer.poll(timeout_ms=500).values():
+                    found.extend((r.key, r.value) for r in batch)
+        finally:
+            consumer.close()
+        return found
+
+    try:
+        return dc.compacted_scenario(produce, read_all)
+    finally:
+        producer.close()
+
+
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
                          seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
-                         failover=failover, transactions=transactions))
+                         failover=failover, transactions=transactions, compacted=compacted))
