@@ -31,6 +31,7 @@ from compat_tests.cache import DEFAULT_CACHE_DIR, InstallError
 from compat_tests.clients import CLIENTS, Client, Invocation
 from compat_tests.results import Cell, MatrixResult, SuiteResult
 from compat_tests.scenarios import CLUSTER_SCENARIOS, SCENARIOS
+from compat_tests.security_listeners import SECURED_SCENARIOS, SecurityListeners
 from compat_tests.wirebroker_broker import Wirebroker
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,8 @@ def run_matrix(brokers: Sequence[str] = BROKER_KEYS, clients: Iterable[str] | No
     try:
         for key in (k for k in brokers if k in SINGLE_BROKER_KEYS):
             broker_started = time.monotonic()
-            started_brokers[key] = _start_broker(key, runs_dir / key, cache_dir)
+            started_brokers[key] = _start_broker(key, runs_dir / key, cache_dir,
+                                                 secured=bool(SECURED_SCENARIOS & set(result.scenarios)))
             result.timings[f"start_{key}_s"] = round(time.monotonic() - broker_started, 1)
             result.brokers[key] = {"name": started_brokers[key].name, "bootstrap": started_brokers[key].bootstrap}
         single = [s for s in result.scenarios if s not in CLUSTER_SCENARIOS]
@@ -162,7 +164,8 @@ def _install_suite(cache_dir: Path) -> tuple[Path, Path]:
     return python, suite_kafka_python.prepare(python, cache_dir)
 
 
-def _start_broker(key: str, work_dir: Path, cache_dir: Path) -> BrokerProcess:
+def _start_broker(key: str, work_dir: Path, cache_dir: Path, secured: bool = False) -> BrokerProcess:
+    """The broker of one column; `secured`: with the SASL_PLAINTEXT and SSL listeners of security_listeners.py."""
     if key == "kafka":
         broker = reference_kafka.ReferenceKafka(work_dir, reference_kafka.install_jars(cache_dir),
                                                 settings=COMMON_BROKER_SETTINGS)
@@ -170,7 +173,14 @@ def _start_broker(key: str, work_dir: Path, cache_dir: Path) -> BrokerProcess:
         broker = Wirebroker(work_dir, settings=COMMON_BROKER_SETTINGS)
     else:
         raise ValueError(f"unknown broker {key!r}; known: {', '.join(BROKER_KEYS)}")
-    return broker.start()
+    if not secured:
+        return broker.start()
+    security = SecurityListeners.create(work_dir)
+    broker.settings.update(security.broker_settings(broker.port, getattr(broker, "controller_port", None)))
+    broker.start()
+    security.create_scram_user(broker.bootstrap)
+    broker.driver_env = security.driver_env()
+    return broker
 
 
 Task = tuple[float, Callable[[], object]]
@@ -239,9 +249,14 @@ def _tasks(brokers: dict[str, BrokerProcess], chosen: list[Client], scenarios: l
             prefix = f"c{run_id}.{client.name}"
             stderr_path = runs_dir / key / f"{client.name}.stderr"
             tasks.append((client.expected_seconds,
-                          lambda k=key, b=broker.bootstrap, c=client, n=names, p=prefix, e=stderr_path:
-                          run_driver(invocations[c.name], c, n, k, b, p, e)))
+                          lambda k=key, b=broker.bootstrap, c=client, n=names, p=prefix, e=stderr_path, br=broker:
+                          run_driver(_with_env(invocations[c.name], br), c, n, k, b, p, e)))
     return tasks
+
+
+def _with_env(invocation: Invocation, broker: BrokerProcess) -> Invocation:
+    """The driver's invocation with what the broker tells drivers (the secured listeners), if anything."""
+    return Invocation(invocation.command, {**invocation.env, **getattr(broker, "driver_env", {})})
 
 
 def _suite_task(key: str, broker: BrokerProcess, installed: object, install_error: str | None,

@@ -21,6 +21,7 @@ from wirebroker.network.ports import free_port
 from wirebroker.protocol.messages.alter_user_scram_credentials import AlterUserScramCredentialsRequest
 from wirebroker.security.scram_credential import SCRAM_SHA_512
 
+SECURED_SCENARIOS = frozenset({"sasl_scram", "tls"})  # the columns that need these listeners
 SCRAM_USER = "compat-scram"
 SCRAM_PASSWORD = "compat-scram-secret"
 SCRAM_ITERATIONS = 4096
