@@ -18,7 +18,9 @@ from pathlib import Path
 from tests.integration.tls_certificates import PKCS12_PASSWORD, TestPki, make_pki
 from wirebroker.network.broker_client import BrokerClient
 from wirebroker.network.ports import free_port
-from wirebroker.protocol.messages.alter_user_scram_credentials import AlterUserScramCredentialsRequest
+from wirebroker.protocol.messages.alter_user_scram_credentials import (
+    AlterUserScramCredentialsRequest,
+)
 from wirebroker.security.scram_credential import SCRAM_SHA_512
 
 SECURED_SCENARIOS = frozenset({"sasl_scram", "tls"})  # the columns that need these listeners
