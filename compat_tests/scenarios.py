@@ -33,6 +33,10 @@ SCENARIOS: dict[str, str] = {
                  "filler record every 0.5 s rolls a segment until the log read from offset 0 holds only the latest "
                  "value of each of the 15 live keys and nothing of the deleted ones (within 120 s: two cleanings, "
                  "each after up to log.cleaner.backoff.ms, 15 s by default)",
+    "sasl_scram": "over a SASL_PLAINTEXT listener with SCRAM-SHA-512 (user created with AlterUserScramCredentials): "
+                  "10 records produced and consumed back intact (security_listeners.py)",
+    "tls": "over an SSL listener (the broker's certificate checked against the run's CA, host name included): "
+           "10 records produced and consumed back intact",
     "spark_stream": "Spark Structured Streaming reads 100,000 records from a topic, writes upper(value) to another "
                     "topic (idempotent sink); the output holds each of them exactly once",
     "spark_batch": "a Spark batch read with startingOffsets/endingOffsets per partition returns exactly that range",
