@@ -17,6 +17,7 @@ from bench.runner import KEY_FIGURES
 
 BENCH_DIR = Path(__file__).resolve().parent
 ANALYSIS_PATH = BENCH_DIR / "ANALYSIS.md"
+SPARK_READ_NAME = "spark-read.md"  # bench/spark_read.py's section (issue 16), in the default results folder
 CHART_NAME = "chart.png"
 NAMES = {"wirebroker": "wirebroker", "kafka": "Apache Kafka 4.3.1"}
 
@@ -115,8 +116,9 @@ def render(results: dict[str, dict], chart: Path) -> str:
     lines += ["", f"![throughput, latency, memory and start-up]({chart})", ""]
     lines += _workload_sections(wb, kafka)
     lines += _memory_section(wb, kafka)
-    if ANALYSIS_PATH.exists():
-        lines += ["", ANALYSIS_PATH.read_text().rstrip(), ""]
+    for section in (BENCH_DIR / "results" / SPARK_READ_NAME, ANALYSIS_PATH):
+        if section.exists():
+            lines += ["", section.read_text().rstrip(), ""]
     return "\n".join(lines) + "\n"
 
 
