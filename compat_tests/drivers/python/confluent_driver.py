@@ -310,6 +310,27 @@ def compacted(bootstrap: str, prefix: str) -> str:
     return dc.compacted_scenario(produce, read_all)
 
 
+def secured(scenario: str, config: dict):
+    """The sasl_scram and tls cells: 10 records through a secured listener (compat_tests/security_listeners.py)."""
+    def run(bootstrap: str, prefix: str) -> str:
+        topic = dc.topic_name(prefix, scenario)
+        create_topic(bootstrap, topic)
+        expected = [f"secret-{i}".encode() for i in range(dc.RECORD_COUNT)]
+        produce_all(config["bootstrap.servers"], topic, [(None, v, None, 0, None) for v in expected], **config)
+        messages = consume_assigned(config["bootstrap.servers"], topic, len(expected), **config)
+        return dc.check_values([m.value() for m in messages], expected, f"{scenario} ({config['security.protocol']})")
+    return run
+
+
+SECURED = {
+    "sasl_scram": secured("sasl_scram", {
+        "bootstrap.servers": os.environ.get("COMPAT_SASL_BOOTSTRAP", ""), "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": os.environ.get("COMPAT_SCRAM_USER", ""),
+        "sasl.password": os.environ.get("COMPAT_SCRAM_PASSWORD", "")}),
+    "tls": secured("tls", {"bootstrap.servers": os.environ.get("COMPAT_TLS_BOOTSTRAP", ""), "security.protocol": "SSL",
+                           "ssl.ca.location": os.environ.get("COMPAT_TLS_CA", "")}),
+}
+
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
                          seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
-                         failover=failover, transactions=transactions, compacted=compacted))
+                         failover=failover, transactions=transactions, compacted=compacted, **SECURED))
