@@ -23,6 +23,8 @@ CORE_AND_FAILOVER = (*CORE, "failover")
 TRANSACTIONAL = (*CORE_AND_FAILOVER, "transactions")
 # Rows whose drivers also express the compacted topic (a table read back after the log cleaner ran).
 TRANSACTIONAL_AND_COMPACTED = (*TRANSACTIONAL, "compacted")
+# The secured listeners' columns (security_listeners.py): SCRAM-SHA-512 over SASL_PLAINTEXT, and TLS.
+SECURED = ("sasl_scram", "tls")
 PYTHON_DRIVERS = installers.DRIVERS_DIR / "python"
 
 
@@ -92,7 +94,8 @@ def spark(cache_dir: Path) -> Invocation:
 
 CLIENTS: dict[str, Client] = {c.name: c for c in [
     Client("kafka-python", "Python", TRANSACTIONAL_AND_COMPACTED, python_driver("kafka_python_driver.py"), 15),
-    Client("confluent-kafka", "Python", TRANSACTIONAL_AND_COMPACTED, python_driver("confluent_driver.py"), 15),
+    Client("confluent-kafka", "Python", (*TRANSACTIONAL_AND_COMPACTED, *SECURED), python_driver("confluent_driver.py"),
+           15),
     Client("aiokafka", "Python", CORE, python_driver("aiokafka_driver.py"), 10),
     Client("java-clients-3.9", "Java", TRANSACTIONAL_AND_COMPACTED, java_clients("3.9"), 20),
     Client("java-clients-4", "Java", TRANSACTIONAL_AND_COMPACTED, java_clients("4"), 20),
