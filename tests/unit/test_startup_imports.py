@@ -67,3 +67,8 @@ CLEANING_ONLY = ("wirebroker.log.cleaner_process", "multiprocessing")
 
 def test_a_broker_loads_the_cleaner_process_at_its_first_cleaning_not_at_start():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(CLEANING_ONLY)] == []
+
+
+def test_a_broker_never_loads_the_spark_data_source():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(("wirebroker.spark", "pyspark", "pyarrow"))] \
+        == []
