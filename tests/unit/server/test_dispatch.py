@@ -60,7 +60,8 @@ def test_a_group_request_failing_on_the_group_thread_is_answered_with_its_code(f
         raise failure
 
     with ThreadPoolExecutor(max_workers=1) as group_requests:
-        broker = SimpleNamespace(group_requests=group_requests, group_coordinator=SimpleNamespace(heartbeat=heartbeat))
+        broker = SimpleNamespace(group_requests=group_requests, group_coordinator=SimpleNamespace(heartbeat=heartbeat),
+                                 authorizer=None)
         channel = RequestChannel()
         processor = _Processor()
         channel.register_processor(processor)
