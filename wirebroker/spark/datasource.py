@@ -36,7 +36,6 @@ from wirebroker.spark.options import (
     OffsetRange,
     SourceOptions,
     rate_limit,
-    split_ranges,
 )
 
 ROWS_PER_ARROW_BATCH = 8192  # rows handed to Spark at a time: big enough to amortise Arrow's per-batch cost
@@ -133,7 +132,7 @@ class WirebrokerStreamReader(_RangeReader, DataSourceStreamReader):
         for tp, until in _from_offsets(end).items():
             since = begin[tp] if tp in begin else log_dirs.partition(tp).log_start_offset
             ranges.append(OffsetRange(tp.topic, tp.partition, since, until))
-        return [OffsetRangePartition(piece) for piece in split_ranges(ranges, log_dirs, self.options.min_partitions)]
+        return [OffsetRangePartition(piece) for piece in self.options.split(ranges, log_dirs)]
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the files are only read, and the offsets live in Spark's checkpoint."""

@@ -21,6 +21,7 @@ Options, with the Kafka source's names and meanings:
   kafka.isolation.level          read_uncommitted (default, as Kafka's consumer) or read_committed
   failOnDataLoss                 "true" (default): offsets outside the log fail the read; "false" clamps them
   minPartitions                  split the largest ranges at segment boundaries until there are at least this many
+  maxRecordsPerPartition         split ranges at segment boundaries until none holds more offsets than this
   maxOffsetsPerTrigger           streams: at most this many offsets per micro-batch, prorated over partitions
 """
 
@@ -81,6 +82,8 @@ class SourceOptions:
             raise ValueError(f"kafka.isolation.level must be one of {', '.join(ISOLATION_LEVELS)}, "
                              f"not {self.isolation_level!r}")
         self.min_partitions = int(options.get("minpartitions", "0"))
+        self.max_records_per_partition = int(options["maxrecordsperpartition"]) \
+            if "maxrecordsperpartition" in options else None
         self.max_offsets_per_trigger = int(options["maxoffsetspertrigger"]) if "maxoffsetspertrigger" in options \
             else None
         self.strategy_on_no_match = options.get("startingoffsetsbytimestampstrategy", "error").lower()
@@ -151,24 +154,33 @@ class SourceOptions:
             if end < start:
                 raise ValueError(f"ending offset {end} of {tp} is before its starting offset {start}")
             ranges.append(OffsetRange(tp.topic, tp.partition, start, end))
-        return split_ranges(ranges, log_dirs, self.min_partitions)
+        return self.split(ranges, log_dirs)
+
+    def split(self, ranges: list[OffsetRange], log_dirs: LogDirectories) -> list[OffsetRange]:
+        return split_ranges(ranges, log_dirs, self.min_partitions, self.max_records_per_partition)
 
 
-def split_ranges(ranges: list[OffsetRange], log_dirs: LogDirectories, min_partitions: int) -> list[OffsetRange]:
-    """`ranges` without empty ones, the largest split at their middle segment boundary until there are at least
-    `min_partitions` (a piece that spans no boundary is not split: a task reads whole segments or a part of one)."""
+def split_ranges(ranges: list[OffsetRange], log_dirs: LogDirectories, min_partitions: int = 0,
+                 max_records: int | None = None) -> list[OffsetRange]:
+    """`ranges` without empty ones, the largest split at its middle segment boundary while there are fewer than
+    `min_partitions` pieces or one holds more than `max_records` offsets (Kafka's minPartitions and
+    maxRecordsPerPartition). Pieces end at segment boundaries, so a task never scans a segment's head to find its
+    start; a piece within one segment is not split."""
     pieces = [r for r in ranges if r.end > r.start]
-    while len(pieces) < min_partitions:
-        for piece in sorted(pieces, key=lambda r: r.end - r.start, reverse=True):
-            log = log_dirs.partition(TopicPartition(piece.topic, piece.partition))
-            boundaries = log.segment_boundaries(piece.start, piece.end)
-            if boundaries:
-                middle = boundaries[len(boundaries) // 2]
-                pieces.remove(piece)
-                pieces += [piece._replace(end=middle), piece._replace(start=middle)]
-                break
-        else:
+    splittable = list(pieces)
+    while splittable:
+        piece = max(splittable, key=lambda r: r.end - r.start)
+        if len(pieces) >= min_partitions and (max_records is None or piece.end - piece.start <= max_records):
             break
+        splittable.remove(piece)
+        log = log_dirs.partition(TopicPartition(piece.topic, piece.partition))
+        boundaries = log.segment_boundaries(piece.start, piece.end)
+        if boundaries:
+            middle = boundaries[len(boundaries) // 2]
+            halves = [piece._replace(end=middle), piece._replace(start=middle)]
+            pieces.remove(piece)
+            pieces += halves
+            splittable += halves
     return sorted(pieces)
 
 

@@ -168,6 +168,10 @@ def test_the_kafka_source_options_select_topics_and_offset_ranges(log_dir):
         [OffsetRange("users", 0, 0, 8)]
     split = ranges(subscribe="users", minPartitions="4")
     assert len(split) >= 4 and sum(r.end - r.start for r in split) == 16
+    at_most = ranges(subscribe="users", maxRecordsPerPartition="5")
+    assert max(r.end - r.start for r in at_most) <= 5 and len(at_most) > 2 and sum(r.end - r.start for r in at_most) == 16
+    boundaries = set(LogDirectories([log_dir.path]).partition(TopicPartition("users", 0)).base_offsets)
+    assert all(r.start in boundaries for r in at_most if r.partition == 0)
 
 
 def test_max_offsets_per_trigger_is_prorated_as_the_kafka_source_does():
