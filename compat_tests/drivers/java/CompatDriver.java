@@ -136,6 +136,15 @@ public final class CompatDriver {
             case "failover": return failover();
             case "transactions": return transactions();
             case "compacted": return compacted();
+            case "sasl_scram": return secured("sasl_scram", Map.of(
+                    "bootstrap.servers", System.getenv("COMPAT_SASL_BOOTSTRAP"), "security.protocol", "SASL_PLAINTEXT",
+                    "sasl.mechanism", "SCRAM-SHA-512",
+                    "sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\""
+                            + System.getenv("COMPAT_SCRAM_USER") + "\" password=\""
+                            + System.getenv("COMPAT_SCRAM_PASSWORD") + "\";"));
+            case "tls": return secured("tls", Map.of(
+                    "bootstrap.servers", System.getenv("COMPAT_TLS_BOOTSTRAP"), "security.protocol", "SSL",
+                    "ssl.truststore.type", "PEM", "ssl.truststore.location", System.getenv("COMPAT_TLS_CA")));
             default: throw new UnsupportedOperationException("not implemented");
         }
     }
@@ -301,6 +310,21 @@ public final class CompatDriver {
                     "record " + i + ": headers " + Arrays.toString(headers));
         }
         return RECORD_COUNT + " records: keys, " + nulls + " null values, headers intact";
+    }
+
+    /** The sasl_scram and tls cells: 10 records through a secured listener (compat_tests/security_listeners.py). */
+    String secured(String scenario, Map<String, Object> security) throws Exception {
+        String topic = topic(scenario);
+        createTopic(topic, 1);
+        List<byte[]> expected = new ArrayList<>();
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < RECORD_COUNT; i++) {
+            expected.add(bytes("secret-" + i));
+            records.add(new ProducerRecord<>(topic, 0, null, bytes("secret-" + i)));
+        }
+        produce(records, security);
+        return checkValues(consumeAssigned(topic, expected.size(), security), expected,
+                scenario + " (" + security.get("security.protocol") + ")");
     }
 
     String compression(String codec) throws Exception {
