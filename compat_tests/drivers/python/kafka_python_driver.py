@@ -336,6 +336,32 @@ def compacted(bootstrap: str, prefix: str) -> str:
         producer.close()
 
 
+def secured(scenario: str, bootstrap_variable: str, config: dict):
+    """The sasl_scram and tls cells: 10 records through a secured listener (compat_tests/security_listeners.py)."""
+    def run(bootstrap: str, prefix: str) -> str:
+        topic = dc.topic_name(prefix, scenario)
+        create_topic(bootstrap, topic)
+        secured_bootstrap = os.environ.get(bootstrap_variable, "")
+        expected = [f"secret-{i}".encode() for i in range(dc.RECORD_COUNT)]
+        producer = KafkaProducer(bootstrap_servers=secured_bootstrap, **config)
+        for value in expected:
+            producer.send(topic, value=value, partition=0)
+        producer.flush(30)
+        producer.close()
+        records = consume_assigned(secured_bootstrap, topic, len(expected), **config)
+        return dc.check_values([r.value for r in records], expected, f"{scenario} ({config['security_protocol']})")
+    return run
+
+
+SECURED = {
+    "sasl_scram": secured("sasl_scram", "COMPAT_SASL_BOOTSTRAP", {
+        "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": os.environ.get("COMPAT_SCRAM_USER", ""),
+        "sasl_plain_password": os.environ.get("COMPAT_SCRAM_PASSWORD", "")}),
+    "tls": secured("tls", "COMPAT_TLS_BOOTSTRAP", {"security_protocol": "SSL",
+                                                   "ssl_cafile": os.environ.get("COMPAT_TLS_CA", "")}),
+}
+
 dc.run(dc.core_scenarios(compression, metadata=metadata, roundtrip=roundtrip, large_records=large_records,
                          seek=seek, idempotent=idempotent, consumer_group=consumer_group, admin=admin_scenario,
-                         failover=failover, transactions=transactions, compacted=compacted))
+                         failover=failover, transactions=transactions, compacted=compacted, **SECURED))
