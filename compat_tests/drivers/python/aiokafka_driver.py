@@ -9,6 +9,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import CommitFailedError, IllegalStateError, RebalanceInProgressError
+from aiokafka.helpers import create_ssl_context
 
 import driver_common as dc
 from driver_common import expect
@@ -49,8 +50,8 @@ async def produce(bootstrap: str, topic: str, records, **config) -> None:
         await producer.stop()
 
 
-async def consume_assigned(bootstrap: str, topic: str, count: int) -> list:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+async def consume_assigned(bootstrap: str, topic: str, count: int, **config) -> list:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **config)
     await consumer.start()
     tp = TopicPartition(topic, 0)
     consumer.assign([tp])
@@ -278,10 +279,36 @@ async def admin_scenario(bootstrap: str, prefix: str) -> str:
     return f"created, duplicate refused, 3 partitions, retention.ms={dc.RETENTION_MS}, deleted"
 
 
+def secured(scenario: str, bootstrap_variable: str, config: dict):
+    """The sasl_scram and tls cells: 10 records through a secured listener (compat_tests/security_listeners.py)."""
+    async def run(bootstrap: str, prefix: str) -> str:
+        topic = dc.topic_name(prefix, scenario)
+        await create_topic(bootstrap, topic)
+        secured_bootstrap = os.environ.get(bootstrap_variable, "")
+        settings = dict(config)
+        if settings["security_protocol"] == "SSL":
+            settings["ssl_context"] = create_ssl_context(cafile=os.environ.get("COMPAT_TLS_CA"))
+        expected = [f"secret-{i}".encode() for i in range(dc.RECORD_COUNT)]
+        await produce(secured_bootstrap, topic, [(None, v, None, 0, None) for v in expected], **settings)
+        records = await consume_assigned(secured_bootstrap, topic, len(expected), **settings)
+        return dc.check_values([r.value for r in records], expected, f"{scenario} ({settings['security_protocol']})")
+    return run
+
+
+SECURED = {
+    "sasl_scram": secured("sasl_scram", "COMPAT_SASL_BOOTSTRAP", {
+        "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": os.environ.get("COMPAT_SCRAM_USER", ""),
+        "sasl_plain_password": os.environ.get("COMPAT_SCRAM_PASSWORD", "")}),
+    "tls": secured("tls", "COMPAT_TLS_BOOTSTRAP", {"security_protocol": "SSL"}),
+}
+
+
 def sync(coroutine_function):
     return lambda bootstrap, prefix: asyncio.run(coroutine_function(bootstrap, prefix))
 
 
 dc.run(dc.core_scenarios(lambda codec: sync(compression(codec)), metadata=sync(metadata), roundtrip=sync(roundtrip),
                          large_records=sync(large_records), seek=sync(seek), idempotent=sync(idempotent),
-                         consumer_group=sync(consumer_group), admin=sync(admin_scenario)))
+                         consumer_group=sync(consumer_group), admin=sync(admin_scenario),
+                         **{name: sync(scenario) for name, scenario in SECURED.items()}))
