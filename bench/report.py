@@ -1,8 +1,9 @@
 """RESULTS.md and chart.png from the per-broker result files (<out>/wirebroker.json, <out>/kafka.json).
 
 Every ratio is wirebroker / Kafka: above 1 is better for throughput, below 1 is better for latency, memory,
-start-up and CPU per GB. The goals are the issue's (issue 6). bench/ANALYSIS.md, hand-written (profile findings,
-what bounds each figure), is appended when it exists.
+start-up and CPU per GB. The goals are the issue's (issue 6). A ratio is given only between runs the quietness gate
+counted (bench/report_rounds.py); bench/ANALYSIS.md, hand-written (profile findings, what bounds each figure), is
+appended when it exists.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from bench.report_rounds import quietness_section, ratio_cell, rounds_cell
 from bench.runner import KEY_FIGURES
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -66,17 +68,20 @@ class Goal:
     read: Callable[[dict], float | None]
     target: float
     higher_is_better: bool
+    workload: str | None = None  # the workload the figure comes from, whose runs must be comparable
+
+
+def _workload_goal(label: str, name: str, key: str, higher_is_better: bool) -> Goal:
+    return Goal(label, lambda r: _workload_figure(r, name, key), 1.0, higher_is_better, name)
 
 
 GOALS = [
-    Goal("produce 1 KB, 64 KB batches, acks=1 (MB/s)", lambda r: _workload_figure(
-        r, "produce-1kb-batch64k-acks1-p10", "mb_per_s"), 1.0, True),
-    Goal("produce 1 KB, 64 KB batches, acks=all (MB/s)", lambda r: _workload_figure(
-        r, "produce-1kb-batch64k-acksall-p10", "mb_per_s"), 1.0, True),
-    Goal("consume 1 KB records, 10 partitions (MB/s fetching)", lambda r: _workload_figure(
-        r, "consume-1kb-p10", "fetch_mb_per_s"), 1.0, True),
-    Goal("p99 produce-to-consume latency at 1000 rec/s, acks=1 (ms)", lambda r: _workload_figure(
-        r, "latency-1kb-1000rps-acks1-p10", "p99_ms"), 1.0, False),
+    _workload_goal("produce 1 KB, 64 KB batches, acks=1 (MB/s)", "produce-1kb-batch64k-acks1-p10", "mb_per_s", True),
+    _workload_goal("produce 1 KB, 64 KB batches, acks=all (MB/s)", "produce-1kb-batch64k-acksall-p10", "mb_per_s",
+                   True),
+    _workload_goal("consume 1 KB records, 10 partitions (MB/s fetching)", "consume-1kb-p10", "fetch_mb_per_s", True),
+    _workload_goal("p99 produce-to-consume latency at 1000 rec/s, acks=1 (ms)", "latency-1kb-1000rps-acks1-p10",
+                   "p99_ms", False),
     Goal("idle resident memory (MiB)", lambda r: r.get("idle", {}).get("rss_mib"), 0.2, False),
     Goal("start-up to first ApiVersions answer (s)", lambda r: r.get("startup", {}).get("median_s"), 0.1, False),
 ]
@@ -110,12 +115,18 @@ def render(results: dict[str, dict], chart: Path) -> str:
         ratio = _ratio(mine, theirs)
         met = "" if ratio is None else ("yes" if (ratio >= goal.target if goal.higher_is_better
                                                   else ratio <= goal.target) else "**no**")
+        ratio_text = _fmt(ratio, 2)
+        if goal.workload:
+            entries = [r.get("workloads", {}).get(goal.workload) for r in (wb, kafka)]
+            ratio_text = ratio_cell(*entries, ratio_text)
+            met = "" if ratio_text != _fmt(ratio, 2) else met
         bound = "≥" if goal.higher_is_better else "≤"
-        lines.append(f"| {goal.label} | {_fmt(mine, 2)} | {_fmt(theirs, 2)} | {_fmt(ratio, 2)} | {bound} "
+        lines.append(f"| {goal.label} | {_fmt(mine, 2)} | {_fmt(theirs, 2)} | {ratio_text} | {bound} "
                      f"{goal.target:g} | {met} |")
     lines += ["", f"![throughput, latency, memory and start-up]({chart})", ""]
     lines += _workload_sections(wb, kafka)
     lines += _memory_section(wb, kafka)
+    lines += ["", *quietness_section({k: r for k, r in results.items() if r}, NAMES)]
     for section in (BENCH_DIR / "results" / SPARK_READ_NAME, ANALYSIS_PATH):
         if section.exists():
             lines += ["", section.read_text().rstrip(), ""]
@@ -138,8 +149,9 @@ def _setup_section(any_result: dict, wb: dict, kafka: dict) -> list[str]:
         f"- Brokers and load ran at niceness {machine.get('niceness', 0)}; the machine's load average (1 min) was "
         f"{_load(wb)} for the wirebroker run and {_load(kafka)} for the Kafka run (other work on the shared cores).",
         f"- Rounds: {wb.get('rounds', 1)} for wirebroker, {kafka.get('rounds', 1)} for Kafka, the brokers taking turns; "
-        "each figure is from the workload's median round. Runs of one setting vary by up to 2x on this shared "
-        "machine: read CPU per GB and per request as the stable figures, throughput and latency with that in mind.",
+        "each figure is from the workload's median comparable round. A run during which other processes used more "
+        "than the limit share of the cores (before or while it ran) was retried, and is marked not comparable "
+        "when no try was quiet: no ratio is given for it (see the quietness section at the end).",
         "- MB = 2^20 bytes where Kafka's tools print MB/s; CPU per GB counts 10^9 record bytes into or out of the "
         "broker during the workload (user + system seconds of the broker process, all threads, from /proc).", ""]
 
@@ -160,11 +172,9 @@ def _workload_sections(wb: dict, kafka: dict) -> list[str]:
         for metric in METRICS_BY_KIND[kind] + COST_METRICS:
             a, b = _safe(metric.read, mine), _safe(metric.read, theirs)
             lines.append(f"| {name} | {metric.label} | {_fmt(a, metric.digits)} | {_fmt(b, metric.digits)} | "
-                         f"{_fmt(_ratio(a, b), 2)} |")
-        if (mine or {}).get("rounds") or (theirs or {}).get("rounds"):
-            spread = [", ".join(_fmt(x, 1) for x in (e or {}).get("rounds", [])) or "–" for e in (mine, theirs)]
-            lines.append(f"| {name} | every round's {KEY_FIGURES[kind]} (the median round is shown) | {spread[0]} | "
-                         f"{spread[1]} | |")
+                         f"{ratio_cell(mine, theirs, _fmt(_ratio(a, b), 2))} |")
+        lines.append(f"| {name} | every round's {KEY_FIGURES[kind]}, others' share of the cores (✗ not counted) | "
+                     f"{rounds_cell(mine)} | {rounds_cell(theirs)} | |")
     return lines + [""]
 
 

@@ -7,13 +7,16 @@ A result holds:
   idle                       {"rss_mib", "hwm_mib"}: the suite's broker after IDLE_SETTLE_S with no clients
   workloads                  {name: {"params", "figures", "broker_cpu_s", "load_cpu_s", "wall_s", "gb_moved",
                                      "cpu_s_per_gb",
-                                     "peak_rss_mib"[, "fill"][, "cpu_us_per_request"]}}
+                                     "peak_rss_mib", "quietness"[, "fill"][, "cpu_us_per_request"]}}
+                             quietness: others' share of the cores before and during the run (bench.quietness),
+                             whether the run is comparable, and every try the gate refused
                              load_cpu_s: CPU seconds of the load generator (the tool's JVM, or this process
                              for the ping workloads) during the workload, beside the broker's on the same cores
   end                        {"rss_mib", "hwm_mib"} after the last workload (hwm: the peak under load)
   load_average_before/after  the machine's 1, 5 and 15 minute load averages (others' work on the shared cores)
-  rounds                     with --rounds N: N, and each workload entry is its median round, with "rounds"
-                             holding the key figure (KEY_FIGURES) of every round
+  rounds                     with --rounds N: N, and each workload entry is its median comparable round, with
+                             "rounds" holding every round's key figure (KEY_FIGURES), others' share and verdict;
+                             "comparable" is false when no round was quiet (the report then gives no ratio)
 One broker process serves every workload but start-up (which starts its own); each workload has its own topic.
 """
 
@@ -31,6 +34,7 @@ from typing import Mapping
 
 from bench import load, ping
 from bench.procstats import PeakRssSampler, cpu_seconds, load_cpu_seconds, memory_mib
+from bench.quietness import Gate, QuietnessSampler
 from bench.topics import create_topic
 from bench.workloads import BATCHING, Workload
 from compat_tests.brokers import BrokerProcess
@@ -81,14 +85,17 @@ def make_broker(kind: str, work_dir: Path, jars: Path, settings: Mapping[str, ob
 
 
 def run_suite(kind: str, workloads: list[Workload], work_dir: Path, jars: Path,
-              settings: Mapping[str, object] | None = None) -> dict:
-    """Every workload against a broker of this kind; the result dict described in the module docstring."""
+              settings: Mapping[str, object] | None = None, gate: Gate = Gate()) -> dict:
+    """Every workload against a broker of this kind, each run until the machine was quiet (`gate`); the result dict
+    described in the module docstring."""
     settings = dict(settings or {})
     result: dict = {"broker": kind, "settings": settings, "machine": machine_info(),
                     "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "load_average_before": os.getloadavg(),
                     "workloads": {}}
     for workload in (w for w in workloads if w.kind == "startup"):
-        result["startup"] = measure_startup(kind, work_dir / "startup", jars, settings, workload.repeats)
+        with QuietnessSampler((os.getpid(),), gate.max_others) as quietness:
+            result["startup"] = measure_startup(kind, work_dir / "startup", jars, settings, workload.repeats)
+        result["startup"]["quietness"] = quietness.result.as_dict()
     others = [w for w in workloads if w.kind != "startup"]
     if not others:
         return result
@@ -100,7 +107,7 @@ def run_suite(kind: str, workloads: list[Workload], work_dir: Path, jars: Path,
         result["idle"] = memory_mib(pid)
         for workload in others:
             log.info("%s: %s", kind, workload.name)
-            result["workloads"][workload.name] = run_workload(workload, broker.bootstrap, pid, jars)
+            result["workloads"][workload.name] = run_gated(workload, broker.bootstrap, pid, jars, gate)
         result["end"] = memory_mib(pid)
         result["load_average_after"] = os.getloadavg()
     finally:
@@ -109,16 +116,53 @@ def run_suite(kind: str, workloads: list[Workload], work_dir: Path, jars: Path,
     return result
 
 
+def run_gated(workload: Workload, bootstrap: str, pid: int, jars: Path, gate: Gate) -> dict:
+    """Run the workload until the machine was quiet before and during the run, at most 1 + gate.retries times; the
+    last run's entry, its "quietness" saying whether it is comparable and what the refused tries saw."""
+    roots = (os.getpid(), pid)  # the harness (ping load), the broker, and the load tools (children of the harness)
+    refused: list[dict] = []
+    for attempt in range(gate.retries + 1):
+        last = attempt == gate.retries
+        before = gate.check_before(roots)
+        if before.quiet or last:
+            topic = workload.name if attempt == 0 else f"{workload.name}-try{attempt}"
+            entry = run_workload(workload, bootstrap, pid, jars, topic, gate.max_others)
+            during = entry.pop("_during")
+            comparable = before.quiet and during.quiet
+            if comparable or last:
+                entry["quietness"] = {"before": before.as_dict(), "during": during.as_dict(),
+                                      "comparable": comparable, "refused_tries": refused}
+                if not comparable:
+                    log.warning("%s: NOT COMPARABLE: others used %.0f%% of the cores before and %.0f%% during the "
+                                "last of %d tries (limit %.0f%%); its figures are kept but never given as a ratio",
+                                workload.name, before.others_share * 100, during.others_share * 100, attempt + 1,
+                                gate.max_others * 100)
+                return entry
+            refused.append({"before": before.as_dict(), "during": during.as_dict()})
+        else:
+            refused.append({"before": before.as_dict()})
+        log.warning("%s: refused try %d: others used %.0f%% of the cores (limit %.0f%%); again in %.0f s",
+                    workload.name, attempt + 1, max(t.get("others_share", 0) for t in refused[-1].values()) * 100,
+                    gate.max_others * 100, gate.wait_s)
+        time.sleep(gate.wait_s)
+    raise AssertionError("unreachable: the last try always returns")
+
+
 def combine_rounds(rounds: list[dict]) -> dict:
-    """One result from several rounds of the same suite on one broker: per workload the round with the median key
-    figure (the lower middle one for an even count), with every round's key figure in "rounds"; every start-up
-    run; the median idle memory and the highest peak."""
+    """One result from several rounds of the same suite on one broker: per workload the comparable round with the
+    median key figure (the lower middle one for an even count; of all rounds when none was comparable, then marked
+    "comparable": false), with every round's key figure and quietness in "rounds"; every start-up run; the median
+    idle memory and the highest peak."""
     combined = {**rounds[0], "workloads": {}, "rounds": len(rounds)}
     for name, first in rounds[0]["workloads"].items():
         key = KEY_FIGURES[first["params"]["kind"]]
-        entries = sorted((r["workloads"][name] for r in rounds), key=lambda e: e["figures"][key])
-        combined["workloads"][name] = {**entries[(len(entries) - 1) // 2],
-                                       "rounds": [r["workloads"][name]["figures"][key] for r in rounds]}
+        every = [r["workloads"][name] for r in rounds if name in r["workloads"]]
+        quiet = [e for e in every if is_comparable(e)]
+        entries = sorted(quiet or every, key=lambda e: e["figures"][key])
+        combined["workloads"][name] = {
+            **entries[(len(entries) - 1) // 2], "comparable": bool(quiet),
+            "rounds": [{"figure": e["figures"][key], "comparable": is_comparable(e),
+                        "others_share": e.get("quietness", {}).get("during", {}).get("others_share")} for e in every]}
     if "startup" in rounds[0]:
         runs = [run for r in rounds for run in r["startup"]["runs_s"]]
         combined["startup"] = {"runs_s": runs, "median_s": statistics.median(runs)}
@@ -141,33 +185,41 @@ def measure_startup(kind: str, work_dir: Path, jars: Path, settings: Mapping[str
     return {"runs_s": runs, "median_s": statistics.median(runs)}
 
 
-def run_workload(workload: Workload, bootstrap: str, pid: int, jars: Path) -> dict:
-    """Create the workload's topic, run its load, and measure what the broker spent on it."""
-    create_topic(bootstrap, workload.name, workload.partitions)
+def is_comparable(entry: dict) -> bool:
+    """Whether a workload's run was taken on a quiet machine (runs from before the gate existed are not)."""
+    return bool(entry.get("quietness", {}).get("comparable"))
+
+
+def run_workload(workload: Workload, bootstrap: str, pid: int, jars: Path, topic: str | None = None,
+                 max_others: float = Gate.max_others) -> dict:
+    """Create the workload's topic (its name unless given), run its load, and measure what the broker spent on it;
+    "_during" holds others' share of the cores while the load ran (bench.quietness)."""
+    topic = topic or workload.name
+    create_topic(bootstrap, topic, workload.partitions)
     entry: dict = {"params": workload.params(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if workload.kind == "consume":
-        entry["fill"] = fill_topic(workload, bootstrap, jars)
+        entry["fill"] = fill_topic(workload, bootstrap, jars, topic)
     cpu_before, load_before, started = cpu_seconds(pid), load_cpu_seconds(), time.monotonic()
-    with PeakRssSampler(pid) as sampler:
-        figures = run_load(workload, bootstrap, jars)
+    with PeakRssSampler(pid) as sampler, QuietnessSampler((os.getpid(), pid), max_others) as quietness:
+        figures = run_load(workload, bootstrap, jars, topic)
     entry.update(figures=figures, wall_s=time.monotonic() - started, broker_cpu_s=cpu_seconds(pid) - cpu_before,
                  load_cpu_s=load_cpu_seconds() - load_before,
                  peak_rss_mib=sampler.peak_mib, gb_moved=_bytes_moved(workload, figures) / GB)
     entry["cpu_s_per_gb"] = entry["broker_cpu_s"] / entry["gb_moved"] if entry["gb_moved"] else None
+    entry["_during"] = quietness.result
     if workload.kind == "ping":
         entry["cpu_us_per_request"] = entry["broker_cpu_s"] / figures["requests_sent"] * 1e6
     return entry
 
 
-def fill_topic(workload: Workload, bootstrap: str, jars: Path) -> dict:
+def fill_topic(workload: Workload, bootstrap: str, jars: Path, topic: str) -> dict:
     """Write a consume workload's records into its topic (64 KB batches, acks=1); the producer's figures."""
-    return load.produce(jars, bootstrap, workload.name, workload.num_records, workload.record_size,
+    return load.produce(jars, bootstrap, topic, workload.num_records, workload.record_size,
                         {**BATCHING[FILL_BATCHING], "acks": "1"})
 
 
-def run_load(workload: Workload, bootstrap: str, jars: Path) -> dict:
-    """Run the workload's load tool against its topic (named as the workload) to the end; the tool's figures."""
-    topic = workload.name
+def run_load(workload: Workload, bootstrap: str, jars: Path, topic: str) -> dict:
+    """Run the workload's load tool against its topic to the end; the tool's figures."""
     if workload.kind == "produce":
         return load.produce(jars, bootstrap, topic, workload.num_records, workload.record_size,
                             workload.producer_props)

@@ -79,8 +79,9 @@ def test_suite_names_are_unique_and_quick_mode_moves_fewer_bytes():
         assert small.num_records <= big.num_records
 
 
-def _round(produce_mb_per_s: float, rss: float, hwm: float, startup: float) -> dict:
-    entry = {"params": {"kind": "produce"}, "figures": {"mb_per_s": produce_mb_per_s}}
+def _round(produce_mb_per_s: float, rss: float, hwm: float, startup: float, quiet: bool = True) -> dict:
+    entry = {"params": {"kind": "produce"}, "figures": {"mb_per_s": produce_mb_per_s},
+             "quietness": {"comparable": quiet, "during": {"others_share": 0.02 if quiet else 0.5}}}
     return {"broker": "wirebroker", "workloads": {"p": entry}, "startup": {"runs_s": [startup]},
             "idle": {"rss_mib": rss}, "end": {"hwm_mib": hwm}, "load_average_after": [rss]}
 
@@ -89,7 +90,8 @@ def test_combine_rounds_reports_the_median_round_and_keeps_every_key_figure():
     combined = combine_rounds([_round(50, 30, 60, 0.3), _round(90, 35, 70, 0.2), _round(70, 32, 65, 0.4)])
     assert combined["rounds"] == 3
     assert combined["workloads"]["p"]["figures"]["mb_per_s"] == 70
-    assert combined["workloads"]["p"]["rounds"] == [50, 90, 70]
+    assert [r["figure"] for r in combined["workloads"]["p"]["rounds"]] == [50, 90, 70]
+    assert combined["workloads"]["p"]["comparable"]
     assert combined["startup"] == {"runs_s": [0.3, 0.2, 0.4], "median_s": 0.3}
     assert combined["idle"]["rss_mib"] == 32 and combined["end"]["hwm_mib"] == 70
 
@@ -97,6 +99,20 @@ def test_combine_rounds_reports_the_median_round_and_keeps_every_key_figure():
 def test_combine_rounds_takes_the_lower_middle_of_an_even_count():
     combined = combine_rounds([_round(50, 30, 60, 0.3), _round(90, 35, 70, 0.2)])
     assert combined["workloads"]["p"]["figures"]["mb_per_s"] == 50
+
+
+def test_combine_rounds_takes_the_median_of_the_quiet_rounds_only():
+    combined = combine_rounds([_round(50, 30, 60, 0.3), _round(500, 35, 70, 0.2, quiet=False),
+                               _round(70, 32, 65, 0.4), _round(90, 32, 65, 0.4)])
+    assert combined["workloads"]["p"]["figures"]["mb_per_s"] == 70
+    assert [r["comparable"] for r in combined["workloads"]["p"]["rounds"]] == [True, False, True, True]
+    assert combined["workloads"]["p"]["rounds"][1]["others_share"] == 0.5
+
+
+def test_combine_rounds_without_a_quiet_round_is_not_comparable():
+    combined = combine_rounds([_round(50, 30, 60, 0.3, quiet=False), _round(90, 35, 70, 0.2, quiet=False)])
+    assert combined["workloads"]["p"]["figures"]["mb_per_s"] == 50
+    assert not combined["workloads"]["p"]["comparable"]
 
 
 def test_merge_into_keeps_workloads_not_run_this_time_of_the_same_mode(tmp_path):
