@@ -126,7 +126,7 @@ def test_a_stream_follows_the_log_across_a_broker_restart(spark, module_broker, 
     produce(module_broker.bootstrap, topic, [record(i) for i in range(20)])  # before the stream: not read
     wait_for_checkpoint(module_broker.data_dir, topic, 20)
     stream = (spark.readStream.format("wirebroker").option("path", str(module_broker.data_dir))
-              .option("subscribe", topic).load())
+              .option("subscribe", topic).option("startingOffsets", "latest").load())
     query = (stream.selectExpr("CAST(value AS STRING) AS value", "offset").writeStream.format("memory")
              .queryName("followed").option("checkpointLocation", str(tmp_path / "checkpoint"))
              .trigger(processingTime="500 milliseconds").start())

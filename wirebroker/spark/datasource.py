@@ -35,7 +35,9 @@ from wirebroker.spark.log_view import LogDirectories, StoredRecord
 from wirebroker.spark.options import (
     OffsetRange,
     SourceOptions,
+    includes_headers,
     rate_limit,
+    schema_for,
 )
 
 ROWS_PER_ARROW_BATCH = 8192  # rows handed to Spark at a time: big enough to amortise Arrow's per-batch cost
@@ -50,7 +52,8 @@ class WirebrokerDataSource(DataSource):
         return "wirebroker"
 
     def schema(self) -> str:
-        return SourceOptions(self.options, streaming=False).schema
+        # Spark asks for it before it knows whether the read is a batch or a stream: only includeHeaders matters.
+        return schema_for(includes_headers(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return WirebrokerBatchReader(SourceOptions(self.options, streaming=False), schema)

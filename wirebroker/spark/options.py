@@ -75,7 +75,7 @@ class SourceOptions:
             raise ValueError('option "path" (the log dir to read) is required')
         self.paths = [path.strip() for path in options["path"].split(",") if path.strip()]
         self.streaming = streaming
-        self.include_headers = _bool(options, "includeheaders", False)
+        self.include_headers = includes_headers(options)
         self.fail_on_data_loss = _bool(options, "failondataloss", True)
         self.isolation_level = options.get("kafka.isolation.level", READ_UNCOMMITTED)
         if self.isolation_level not in ISOLATION_LEVELS:
@@ -103,7 +103,7 @@ class SourceOptions:
 
     @property
     def schema(self) -> str:
-        return f"{_KEY_COLUMNS}, {HEADERS_COLUMN}" if self.include_headers else _KEY_COLUMNS
+        return schema_for(self.include_headers)
 
     def log_dirs(self) -> LogDirectories:
         return LogDirectories(self.paths)
@@ -158,6 +158,16 @@ class SourceOptions:
 
     def split(self, ranges: list[OffsetRange], log_dirs: LogDirectories) -> list[OffsetRange]:
         return split_ranges(ranges, log_dirs, self.min_partitions, self.max_records_per_partition)
+
+
+def schema_for(include_headers: bool) -> str:
+    """The Kafka source's columns (DDL), with the headers column when includeHeaders is true."""
+    return f"{_KEY_COLUMNS}, {HEADERS_COLUMN}" if include_headers else _KEY_COLUMNS
+
+
+def includes_headers(options: Mapping[str, str]) -> bool:
+    """includeHeaders, read before the rest of the options are checked (Spark asks for the schema first)."""
+    return _bool({key.lower(): value for key, value in options.items()}, "includeheaders", False)
 
 
 def split_ranges(ranges: list[OffsetRange], log_dirs: LogDirectories, min_partitions: int = 0,
