@@ -4,8 +4,11 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	c "wirebroker/compat/drivers/common"
 )
@@ -33,6 +37,9 @@ func main() {
 		"admin":              admin,
 		"failover":           failover,
 		"transactions":       transactions,
+		"sasl_scram": secured("sasl_scram", "COMPAT_SASL_BOOTSTRAP", kgo.SASL(scram.Auth{
+			User: os.Getenv("COMPAT_SCRAM_USER"), Pass: os.Getenv("COMPAT_SCRAM_PASSWORD")}.AsSha512Mechanism())),
+		"tls": secured("tls", "COMPAT_TLS_BOOTSTRAP", tlsOpt()),
 	})
 }
 
@@ -171,6 +178,40 @@ func roundtrip(bootstrap, prefix string) (string, error) {
 		}
 	}
 	return c.CheckRoundtrip(consumed)
+}
+
+// secured is the sasl_scram and tls cells: 10 records through a secured listener (compat_tests/security_listeners.py).
+func secured(scenario, bootstrapVariable string, security kgo.Opt) c.Scenario {
+	return func(bootstrap, prefix string) (string, error) {
+		topic := c.TopicName(prefix, scenario)
+		if err := createTopic(bootstrap, topic, 1); err != nil {
+			return "", err
+		}
+		securedBootstrap := os.Getenv(bootstrapVariable)
+		var records []*kgo.Record
+		var want [][]byte
+		for i := 0; i < c.RecordCount; i++ {
+			want = append(want, []byte(fmt.Sprintf("secret-%d", i)))
+			records = append(records, &kgo.Record{Topic: topic, Partition: 0, Value: want[i]})
+		}
+		if err := produce(securedBootstrap, records, security); err != nil {
+			return "", err
+		}
+		got, err := consume(securedBootstrap, topic, kgo.NewOffset().AtStart(), len(want), security)
+		if err != nil {
+			return "", err
+		}
+		return c.CheckValues(values(got), want, scenario)
+	}
+}
+
+// tlsOpt trusts the run's CA (COMPAT_TLS_CA); the host name is checked against the certificate.
+func tlsOpt() kgo.Opt {
+	pool := x509.NewCertPool()
+	if pem, err := os.ReadFile(os.Getenv("COMPAT_TLS_CA")); err == nil {
+		pool.AppendCertsFromPEM(pem)
+	}
+	return kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
 }
 
 func compression(name string, codec kgo.CompressionCodec) c.Scenario {
