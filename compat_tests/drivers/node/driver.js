@@ -8,6 +8,7 @@
 'use strict';
 
 const crypto = require('crypto');
+const fs = require('fs');
 const { Kafka, CompressionTypes, CompressionCodecs, ConfigResourceTypes, logLevel } = require('kafkajs');
 const lz4 = require('lz4js');
 const xxh32 = require('lz4js/xxh32.js');
@@ -75,8 +76,10 @@ const stderrLog = () => ({ level, log }) => {
   process.stderr.write(`${level} ${log.message} ${log.error || ''}\n`);
 };
 
-function kafka(bootstrap) {
-  return new Kafka({ clientId: 'compat-kafkajs', brokers: [bootstrap], logLevel: logLevel.WARN, logCreator: stderrLog });
+// security: kafkajs's ssl and sasl settings, for the secured listeners' cells (compat_tests/security_listeners.py).
+function kafka(bootstrap, security = {}) {
+  return new Kafka({ clientId: 'compat-kafkajs', brokers: [bootstrap], logLevel: logLevel.WARN, logCreator: stderrLog,
+    ...security });
 }
 
 async function withAdmin(bootstrap, fn) {
@@ -96,8 +99,8 @@ async function createTopic(bootstrap, topic, numPartitions = 1) {
 }
 
 async function produce(bootstrap, topic, messages, options = {}) {
-  const { idempotent = false, ...send } = options;
-  const producer = kafka(bootstrap).producer({ idempotent, allowAutoTopicCreation: false,
+  const { idempotent = false, security, ...send } = options;
+  const producer = kafka(bootstrap, security).producer({ idempotent, allowAutoTopicCreation: false,
     maxInFlightRequests: idempotent ? 1 : undefined });
   await producer.connect();
   try {
@@ -109,8 +112,8 @@ async function produce(bootstrap, topic, messages, options = {}) {
 
 // Reads partition 0 of topic from `start` (an offset string, or fromBeginning) until `count` messages came.
 // kafkajs has group consumers only, so each read uses a group of its own that never commits.
-async function consume(bootstrap, topic, count, { start, between } = {}) {
-  const consumer = kafka(bootstrap).consumer({ groupId: `${topic}.reader.${crypto.randomUUID()}`, maxWaitTimeInMs: FETCH_MAX_WAIT_MS });
+async function consume(bootstrap, topic, count, { start, between, security } = {}) {
+  const consumer = kafka(bootstrap, security).consumer({ groupId: `${topic}.reader.${crypto.randomUUID()}`, maxWaitTimeInMs: FETCH_MAX_WAIT_MS });
   const messages = [];
   await consumer.connect();
   try {
@@ -297,6 +300,19 @@ async function admin(bootstrap, prefix) {
   });
 }
 
+// The sasl_scram and tls cells: 10 records through a secured listener.
+function secured(scenario, bootstrapVariable, security) {
+  return async (bootstrap, prefix) => {
+    const topic = `${prefix}.${scenario}`;
+    await createTopic(bootstrap, topic);
+    const expected = Array.from({ length: 10 }, (_, i) => Buffer.from(`secret-${i}`));
+    const securedBootstrap = process.env[bootstrapVariable];
+    await produce(securedBootstrap, topic, expected.map((value) => ({ value, partition: 0 })), { security: security() });
+    return checkValues(await consume(securedBootstrap, topic, expected.length, { security: security() }), expected,
+      scenario);
+  };
+}
+
 const SCENARIOS = {
   metadata,
   roundtrip,
@@ -309,6 +325,9 @@ const SCENARIOS = {
   idempotent,
   consumer_group: consumerGroup,
   admin,
+  sasl_scram: secured('sasl_scram', 'COMPAT_SASL_BOOTSTRAP', () => ({ sasl: { mechanism: 'scram-sha-512',
+    username: process.env.COMPAT_SCRAM_USER, password: process.env.COMPAT_SCRAM_PASSWORD } })),
+  tls: secured('tls', 'COMPAT_TLS_BOOTSTRAP', () => ({ ssl: { ca: [fs.readFileSync(process.env.COMPAT_TLS_CA)] } })),
 };
 
 async function main() {
