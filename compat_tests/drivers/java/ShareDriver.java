@@ -1,15 +1,16 @@
 // The share-group (KIP-932) driver: Java's KafkaShareConsumer against a broker, one role per process, so a test can
 // run two members side by side and kill one with SIGKILL. Compiled against kafka-clients 4.x.
-//     java -cp <classes>:<jars>/* ShareDriver produce  BOOTSTRAP TOPIC COUNT
+//     java -cp <classes>:<jars>/* ShareDriver produce  BOOTSTRAP TOPIC COUNT [FIRST]
 //     java -cp <classes>:<jars>/* ShareDriver config   BOOTSTRAP GROUP KEY=VALUE...
 //     java -cp <classes>:<jars>/* ShareDriver consume  BOOTSTRAP GROUP TOPIC IDLE_SECONDS [ACTION=VALUES]...
-// produce writes values "0".."COUNT-1" (key = value) and prints "produced COUNT".
+// produce writes values "FIRST".."FIRST+COUNT-1" (FIRST 0 unless given; key = value) and prints "produced COUNT".
 // config sets group configs (IncrementalAlterConfigs on the GROUP resource), e.g. share.auto.offset.reset=earliest.
-// consume polls until nothing arrived for IDLE_SECONDS (0: forever) and acknowledges each record explicitly, printing
+// consume polls until nothing arrived for IDLE_SECONDS (0: forever; before the first record, 30 s) and acknowledges each record explicitly, printing
 // one line per record as it acknowledges it: "<ACK> <value> <offset> <delivery count>"; actions choose the type:
 //     release=V1,V2  RELEASE those values (every delivery), reject=V1,V2  REJECT them,
 //     release-first=K  RELEASE each record's first delivery if its value % K == 0,
-//     hold=N  take the first N records and never acknowledge them (then wait to be killed), max=N stop after N.
+//     hold=N  take the first N records and never acknowledge them (then wait to be killed), max=N stop after N,
+//     poll=N  max.poll.records.
 // It prints "ready" after its first poll, so a test knows it joined.
 
 import java.nio.charset.StandardCharsets;
@@ -37,22 +38,25 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 public final class ShareDriver {
+    static final long FIRST_RECORD_MS = 30_000;
+
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
-            case "produce": produce(args[1], args[2], Integer.parseInt(args[3])); break;
+            case "produce": produce(args[1], args[2], Integer.parseInt(args[3]),
+                                    args.length > 4 ? Integer.parseInt(args[4]) : 0); break;
             case "config": config(args[1], args[2], List.of(args).subList(3, args.length)); break;
             case "consume": consume(args); break;
             default: throw new IllegalArgumentException("unknown role " + args[0]);
         }
     }
 
-    static void produce(String bootstrap, String topic, int count) throws Exception {
+    static void produce(String bootstrap, String topic, int count, int first) throws Exception {
         Properties props = new Properties();
         props.put("bootstrap.servers", bootstrap);
         props.put("linger.ms", "5");
         try (KafkaProducer<byte[], byte[]> producer =
                  new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (int i = 0; i < count; i++) {
+            for (int i = first; i < first + count; i++) {
                 byte[] value = Integer.toString(i).getBytes(StandardCharsets.UTF_8);
                 producer.send(new ProducerRecord<>(topic, value, value));
             }
@@ -98,13 +102,17 @@ public final class ShareDriver {
         props.put("group.id", group);
         props.put("share.acknowledgement.mode", "explicit");
         props.put("client.id", "share-driver-" + ProcessHandle.current().pid());
+        if (actions.containsKey("poll")) {
+            props.put("max.poll.records", actions.get("poll"));
+        }
         long seen = 0;
         try (KafkaShareConsumer<byte[], byte[]> consumer =
                  new KafkaShareConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(topic));
             long lastRecord = System.currentTimeMillis();
             boolean ready = false;
-            while (idleMs == 0 || System.currentTimeMillis() - lastRecord < idleMs) {
+            boolean any = false;  // until the first record, wait FIRST_RECORD_MS: a share-partition starts lazily
+            while (idleMs == 0 || System.currentTimeMillis() - lastRecord < (any ? idleMs : FIRST_RECORD_MS)) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
                 if (!ready) {
                     System.out.println("ready");
@@ -115,6 +123,7 @@ public final class ShareDriver {
                     continue;
                 }
                 lastRecord = System.currentTimeMillis();
+                any = true;
                 StringBuilder out = new StringBuilder();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
                     String value = new String(record.value(), StandardCharsets.UTF_8);
