@@ -110,6 +110,6 @@ CLIENTS: dict[str, Client] = {c.name: c for c in [
     Client("sarama", "Go", (*CORE, "transactions"), go_driver("sarama"), 10),
     Client("kafkajs", "Node", (*CORE, *SECURED), kafkajs, 15),
     Client("kcat", "C (librdkafka)", ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS),
-                                      "large_records", "seek", "idempotent", "consumer_group"), kcat, 20),
+                                      "large_records", "seek", "idempotent", "consumer_group", "tls"), kcat, 20),
     Client("spark", "Python (pyspark)", ("spark_stream", "spark_batch"), spark, 90, heavy=True),
 ]}
