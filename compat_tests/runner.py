@@ -50,6 +50,9 @@ COMMON_BROKER_SETTINGS = {
     # ACLs without enforcing them; without an authorizer both brokers answer the ACL APIs SECURITY_DISABLED).
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
+    # The compacted column needs two cleanings in a row; Kafka's default of 15 s between the cleaner's looks would
+    # make each of its cells last about 30 s.
+    "log.cleaner.backoff.ms": 1000,
 }
 # A multi-node KRaft quorum needs super.users for its own requests under an authorizer; no cluster scenario
 # touches ACLs, so the clusters run without one.
