@@ -37,6 +37,7 @@ func main() {
 		"admin":              admin,
 		"failover":           failover,
 		"transactions":       transactions,
+		"share_group":        shareGroup,
 		"sasl_scram": secured("sasl_scram", "COMPAT_SASL_BOOTSTRAP", kgo.SASL(scram.Auth{
 			User: os.Getenv("COMPAT_SCRAM_USER"), Pass: os.Getenv("COMPAT_SCRAM_PASSWORD")}.AsSha512Mechanism())),
 		"tls": secured("tls", "COMPAT_TLS_BOOTSTRAP", tlsOpt()),
