@@ -29,6 +29,8 @@ func main() {
 		"consumer_group":     consumerGroup,
 		"admin":              admin,
 		"transactions":       transactions,
+		"sasl_scram":         secured("sasl_scram", "COMPAT_SASL_BOOTSTRAP", withScram),
+		"tls":                secured("tls", "COMPAT_TLS_BOOTSTRAP", withTLS),
 	})
 }
 
