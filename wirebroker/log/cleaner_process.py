@@ -16,6 +16,7 @@ swapping the cleaned segments in under the log's lock (cleaner_jobs.py), the che
   * Jobs and answers are pickled over a socket pair (multiprocessing.connection's framing): ("done", result),
     ("aborted", why) or ("failed", traceback). An abort (the log is being deleted or paused, the broker shuts down) is
     a message the process looks for between batches; it then deletes its partial output and answers "aborted".
+  * The process runs at a lower CPU priority (NICENESS): it takes spare cores, not the broker's share of busy ones.
   * log.cleaner.io.max.bytes.per.second is one throttle for all cleaner processes: its state lives in a small
     shared file mapped by each, under a POSIX record lock (each process is single-threaded).
   * A process whose broker died (kill -9) exits at its next batch without touching a file: the .cleaned files it
@@ -57,6 +58,11 @@ log = logging.getLogger(__name__)
 ABORT = "abort"  # the message that stops the running cleaning
 ABORT_POLL_S = 0.1  # how often the waiting thread looks for an abort: the delay a log deletion may wait for
 STOP_TIMEOUT_S = 10.0  # how long shutdown waits for a process to finish before killing it
+# The cleaner is background work: on a machine whose cores are all busy (the broker's threads, its clients, other
+# programs), the scheduler gives the cleaner process the CPU time left over rather than an equal share, so producers
+# and consumers keep their throughput. Nice 10 weighs about a tenth of nice 0 under Linux's scheduler: a busy machine
+# still cleans, slowly; an idle core cleans at full speed.
+NICENESS = 10
 THROTTLE_STATE_BYTES = 16  # two doubles: the throttle window's start (time.monotonic) and the bytes seen in it
 
 
@@ -219,6 +225,7 @@ def main(argv: list[str]) -> None:
     """python -m wirebroker.log.cleaner_process SOCKET_FD CLEANER_ID MAP_BYTES LOAD_FACTOR BROKER_PID THROTTLE_FD RATE
     CHECK_INTERVAL_MS"""
     from multiprocessing.connection import Connection
+    os.nice(NICENESS)
     fd, cleaner_id, memory, load_factor, broker_pid, throttle_fd, rate, check_interval_ms = argv
     if int(throttle_fd) >= 0:
         throttle_fd_ = int(throttle_fd)
