@@ -19,16 +19,11 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from wirebroker.log.cleaner_jobs import discard, prepare_cleaning, swap_in
 from wirebroker.log.cleaner_manager import LogCleanerManager, LogToClean
-from wirebroker.log.compaction import (
-    CleanerStats,
-    CleaningJob,
-    CleaningResult,
-    LogCleaningAbortedError,
-)
+from wirebroker.log.compaction import CleanerStats, LogCleaningAbortedError
 from wirebroker.log.files import TopicPartition
 from wirebroker.log.local_log import now_ms
 from wirebroker.log.log import Log
@@ -123,7 +118,7 @@ class LogCleaner:
                 self._throttle = SharedThrottle(self.config.max_io_bytes_per_second)
             return self._throttle
 
-    def clean_filthiest_log(self, cleaner: Callable[[], CleanerRunner]) -> bool:
+    def clean_filthiest_log(self, cleaner: Callable[[], CleanerProcess]) -> bool:
         """One round: clean the dirtiest cleanable log, if any, with `cleaner()`; whether one was cleaned."""
         self.manager.set_logs(self._logs())
         to_clean = self.manager.grab_filthiest_compacted_log(now_ms())
@@ -132,7 +127,7 @@ class LogCleaner:
         self.clean_log(cleaner(), to_clean)
         return True
 
-    def clean_log(self, cleaner: CleanerRunner, to_clean: LogToClean) -> None:
+    def clean_log(self, cleaner: CleanerProcess, to_clean: LogToClean) -> None:
         """Clean one log already marked in progress, checkpoint it and let go of it, whatever happens."""
         tp, log_ = to_clean.topic_partition, to_clean.log
         try:
@@ -162,15 +157,6 @@ class LogCleaner:
 
     def remove_checkpoint(self, log_dir: str, tp: TopicPartition) -> None:
         self.manager.update_checkpoints(log_dir, remove=tp)
-
-
-class CleanerRunner(Protocol):
-    """What runs a cleaning job for a cleaner thread: its cleaner process (or, in tests, the cleaner in this
-    process)."""
-
-    cleaner_id: int
-
-    def run(self, job: CleaningJob, is_aborted: Callable[[], bool]) -> CleaningResult: ...
 
 
 class _CleanerThread(threading.Thread):
