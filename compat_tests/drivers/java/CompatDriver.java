@@ -136,6 +136,7 @@ public final class CompatDriver {
             case "failover": return failover();
             case "transactions": return transactions();
             case "compacted": return compacted();
+            case "share_group": return shareGroup();
             case "sasl_scram": return secured("sasl_scram", Map.of(
                     "bootstrap.servers", System.getenv("COMPAT_SASL_BOOTSTRAP"), "security.protocol", "SASL_PLAINTEXT",
                     "sasl.mechanism", "SCRAM-SHA-512",
@@ -721,5 +722,127 @@ public final class CompatDriver {
             }, "the deleted topic to leave the topic list");
         }
         return "created, duplicate refused, 3 partitions, retention.ms=" + RETENTION_MS + ", deleted";
+    }
+
+    // ---- share_group (KIP-932): KafkaShareConsumer is kafka-clients 4.x only, so it is reached by reflection and
+    // this one source still compiles against 3.9 (whose row does not list the scenario).
+    static final int SHARE_RECORDS = 200;
+    static final int SHARE_PARTITIONS = 2;
+    static final String SHARE_REJECTED = "7";
+    static final int SHARE_RELEASE_EVERY = 10;
+    static final byte GROUP_RESOURCE = 32;  // ConfigResource.Type.GROUP
+
+    String shareGroup() throws Exception {
+        String topic = topic("share_group");
+        String group = topic + ".group";
+        createTopic(topic, SHARE_PARTITIONS);
+        try (Admin admin = adminClient()) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(GROUP_RESOURCE), group);
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+        }
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < SHARE_RECORDS; i++) {
+            records.add(new ProducerRecord<>(topic, i % SHARE_PARTITIONS, null,
+                    Integer.toString(i).getBytes(StandardCharsets.UTF_8)));
+        }
+        produce(records, Map.of());
+        Map<String, Integer> accepted = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<String, Integer> rejected = new java.util.concurrent.ConcurrentHashMap<>();
+        Set<String> released = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        int[] byMember = new int[2];
+        List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> members = new ArrayList<>();
+        for (int index = 0; index < 2; index++) {
+            int member = index;
+            Thread thread = new Thread(() -> {
+                try {
+                    shareMember(topic, group, member, accepted, rejected, released, byMember, done);
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            thread.start();
+            members.add(thread);
+        }
+        long until = System.currentTimeMillis() + DEADLINE_MS;
+        while (accepted.size() < SHARE_RECORDS - 1 && failures.isEmpty() && System.currentTimeMillis() < until) {
+            Thread.sleep(100);
+        }
+        done.set(true);
+        for (Thread thread : members) {
+            thread.join(DEADLINE_MS);
+        }
+        if (!failures.isEmpty()) {
+            throw new Exception(failures.get(0));
+        }
+        expect(accepted.size() == SHARE_RECORDS - 1, accepted.size() + " of " + (SHARE_RECORDS - 1) + " accepted");
+        for (Map.Entry<String, Integer> entry : accepted.entrySet()) {
+            expect(entry.getValue() == 1 && !entry.getKey().equals(SHARE_REJECTED),
+                    "value " + entry.getKey() + " accepted " + entry.getValue() + " times");
+        }
+        expect(rejected.getOrDefault(SHARE_REJECTED, 0) == 1, "value " + SHARE_REJECTED + " delivered and rejected "
+                + rejected.getOrDefault(SHARE_REJECTED, 0) + " times, not once");
+        for (String value : released) {
+            expect(accepted.containsKey(value), "released value " + value + " was not redelivered and accepted");
+        }
+        return accepted.size() + " records accepted once each (A " + byMember[0] + ", B " + byMember[1] + "); "
+                + released.size() + " released then redelivered; " + SHARE_REJECTED + " rejected, never again";
+    }
+
+    /** One member: ACCEPT, except that member 0 RELEASEs the first delivery of every tenth value and both REJECT 7. */
+    void shareMember(String topic, String group, int member, Map<String, Integer> accepted,
+                     Map<String, Integer> rejected, Set<String> released, int[] byMember,
+                     java.util.concurrent.atomic.AtomicBoolean done) throws Exception {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        config.put("share.acknowledgement.mode", "explicit");
+        Class<?> shareConsumer = Class.forName("org.apache.kafka.clients.consumer.KafkaShareConsumer");
+        Class<?> ackType = Class.forName("org.apache.kafka.clients.consumer.AcknowledgeType");
+        Object accept = ackType.getField("ACCEPT").get(null);
+        Object release = ackType.getField("RELEASE").get(null);
+        Object reject = ackType.getField("REJECT").get(null);
+        Object consumer = shareConsumer.getConstructor(Map.class).newInstance(config);
+        java.lang.reflect.Method acknowledge = shareConsumer.getMethod("acknowledge", ConsumerRecord.class, ackType);
+        java.lang.reflect.Method deliveryCount = ConsumerRecord.class.getMethod("deliveryCount");
+        try {
+            shareConsumer.getMethod("subscribe", java.util.Collection.class).invoke(consumer, List.of(topic));
+            java.lang.reflect.Method poll = shareConsumer.getMethod("poll", Duration.class);
+            java.lang.reflect.Method commitSync = shareConsumer.getMethod("commitSync");
+            while (!done.get()) {
+                @SuppressWarnings("unchecked")
+                ConsumerRecords<byte[], byte[]> polled =
+                        (ConsumerRecords<byte[], byte[]>) poll.invoke(consumer, Duration.ofMillis(200));
+                for (ConsumerRecord<byte[], byte[]> record : polled) {
+                    String value = text(record.value());
+                    short deliveries = ((java.util.Optional<?>) deliveryCount.invoke(record))
+                            .map(count -> (Short) count).orElse((short) 1);
+                    Object type = accept;
+                    if (value.equals(SHARE_REJECTED)) {
+                        type = reject;
+                        rejected.merge(value, 1, Integer::sum);
+                    } else if (member == 0 && deliveries == 1 && Integer.parseInt(value) % SHARE_RELEASE_EVERY == 0) {
+                        type = release;
+                        released.add(value);
+                    } else {
+                        accepted.merge(value, 1, Integer::sum);
+                        synchronized (byMember) {
+                            byMember[member]++;
+                        }
+                    }
+                    acknowledge.invoke(consumer, record, type);
+                }
+                if (!polled.isEmpty()) {
+                    commitSync.invoke(consumer);
+                }
+            }
+        } finally {
+            ((AutoCloseable) consumer).close();
+        }
     }
 }
