@@ -307,7 +307,9 @@ function secured(scenario, bootstrapVariable, security) {
     await createTopic(bootstrap, topic);
     const expected = Array.from({ length: 10 }, (_, i) => Buffer.from(`secret-${i}`));
     const securedBootstrap = process.env[bootstrapVariable];
-    await produce(securedBootstrap, topic, expected.map((value) => ({ value, partition: 0 })), { security: security() });
+    // More retries than kafkajs's 5: a loaded KRaft broker may take seconds to host the partition it just created.
+    await produce(securedBootstrap, topic, expected.map((value) => ({ value, partition: 0 })),
+      { security: { ...security(), retry: { retries: 10 } } });
     return checkValues(await consume(securedBootstrap, topic, expected.length, { security: security() }), expected,
       scenario);
   };
