@@ -38,9 +38,9 @@ SCENARIOS: dict[str, str] = {
     "tls": "over an SSL listener (the broker's certificate checked against the run's CA, host name included): "
            "10 records produced and consumed back intact",
     "share_group": "a share group (KIP-932) of two members on a 2-partition topic, share.auto.offset.reset=earliest "
-                   "set as a group config: 200 records; member A releases the first delivery of every tenth value, "
-                   "both reject value 7, everything else is accepted; every value but 7 is accepted exactly once "
-                   "(the released ones on a later delivery) and 7 is delivered once, never again",
+                   "set as a group config: 200 records; each member releases the first delivery of every tenth value "
+                   "and rejects value 7, and accepts everything else; every value but 7 is accepted exactly once, "
+                   "the 20 released ones on a later delivery, and 7 is delivered once, never again",
     "spark_stream": "Spark Structured Streaming reads 100,000 records from a topic, writes upper(value) to another "
                     "topic (idempotent sink); the output holds each of them exactly once",
     "spark_batch": "a Spark batch read with startingOffsets/endingOffsets per partition returns exactly that range",

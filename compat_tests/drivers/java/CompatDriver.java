@@ -785,6 +785,8 @@ public final class CompatDriver {
         }
         expect(rejected.getOrDefault(SHARE_REJECTED, 0) == 1, "value " + SHARE_REJECTED + " delivered and rejected "
                 + rejected.getOrDefault(SHARE_REJECTED, 0) + " times, not once");
+        expect(released.size() == SHARE_RECORDS / SHARE_RELEASE_EVERY, released.size() + " values released, not "
+                + SHARE_RECORDS / SHARE_RELEASE_EVERY);
         for (String value : released) {
             expect(accepted.containsKey(value), "released value " + value + " was not redelivered and accepted");
         }
@@ -792,7 +794,7 @@ public final class CompatDriver {
                 + released.size() + " released then redelivered; " + SHARE_REJECTED + " rejected, never again";
     }
 
-    /** One member: ACCEPT, except that member 0 RELEASEs the first delivery of every tenth value and both REJECT 7. */
+    /** One member: ACCEPT, except the first delivery of every tenth value (RELEASE) and value 7 (REJECT). */
     void shareMember(String topic, String group, int member, Map<String, Integer> accepted,
                      Map<String, Integer> rejected, Set<String> released, int[] byMember,
                      java.util.concurrent.atomic.AtomicBoolean done) throws Exception {
@@ -826,7 +828,7 @@ public final class CompatDriver {
                     if (value.equals(SHARE_REJECTED)) {
                         type = reject;
                         rejected.merge(value, 1, Integer::sum);
-                    } else if (member == 0 && deliveries == 1 && Integer.parseInt(value) % SHARE_RELEASE_EVERY == 0) {
+                    } else if (deliveries == 1 && Integer.parseInt(value) % SHARE_RELEASE_EVERY == 0) {
                         type = release;
                         released.add(value);
                     } else {

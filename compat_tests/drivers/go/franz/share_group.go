@@ -66,8 +66,8 @@ func (t *shareTally) acceptedCount() int {
 	return len(t.accepted)
 }
 
-// shareMember polls until done, acknowledging each record: A (releasing) releases the first delivery of every
-// tenth value; both reject value 7; everything else is accepted.
+// shareMember polls until done, acknowledging each record: the first delivery of every tenth value is released,
+// value 7 rejected, everything else accepted.
 func shareMember(bootstrap, topic, group string, index int, tally *shareTally, done <-chan struct{}) error {
 	cl, err := client(bootstrap, kgo.ConsumeTopics(topic), kgo.ShareGroup(group))
 	if err != nil {
@@ -94,7 +94,7 @@ func shareMember(bootstrap, topic, group string, index int, tally *shareTally, d
 			status := kgo.AckAccept
 			if value == shareRejected {
 				status = kgo.AckReject
-			} else if index == 0 && r.DeliveryCount() == 1 && n%shareReleaseEvery == 0 {
+			} else if r.DeliveryCount() == 1 && n%shareReleaseEvery == 0 {
 				status = kgo.AckRelease
 			}
 			r.Ack(status)
@@ -161,6 +161,9 @@ func shareGroup(bootstrap, prefix string) (string, error) {
 	}
 	if tally.rejected[shareRejected] != 1 {
 		return "", c.Failf("value %s delivered and rejected %d times, not once", shareRejected, tally.rejected[shareRejected])
+	}
+	if len(tally.released) != shareRecords/shareReleaseEvery {
+		return "", c.Failf("%d values released, not %d", len(tally.released), shareRecords/shareReleaseEvery)
 	}
 	for value := range tally.released {
 		if tally.accepted[value] != 1 {
