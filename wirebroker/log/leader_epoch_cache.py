@@ -3,7 +3,10 @@
 It maps each leader epoch to the first offset written in it, in increasing order of both. Followers and consumers ask
 it for the end offset of an epoch (OffsetForLeaderEpoch) to detect a diverging log; ListOffsets asks it for the epoch
 of an offset. The file format is in checkpoints.py. As in Kafka, a new epoch is written to the file at once; a
-truncation rewrites it too (the entries removed by a truncation are found again by the loader in any case).
+truncation rewrites it too, except the loader's (`write=False`, Kafka's truncateFromEndAsyncFlush, KAFKA-15046): the
+entries it removes are found again by the next load in any case, and two fsyncs per partition made start-up with many
+partitions slow. The next change of the cache writes the file whole, unless it restores what the file holds (a
+leader re-assigning the epoch the loader truncated from an empty log).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class LeaderEpochFileCache:
             entries = []
         for entry in entries:
             self._assign(entry)
+        self._on_disk = entries  # what the file holds: a change that restores it writes nothing
 
     # --- queries ---
 
@@ -112,23 +116,26 @@ class LeaderEpochFileCache:
         self._epochs = kept
         return True
 
-    def truncate_from_end(self, end_offset: int) -> None:
+    def truncate_from_end(self, end_offset: int, *, write: bool = True) -> None:
         """Remove the entries starting at or after `end_offset` (the log was truncated to it)."""
         with self._lock:
             kept = [e for e in self._epochs if e.start_offset < end_offset]
             if end_offset >= 0 and len(kept) != len(self._epochs):
                 self._epochs = kept
-                self._write()
+                if write:
+                    self._write()
 
-    def truncate_from_start(self, start_offset: int) -> None:
+    def truncate_from_start(self, start_offset: int, *, write: bool = True) -> None:
         """Drop entries before `start_offset`, keeping the epoch current at it (now starting there)."""
         with self._lock:
             before = [e for e in self._epochs if e.start_offset <= start_offset]
             if not before:
                 return
-            after = self._epochs[len(before):]
-            self._epochs = [EpochEntry(before[-1].epoch, start_offset), *after]
-            self._write()
+            epochs = [EpochEntry(before[-1].epoch, start_offset), *self._epochs[len(before):]]
+            if epochs != self._epochs:
+                self._epochs = epochs
+                if write:
+                    self._write()
 
     def clear_and_flush(self) -> None:
         with self._lock:
@@ -136,8 +143,9 @@ class LeaderEpochFileCache:
             self._write()
 
     def _write(self) -> None:
-        if os.path.isdir(os.path.dirname(self.path)):
+        if self._epochs != self._on_disk and os.path.isdir(os.path.dirname(self.path)):
             write_leader_epoch_checkpoint(self.path, self._epochs)
+            self._on_disk = self._epochs
 
     def update_dir(self, partition_dir: str) -> None:
         """Follow a renamed partition directory."""

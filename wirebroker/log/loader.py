@@ -73,11 +73,11 @@ class LogLoader:
         active = self.segments.last
         assert active is not None
         active.resize_indexes(self.config.segment_index_bytes)
-        self.leader_epoch_cache.truncate_from_end(next_offset)
+        self.leader_epoch_cache.truncate_from_end(next_offset, write=False)
         first = self.segments.first
         assert first is not None
         log_start_offset = max(self.log_start_offset_checkpoint, first.base_offset)
-        self.leader_epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
+        self.leader_epoch_cache.truncate_from_start(self.log_start_offset_checkpoint, write=False)
         self.producer_state.remove_stray_snapshots(list(self.segments.base_offsets))
         rebuild_producer_state(self.producer_state, self.segments, log_start_offset, next_offset, self.now_ms,
                                self.had_clean_shutdown, self.name)

@@ -51,3 +51,18 @@ def test_truncations_and_epoch_for_offset(tmp_path):
 def test_corrupt_checkpoint_is_ignored(tmp_path):
     (tmp_path / "leader-epoch-checkpoint").write_text("0\n5\n1 0\n")
     assert LeaderEpochFileCache(str(tmp_path)).epoch_entries() == []
+
+
+def test_a_reload_of_an_empty_log_that_becomes_leader_again_rewrites_nothing(tmp_path):
+    """The loader truncates the entry of an empty log in memory only; the leader's re-assignment restores what the
+    file holds, so a start with many empty partitions costs no fsync per partition (KAFKA-15046)."""
+    LeaderEpochFileCache(str(tmp_path)).assign(3, 0)
+    checkpoint = tmp_path / "leader-epoch-checkpoint"
+    written_at = checkpoint.stat().st_mtime_ns
+    reloaded = LeaderEpochFileCache(str(tmp_path))
+    reloaded.truncate_from_end(0, write=False)
+    assert reloaded.epoch_entries() == [] and read_leader_epoch_checkpoint(reloaded.path) == [EpochEntry(3, 0)]
+    reloaded.assign(3, 0)
+    assert checkpoint.stat().st_mtime_ns == written_at
+    reloaded.assign(4, 0)  # a new epoch is written at once
+    assert read_leader_epoch_checkpoint(reloaded.path) == [EpochEntry(4, 0)]
