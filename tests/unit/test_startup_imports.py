@@ -72,3 +72,11 @@ def test_a_broker_loads_the_cleaner_process_at_its_first_cleaning_not_at_start()
 def test_a_broker_never_loads_the_spark_data_source():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(("wirebroker.spark", "pyspark", "pyarrow"))] \
         == []
+
+
+# loaded at the first share-group request (apis/share_services.py) or share-group record (issue 17)
+SHARE_GROUPS_ONLY = ("wirebroker.coordinator.share_",)
+
+
+def test_a_broker_whose_clients_use_no_share_group_loads_none_of_them():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(SHARE_GROUPS_ONLY)] == []
