@@ -48,18 +48,24 @@ class SecureBroker:
     def __init__(self, tmp_path) -> None:
         self.pki = make_pki(tmp_path / "pki")
         self.ports = {name: free_port() for name in ("PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL", "MTLS",
-                                                          "REAUTH")}
+                                                          "REAUTH", "JWT")}
+        self.jwt_key, jwks = jwt_signing_key(tmp_path / "jwks.json")
         listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in self.ports.items())
         self.process = BrokerProcess(tmp_path / "data", {
             "listeners": listeners,
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,"
-                                              "SSL:SSL,MTLS:SSL,REAUTH:SASL_PLAINTEXT",
+                                              "SSL:SSL,MTLS:SSL,REAUTH:SASL_PLAINTEXT,JWT:SASL_PLAINTEXT",
             "inter.broker.listener.name": "PLAINTEXT",
             "sasl.enabled.mechanisms": ",".join(MECHANISMS),
             "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
             "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
             "listener.name.reauth.plain.sasl.jaas.config": PLAIN_JAAS,
             "listener.name.reauth.connections.max.reauth.ms": str(REAUTH_MS),
+            "listener.name.jwt.sasl.enabled.mechanisms": "OAUTHBEARER",
+            "listener.name.jwt.oauthbearer.sasl.server.callback.handler.class":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+            "listener.name.jwt.sasl.oauthbearer.jwks.endpoint.url": f"file://{jwks}",
+            "listener.name.jwt.sasl.oauthbearer.expected.audience": "kafka",
             "ssl.keystore.type": "PKCS12",
             "ssl.keystore.location": str(self.pki.broker.pkcs12),
             "ssl.keystore.password": PKCS12_PASSWORD,
@@ -80,6 +86,17 @@ class SecureBroker:
 
     def log_lines(self, text: str) -> list[str]:
         return [line for line in self.process.log_text().splitlines() if text in line]
+
+
+def jwt_signing_key(jwks_path):
+    """An ES256 key whose public half is the JWKS file the JWT listener checks signed tokens against."""
+    jwt = pytest.importorskip("jwt")
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    jwks_path.write_text(json.dumps({"keys": [{**public, "kid": "test-key", "use": "sig", "alg": "ES256"}]}))
+    return key, jwks_path
 
 
 @pytest.fixture(scope="module")
@@ -452,3 +469,26 @@ def test_kafka_configs_adds_a_scram_user_that_then_authenticates(secure):
     assert done.returncode == 0 and "Completed updating config for user dave" in done.stdout, done.stderr[-2000:]
     confluent_round_trip(confluent_config(secure, "SASL_SSL", "SCRAM-SHA-512", **{
         "sasl.username": "dave", "sasl.password": "dave-secret"}), "kafka-configs-user")
+
+
+def test_signed_jwts_are_checked_against_the_jwks_file(secure):
+    """OAUTHBEARER with Kafka's OAuthBearerValidatorCallbackHandler: confluent-kafka's oauth_cb hands signed tokens."""
+    import jwt
+
+    def token_from(signer, audience="kafka"):
+        def oauth_cb(_config):
+            expires = time.time() + 300
+            claims = {"sub": "erin", "aud": audience, "exp": int(expires), "iat": int(time.time())}
+            return jwt.encode(claims, signer, algorithm="ES256", headers={"kid": "test-key"}), expires
+        return oauth_cb
+
+    config = {"bootstrap.servers": secure.bootstrap("JWT"), "security.protocol": "SASL_PLAINTEXT",
+              "sasl.mechanism": "OAUTHBEARER", "log_level": 0}
+    confluent_round_trip({**config, "oauth_cb": token_from(secure.jwt_key)}, "signed-jwt")
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    for refused in (token_from(ec.generate_private_key(ec.SECP256R1())), token_from(secure.jwt_key, "elsewhere")):
+        error = _first_error({**config, "oauth_cb": refused})
+        assert error.code() == confluent_kafka.KafkaError._AUTHENTICATION
+    assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: Signature verification failed")
+    assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: Audience doesn't match")
