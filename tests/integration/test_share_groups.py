@@ -9,7 +9,9 @@ every scenario on Apache Kafka 4.3.1 too."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import pytest
 
@@ -21,6 +23,7 @@ FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
 RECORDS = 10_000 if FULL else 2000
 LOCK_MS = 3000
 SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"  # kafka-share-groups.sh
+DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 SHARE_BROKER = {"offsets.topic.num.partitions": "1", "share.coordinator.state.topic.num.partitions": "1",
                 "group.share.record.lock.duration.ms": str(LOCK_MS), "group.share.delivery.count.limit": "3"}
 # Kafka refuses a lock duration under group.share.min.record.lock.duration.ms (15 s by default).
@@ -151,3 +154,27 @@ def test_kafka_share_groups_tool_lists_describes_resets_and_deletes(share_broker
     assert "no offset information" in tool("--describe", "--group", "admin")
     assert "was successful" in tool("--delete", "--group", "admin")
     assert "admin" not in tool("--list").split()
+
+
+def test_kafka_s_dump_log_segments_reads_our_share_state_records(broker_factory, tmp_path):
+    """__share_group_state holds Kafka's ShareSnapshot records and __consumer_offsets its ShareGroup* records: Kafka's
+    own decoders read both."""
+    jars = install_jars()
+    broker = broker_factory(**SHARE_BROKER)
+    _share_topic(broker, "dumped", "decoded", 1)
+    run("produce", broker.bootstrap, "dumped", "30")
+    ShareConsumer(tmp_path / "c.out", broker.bootstrap, "decoded", "dumped", 3, "reject=3").finish()
+    broker.stop()
+
+    def dump(topic: str, decoder: str) -> list[tuple[dict, dict | None]]:
+        segment = broker.data_dir / f"{topic}-0" / "00000000000000000000.log"
+        out = run_tool(jars, DUMP_LOG_SEGMENTS, [decoder, "--files", str(segment)], check=True).stdout
+        return [(json.loads(key), None if payload == "<DELETE>" else json.loads(payload))
+                for key, payload in re.findall(r"key: (\{.*?\}) payload: (\{.*\}|<DELETE>)$", out, re.MULTILINE)]
+
+    snapshots = [(key["data"], value["data"]) for key, value in dump("__share_group_state", "--share-group-state-decoder")
+                 if key["type"] == "0" and value is not None]
+    assert snapshots[0][0]["groupId"] == "decoded" and snapshots[0][1]["startOffset"] == 0
+    assert snapshots[-1][1]["startOffset"] == 30 and snapshots[-1][1]["snapshotEpoch"] == len(snapshots) - 1
+    group_records = {key["type"] for key, _ in dump("__consumer_offsets", "--offsets-decoder")}
+    assert {"10", "11", "12", "13", "14"} <= group_records  # ShareGroup member, metadata, target and current records
