@@ -6,17 +6,20 @@
   * a log dir that Apache Kafka 4.3.1 wrote reads as Kafka's broker serves it;
   * a stream over the log dir picks up records produced after it starts, with none lost or repeated across a broker
     restart.
-One SparkSession serves the module (Spark takes ~15 s to start on 2 shared cores).
+One SparkSession serves the module (Spark takes ~15 s to start on 2 shared cores). WIREBROKER_RELIABILITY=full
+compares 20,000 records per codec (several segments) and streams 10,000.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat_tests.reference_kafka import ReferenceKafka
 from compat_tests.spark_session import SparkUnavailable, start_session
@@ -27,7 +30,9 @@ from wirebroker.spark.log_view import LogDirectories, OffsetOutOfRangeError
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 # The data source sees what the high watermark checkpoint says: checkpoint often, from the start.
 FRESH_CHECKPOINTS = {"replica.high.watermark.checkpoint.interval.ms": "200", "log.initial.task.delay.ms": "0"}
-RECORDS_PER_CODEC = 60
+FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
+RECORDS_PER_CODEC = 20_000 if FULL else 60
+STREAMED = 5_000 if FULL else 30  # records produced on each side of the broker restart
 
 
 def module_session(request):
@@ -62,11 +67,14 @@ def record(i: int) -> dict:
             "headers": [("h", f"{i}".encode()), ("empty", None)] if i % 3 == 0 else []}
 
 
-def produce(bootstrap: str, topic: str, records: list[dict], codec: str = "none") -> None:
-    """librdkafka: it sends null header values (kafka-python refuses them)."""
+def produce(bootstrap: str, topic: str, records: list[dict], codec: str = "none", per_batch: int = 0) -> None:
+    """librdkafka: it sends null header values (kafka-python refuses them). per_batch: flush every so many records,
+    so that the partition gets that many batches (and a small segment size several segments)."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "compression.type": codec})
-    for r in records:
+    for i, r in enumerate(records, 1):
         producer.produce(topic, key=r["key"], value=r["value"], headers=r["headers"], partition=0)
+        if per_batch and i % per_batch == 0:
+            assert producer.flush(30) == 0
     assert producer.flush(30) == 0
 
 
@@ -97,10 +105,15 @@ def datasource_rows(spark, data_dir: Path, topic: str, **options: str) -> list:
 
 @pytest.fixture(scope="module")
 def codec_topics(module_broker):
-    """A topic per codec, produced once."""
+    """A topic per codec, produced once, in segments of a few KB (several tasks read one partition)."""
+    admin = AdminClient({"bootstrap.servers": module_broker.bootstrap})
+    created = admin.create_topics([NewTopic(f"spark-compare-{codec}", 1, 1, config={"internal.segment.bytes": "1024"})
+                                   for codec in CODECS])
+    for future in created.values():
+        future.result(30)
     for codec in CODECS:
         produce(module_broker.bootstrap, f"spark-compare-{codec}", [record(i) for i in range(RECORDS_PER_CODEC)],
-                codec)
+                codec, per_batch=RECORDS_PER_CODEC // 12)
     for codec in CODECS:
         wait_for_checkpoint(module_broker.data_dir, f"spark-compare-{codec}", RECORDS_PER_CODEC)
 
@@ -119,6 +132,9 @@ def test_the_data_source_returns_the_kafka_connectors_rows(spark, module_broker,
     assert datasource_rows(spark, module_broker.data_dir, topic, **ranged) == \
         kafka_rows(spark, module_broker.bootstrap, topic, **ranged)
     assert len(datasource_rows(spark, module_broker.data_dir, topic, **ranged)) == 35
+    assert len(LogDirectories([str(module_broker.data_dir)]).partition(TopicPartition(topic, 0)).base_offsets) >= 3
+    split = datasource_rows(spark, module_broker.data_dir, topic, includeHeaders="true", minPartitions="3")
+    assert split == theirs  # three tasks read the partition's segments
 
 
 def test_a_stream_follows_the_log_across_a_broker_restart(spark, module_broker, tmp_path):
@@ -132,17 +148,19 @@ def test_a_stream_follows_the_log_across_a_broker_restart(spark, module_broker, 
              .trigger(processingTime="500 milliseconds").start())
     try:
         wait_until(lambda: query.lastProgress is not None, "the stream's first micro-batch")
-        produce(module_broker.bootstrap, topic, [{"key": None, "value": b"a%d" % i, "headers": []} for i in range(30)])
-        wait_until(lambda: spark.sql("SELECT count(*) FROM followed").first()[0] >= 30, "30 records streamed")
+        produce(module_broker.bootstrap, topic,
+                [{"key": None, "value": b"a%d" % i, "headers": []} for i in range(STREAMED)])
+        wait_until(lambda: spark.sql("SELECT count(*) FROM followed").first()[0] >= STREAMED, "the first records")
         module_broker.restart()
-        produce(module_broker.bootstrap, topic, [{"key": None, "value": b"b%d" % i, "headers": []} for i in range(30)])
-        wait_until(lambda: spark.sql("SELECT count(*) FROM followed").first()[0] >= 60, "60 records streamed")
+        produce(module_broker.bootstrap, topic,
+                [{"key": None, "value": b"b%d" % i, "headers": []} for i in range(STREAMED)])
+        wait_until(lambda: spark.sql("SELECT count(*) FROM followed").first()[0] >= 2 * STREAMED, "the rest")
         time.sleep(1.5)  # a few more micro-batches: nothing may come twice
         rows = spark.sql("SELECT value, offset FROM followed ORDER BY offset").collect()
     finally:
         query.stop()
-    assert [row.value for row in rows] == [f"a{i}" for i in range(30)] + [f"b{i}" for i in range(30)]
-    assert [row.offset for row in rows] == list(range(20, 80))
+    assert [row.value for row in rows] == [f"a{i}" for i in range(STREAMED)] + [f"b{i}" for i in range(STREAMED)]
+    assert [row.offset for row in rows] == list(range(20, 20 + 2 * STREAMED))
 
 
 def wait_until(condition, what: str, timeout: float = 90) -> None:
