@@ -1,6 +1,6 @@
 """`python -m bench`: the suite against wirebroker, then Apache Kafka 4.3.1, and the report.
 
-    python -m bench [--broker wirebroker|kafka|both] [--quick] [--only PATTERN ...] [--rounds N] [--out DIR]
+    python -m bench [--broker wirebroker|kafka|both] [--quick|--smoke] [--only PATTERN ...] [--rounds N] [--out DIR]
                     [--max-others SHARE] [--retries N] [--retry-wait S]
                     [--wirebroker-override KEY=VALUE ...] [--kafka-override KEY=VALUE ...]
 
@@ -12,7 +12,7 @@ Quietness (bench/quietness.py): before and during every workload the suite reads
 that processes other than its own (harness, broker, load tools) used; a run where they used more than --max-others
 (default 0.10 of the cores) is refused and tried again after --retry-wait seconds, up to --retries more times, and
 is otherwise kept as "not comparable": its figures are shown per round, never as a ratio.
-Defaults: --out bench/results (bench/results/quick with --quick).
+Defaults: --out bench/results (bench/results/quick with --quick, bench/results/smoke with --smoke).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from compat_tests.reference_kafka import install_jars
 BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_OUT = BENCH_DIR / "results"
 QUICK_OUT = DEFAULT_OUT / "quick"
+SMOKE_OUT = DEFAULT_OUT / "smoke"
 REPORT_PATH = BENCH_DIR / "RESULTS.md"
 
 
@@ -41,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     raise_priority(args.nice)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("kafka").setLevel(logging.WARNING)  # kafka-python (topic creation) is chatty at INFO
-    mode = "quick" if args.quick else "full"
-    out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    out = args.out or {"smoke": SMOKE_OUT, "quick": QUICK_OUT}.get(mode, DEFAULT_OUT)
     out.mkdir(parents=True, exist_ok=True)
     workloads = select(suite(mode), [p for spec in args.only for p in spec.split(",")])
     jars = install_jars()
@@ -83,6 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--broker", choices=(*BROKERS, "both"), default="both")
     parser.add_argument("--quick", action="store_true", help="every workload with ~1/20 of the bytes")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every workload with a few MB, to check it runs end to end (figures mean nothing)")
     parser.add_argument("--only", action="append", default=[], metavar="PATTERN",
                         help="run only workloads whose name matches (shell pattern; repeat or comma-separate)")
     parser.add_argument("--rounds", type=int, default=1,

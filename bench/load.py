@@ -6,6 +6,8 @@ The same jars drive both brokers (compat_tests.reference_kafka installs them fro
   EndToEndLatency      closed loop: send one record, wait for the consumer to see it, repeat (whole-ms latencies)
   FixedRateLatency     bench/java/FixedRateLatency.java: produce-to-consume latency at a fixed rate (our probe, on
                        kafka-clients 4.3.1 from the same jars), compiled once into .cache/compat/java/bench/
+  ManyClients          bench/java/ManyClients.java: many producers (one connection each) or a consumer group of
+                       many members in one JVM, on the same kafka-clients 4.3.1
 Each function runs one tool to completion and returns its figures as a dict; a tool that fails raises LoadError
 with the tail of its output.
 """
@@ -28,8 +30,9 @@ from compat_tests.reference_kafka import TOOLS, run_tool
 # short-lived admin tools (reference_kafka.TOOL_JVM_OPTS), so that the broker and not the generator is the bound.
 LOAD_JVM_OPTS = ("-Xmx1G", "-Xms1G", "-XX:+UseG1GC", "-Djava.awt.headless=true")
 LOAD_TIMEOUT_S = 1800.0
-PROBE_SOURCE = Path(__file__).resolve().parent / "java" / "FixedRateLatency.java"
+JAVA_DIR = Path(__file__).resolve().parent / "java"
 PROBE_CLASS = "FixedRateLatency"
+MANY_CLIENTS_CLASS = "ManyClients"
 
 PRODUCER_SUMMARY = re.compile(
     r"(?P<records>\d+) records sent, (?P<records_per_s>[\d.]+) records/sec \((?P<mb_per_s>[\d.]+) MB/sec\), "
@@ -97,22 +100,41 @@ def e2e_figures(out: str) -> dict[str, float]:
 def fixed_rate_latency(jars: Path, bootstrap: str, topic: str, rate_per_s: int, seconds: float, warmup_s: float,
                        record_size: int, acks: str) -> dict[str, float]:
     """Produce-to-consume latency of records sent at rate_per_s (see bench/java/FixedRateLatency.java)."""
-    classes = compile_probe(jars)
+    return _run_probe(jars, PROBE_CLASS, [bootstrap, topic, rate_per_s, seconds, warmup_s, record_size, acks])
+
+
+def many_producers(jars: Path, bootstrap: str, topic: str, producers: int, num_records: int, record_size: int,
+                   acks: str) -> dict[str, float]:
+    """`producers` producers at the client's defaults, each on its own connection, sending num_records between
+    them as fast as they may (bench/java/ManyClients.java); records/s, MB/s and send-to-ack percentiles."""
+    return _run_probe(jars, MANY_CLIENTS_CLASS,
+                      ["produce", bootstrap, topic, producers, num_records, record_size, acks])
+
+
+def group_consume(jars: Path, bootstrap: str, topic: str, group: str, consumers: int,
+                  num_records: int) -> dict[str, float]:
+    """A group of `consumers` members reading num_records from the start between them (ManyClients.java)."""
+    return _run_probe(jars, MANY_CLIENTS_CLASS, ["consume", bootstrap, topic, group, consumers, num_records])
+
+
+def compile_probe(jars: Path, name: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
+    """Compile bench/java/<name>.java against the reference jars (once per source and jar set); its classes dir."""
+    folder = "bench" if name == PROBE_CLASS else f"bench-{name}"  # the first probe's folder, as it always was
+    return compile_java(JAVA_DIR / f"{name}.java", jars, cache_dir / "java" / folder)
+
+
+def _run_probe(jars: Path, name: str, args: list[object]) -> dict[str, float]:
+    """Run one of our Java probes to the end; the JSON line it prints last."""
+    classes = compile_probe(jars, name)
     cmd = ["java", *LOAD_JVM_OPTS, f"-Dlog4j2.configurationFile={jars / 'tools-log4j2.properties'}",
-           "-cp", f"{classes}{os.pathsep}{classpath(jars)}", PROBE_CLASS,
-           bootstrap, topic, rate_per_s, seconds, warmup_s, record_size, acks]
+           "-cp", f"{classes}{os.pathsep}{classpath(jars)}", name, *args]
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=LOAD_TIMEOUT_S,
                           stdin=subprocess.DEVNULL)
-    out = _checked(PROBE_CLASS, proc.returncode, proc.stdout, proc.stderr)
+    out = _checked(name, proc.returncode, proc.stdout, proc.stderr)
     figures = [line for line in out.splitlines() if line.startswith("{")]
     if not figures:
-        raise LoadError(f"{PROBE_CLASS} printed no figures:\n{out[-3000:]}")
+        raise LoadError(f"{name} printed no figures:\n{out[-3000:]}")
     return json.loads(figures[-1])
-
-
-def compile_probe(jars: Path, cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
-    """Compile FixedRateLatency.java against the reference jars (once per source and jar set); its classes dir."""
-    return compile_java(PROBE_SOURCE, jars, cache_dir / "java" / "bench")
 
 
 def _run(jars: Path, tool_class: str, args: list[object]) -> str:

@@ -59,7 +59,7 @@ COST_METRICS = [Metric("broker CPU s per GB", _entry("cpu_s_per_gb"), False),
                 Metric("load generator CPU s per GB", lambda e: e["load_cpu_s"] / e["gb_moved"], False),
                 Metric("broker peak RSS MiB", _entry("peak_rss_mib"), False, 0)]
 METRICS_BY_KIND = {"produce": PRODUCE_METRICS, "consume": CONSUME_METRICS, "latency": LATENCY_METRICS,
-                   "e2e": E2E_METRICS, "ping": PING_METRICS}
+                   "e2e": E2E_METRICS, "ping": PING_METRICS, "producers": PRODUCE_METRICS, "group": CONSUME_METRICS}
 
 
 @dataclass(frozen=True)
@@ -205,11 +205,13 @@ def draw_chart(results: dict[str, dict], path: Path) -> None:
 
     fig, axes = plt.subplots(2, 3, figsize=(20, 10))
     panels = [
-        (axes[0][0], "produce MB/s (higher is better)", ("produce",), _figure("mb_per_s")),
-        (axes[0][1], "consume MB/s while fetching (higher is better)", ("consume",), _figure("fetch_mb_per_s")),
+        (axes[0][0], "produce MB/s (higher is better)", ("produce", "producers"), _figure("mb_per_s")),
+        (axes[0][1], "consume MB/s while fetching (higher is better)", ("consume", "group"),
+         _figure("fetch_mb_per_s")),
         (axes[0][2], "produce-to-consume p99 ms (lower is better)", ("latency", "e2e"), _figure("p99_ms")),
         (axes[1][0], "closed-loop requests/s (higher is better)", ("ping",), _figure("requests_per_s")),
-        (axes[1][1], "broker CPU s per GB (lower is better)", ("produce", "consume"), _entry("cpu_s_per_gb")),
+        (axes[1][1], "broker CPU s per GB (lower is better)", ("produce", "consume", "producers", "group"),
+         _entry("cpu_s_per_gb")),
     ]
     for ax, title, kinds, read in panels:
         names = list(dict.fromkeys(name for r in results.values() for name, e in r.get("workloads", {}).items()

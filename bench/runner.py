@@ -53,7 +53,7 @@ MIB = 1 << 20
 FILL_BATCHING = "batch64k"
 # The figure that ranks the rounds of a workload (python -m bench --rounds): the median round is the one reported.
 KEY_FIGURES = {"produce": "mb_per_s", "consume": "fetch_mb_per_s", "latency": "p99_ms", "e2e": "mean_ms",
-               "ping": "requests_per_s"}
+               "ping": "requests_per_s", "producers": "mb_per_s", "group": "fetch_mb_per_s"}
 
 
 def raise_priority(niceness: int) -> None:
@@ -197,7 +197,7 @@ def run_workload(workload: Workload, bootstrap: str, pid: int, jars: Path, topic
     topic = topic or workload.name
     create_topic(bootstrap, topic, workload.partitions)
     entry: dict = {"params": workload.params(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    if workload.kind == "consume":
+    if workload.kind in ("consume", "group"):
         entry["fill"] = fill_topic(workload, bootstrap, jars, topic)
     cpu_before, load_before, started = cpu_seconds(pid), load_cpu_seconds(), time.monotonic()
     with PeakRssSampler(pid) as sampler, QuietnessSampler((os.getpid(), pid), max_others) as quietness:
@@ -231,6 +231,11 @@ def run_load(workload: Workload, bootstrap: str, jars: Path, topic: str) -> dict
     if workload.kind == "e2e":
         return load.end_to_end_latency(jars, bootstrap, topic, workload.num_records, workload.record_size,
                                        workload.acks)
+    if workload.kind == "producers":
+        return load.many_producers(jars, bootstrap, topic, workload.clients, workload.num_records,
+                                   workload.record_size, workload.acks)
+    if workload.kind == "group":
+        return load.group_consume(jars, bootstrap, topic, f"bench-{topic}", workload.clients, workload.num_records)
     if workload.kind == "ping":
         return ping.ping(bootstrap, workload.api, topic, workload.num_records, workload.connections,
                          workload.record_size)
@@ -239,9 +244,9 @@ def run_load(workload: Workload, bootstrap: str, jars: Path, topic: str) -> dict
 
 def _bytes_moved(workload: Workload, figures: Mapping[str, float]) -> float:
     """Record bytes through the broker: in for produce, out for consume, in and out for the latency runs."""
-    if workload.kind == "produce":
+    if workload.kind in ("produce", "producers"):
         return figures["records"] * workload.record_size
-    if workload.kind == "consume":
+    if workload.kind in ("consume", "group"):
         return figures["mb"] * MIB
     if workload.kind == "latency":
         return (figures["sent"] + figures["received"]) * workload.record_size

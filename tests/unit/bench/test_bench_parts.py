@@ -64,19 +64,29 @@ def test_a_tool_without_figures_is_an_error_that_shows_its_output():
 
 def test_select_by_shell_patterns_keeps_suite_order():
     workloads = suite("quick")
-    chosen = select(workloads, ["consume-*", "startup"])
-    assert [w.name for w in chosen] == ["startup", "consume-1kb-p10", "consume-1kb-p100"]
+    chosen = select(workloads, ["consume-1kb-p10*", "startup"])
+    assert [w.name for w in chosen] == ["startup", "consume-1kb-p10", "consume-1kb-p100", "consume-1kb-p1000"]
     assert select(workloads, []) == workloads
     with pytest.raises(ValueError, match="no workload matches"):
         select(workloads, ["nothing-*"])
 
 
-def test_suite_names_are_unique_and_quick_mode_moves_fewer_bytes():
-    full, quick = suite("full"), suite("quick")
+def test_suite_names_are_unique_and_quick_and_smoke_modes_move_fewer_bytes():
+    full, quick, smoke = suite("full"), suite("quick"), suite("smoke")
     assert len({w.name for w in full}) == len(full)
-    assert [w.name for w in full] == [w.name for w in quick]
-    for big, small in zip(full, quick):
-        assert small.num_records <= big.num_records
+    assert [w.name for w in full] == [w.name for w in quick] == [w.name for w in smoke]
+    for big, small, tiny in zip(full, quick, smoke):
+        assert tiny.num_records <= small.num_records <= big.num_records
+
+
+def test_the_suite_has_the_workloads_users_run():
+    kinds = {w.name: (w.kind, w.partitions, w.clients, w.record_size) for w in suite("full")}
+    assert kinds["produce-100b-default-acks1-p10"] == ("produce", 10, 0, 100)
+    assert kinds["produce-1kb-default-acks1-p100"][1] == 100
+    assert kinds["produce-1kb-default-acks1-p1000"][1] == 1000
+    assert kinds["producers-1kb-default-acks1-p10-c100"][:3] == ("producers", 10, 100)
+    assert kinds["group-1kb-p8-g8"][:3] == ("group", 8, 8)
+    assert kinds["consume-100b-p10"] == ("consume", 10, 0, 100)
 
 
 def _round(produce_mb_per_s: float, rss: float, hwm: float, startup: float, quiet: bool = True) -> dict:
