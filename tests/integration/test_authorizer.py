@@ -49,11 +49,11 @@ def secured(tmp_path):
     """Start a broker enforcing these bindings: `secured(acl(...), ..., **config)`."""
     started: list[BrokerProcess] = []
 
-    def start(*bindings: AclBinding, **config: str) -> BrokerProcess:
+    def start(*bindings: AclBinding, port: int | None = None, **config: str) -> BrokerProcess:
         data = tmp_path / f"data{len(started)}"
         data.mkdir()
         AclStore(data).create(bindings)
-        process = BrokerProcess(data, {"authorizer.class.name": STANDARD_AUTHORIZER, **config}).start()
+        process = BrokerProcess(data, {"authorizer.class.name": STANDARD_AUTHORIZER, **config}, port=port).start()
         started.append(process)
         return process
 
@@ -216,6 +216,40 @@ def test_create_topics_needs_create_on_the_cluster_or_the_topic(secured):
         assert results["team-a"].configs
         assert results["team-b"].topic_config_error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
         assert (results["team-b"].num_partitions, results["team-b"].configs) == (-1, [])
+
+
+def test_sasl_principals_get_their_own_acls(secured):
+    """The principal a client authenticates as (SASL PLAIN here) is the one the ACLs name."""
+    from confluent_kafka import KafkaException, Producer
+
+    from wirebroker.network.ports import free_port
+
+    port, sasl_port = free_port(), free_port()
+    jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+            'user_alice="alice-secret" user_bob="bob-secret";')
+    broker = secured(acl(TYPE.TOPIC, "orders", OP.WRITE, principal="User:alice"),
+                     acl(TYPE.TOPIC, "*", OP.DESCRIBE, principal="User:*"), port=port, **{
+                         "listeners": f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+                         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+                         "super.users": ANONYMOUS,  # the PLAINTEXT listener creates the topic
+                         "sasl.enabled.mechanisms": "PLAIN",
+                         "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas})
+    with RawClient(broker.bootstrap) as client:
+        assert create_topics(client, "orders") == {"orders": ErrorCode.NONE}
+
+    def produce_as(user: str) -> str:
+        producer = Producer({"bootstrap.servers": f"127.0.0.1:{sasl_port}", "security.protocol": "SASL_PLAINTEXT",
+                             "sasl.mechanism": "PLAIN", "sasl.username": user, "sasl.password": f"{user}-secret",
+                             "message.timeout.ms": 10_000})
+        outcome = []
+        producer.produce("orders", b"v", on_delivery=lambda error, _: outcome.append(error))
+        producer.flush(15)
+        error = outcome[0] if outcome else KafkaException("no delivery report")
+        return "delivered" if error is None else error.name()
+
+    assert produce_as("alice") == "delivered"
+    assert produce_as("bob") == "TOPIC_AUTHORIZATION_FAILED"
+    assert "Principal = User:bob is Denied operation = WRITE" in broker.log_text()
 
 
 # ---- groups -----------------------------------------------------------------------------------------------------
