@@ -492,3 +492,14 @@ def test_signed_jwts_are_checked_against_the_jwks_file(secure):
         assert error.code() == confluent_kafka.KafkaError._AUTHENTICATION
     assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: Signature verification failed")
     assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: Audience doesn't match")
+
+
+def test_an_api_versions_version_not_served_may_be_asked_again_before_the_handshake(secure):
+    with RawClient(secure.bootstrap("SASL_PLAINTEXT")) as client:
+        client.correlation_id += 1
+        # a future version, with the flexible (v2) header every ApiVersions v3+ has
+        client.send_frame(struct.pack(">hhih", 18, 99, client.correlation_id, 3) + b"raw\x00")
+        error_code = struct.unpack_from(">h", client.read_frame(), 4)[0]
+        assert error_code == ErrorCode.UNSUPPORTED_VERSION
+        assert client.request(18, 3, client_software_name="raw", client_software_version="1").error_code == 0
+        assert client.request(SASL_HANDSHAKE, 1, mechanism="PLAIN").error_code == ErrorCode.NONE

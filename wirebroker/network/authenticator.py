@@ -34,6 +34,7 @@ from wirebroker.protocol.headers import (
     response_frame_parts,
 )
 from wirebroker.protocol.message import Message
+from wirebroker.protocol.messages import ADVERTISABLE_VERSIONS
 from wirebroker.protocol.messages.sasl_authenticate import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -115,7 +116,9 @@ class SaslAuthenticator:
             else:
                 return None
         if api_key == API_VERSIONS_KEY and self._state == "handshake-or-versions":
-            self._state = "handshake"
+            # Kafka: a version it does not serve is answered UNSUPPORTED_VERSION and the client may ask again
+            if header.api_version <= ADVERTISABLE_VERSIONS[API_VERSIONS_KEY][1]:
+                self._state = "handshake"
             return None
         if api_key == SaslHandshakeRequest.API_KEY and self._state in ("handshake-or-versions", "handshake"):
             return self._handshake(header, frame, body_start)
