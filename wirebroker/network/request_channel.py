@@ -79,6 +79,13 @@ class RequestChannel:
         self._waiting_processors: set[int] = set()  # refused by a full queue; woken when a slot frees
         self._processors: dict[int, ResponseReceiver] = {}
         self._inline_handler: Callable[[Request], None] | None = None
+        # Told the id of each connection that closes (share sessions end with their connection, as Kafka's
+        # connectionDisconnectListeners); called on the network thread, so a listener must not block.
+        self.connection_close_listeners: list[Callable[[str], None]] = []
+
+    def connection_closed(self, connection_id: str) -> None:
+        for listener in self.connection_close_listeners:
+            listener(connection_id)
 
     def register_processor(self, processor: ResponseReceiver) -> None:
         with self._lock:
