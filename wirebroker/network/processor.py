@@ -349,6 +349,7 @@ class Processor(threading.Thread):
         conn.send = None
         conn.sock.close()
         self._quotas.dec()
+        self._channel.connection_closed(conn.id)
 
     def _close_all(self) -> None:
         for conn in list(self._connections.values()):
