@@ -1,8 +1,8 @@
 """Share groups (KIP-932) with Java's KafkaShareConsumer (kafka-clients 4.x), each member a process of its own:
-records shared between two members, each acknowledged once; RELEASE redelivers, REJECT never does; a member killed
--9 has its records redelivered once their acquisition lock runs out; a poison record is archived at the delivery
-count limit; the acknowledged state survives a broker killed -9; and Kafka's kafka-share-groups.sh lists, describes,
-resets and deletes a share group.
+records shared between two members, each acknowledged once; RELEASE redelivers, REJECT never does; records held
+past their acquisition lock go to another member, and so do a killed member's when its connection closes; a poison
+record is archived at the delivery count limit; the acknowledged state survives a broker killed -9; and Kafka's
+kafka-share-groups.sh lists, describes, resets and deletes a share group.
 
 Sizes stay small in the default run, on wirebroker only; WIREBROKER_RELIABILITY=full shares 10,000 records and runs
 every scenario on Apache Kafka 4.3.1 too."""
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 import pytest
 
@@ -22,6 +23,7 @@ from tests.integration.share_consumers import ShareConsumer, run, values
 FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
 RECORDS = 10_000 if FULL else 2000
 LOCK_MS = 3000
+LONG_LOCK_MS = 60_000  # the longest group lock Kafka allows (group.share.max.record.lock.duration.ms)
 SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"  # kafka-share-groups.sh
 DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 SHARE_BROKER = {"offsets.topic.num.partitions": "1", "share.coordinator.state.topic.num.partitions": "1",
@@ -76,20 +78,42 @@ def test_two_members_share_the_records_each_acknowledged_once(share_broker, tmp_
     assert set(released) <= redelivered
 
 
-def test_a_killed_member_s_records_come_back_after_the_lock_duration(share_broker, tmp_path):
+def test_records_held_too_long_come_back_when_their_lock_runs_out(share_broker, tmp_path):
     broker = share_broker
-    _share_topic(broker, "jobs", "crashing", 1)
+    _share_topic(broker, "jobs", "slow", 1)
     run("produce", broker.bootstrap, "jobs", "300")
-    holder = ShareConsumer(tmp_path / "holder.out", broker.bootstrap, "crashing", "jobs", 0, "hold=20")
+    holder = ShareConsumer(tmp_path / "holder.out", broker.bootstrap, "slow", "jobs", 0, "hold=20")
+    try:
+        holder.wait_for("holding")  # alive and connected, acknowledging nothing
+        held_at = int(next(line[1] for line in holder.lines() if line[0] == "holding"))
+        held = {int(line[1]) for line in holder.lines() if line[0] == "HOLD"}
+        lines = ShareConsumer(tmp_path / "other.out", broker.bootstrap, "slow", "jobs", 6).finish()
+    finally:
+        holder.kill()
+    assert sorted(values(lines, "accept")) == list(range(300))
+    # The holder's first fetch took every record: the other member got them as their second delivery, once the
+    # acquisition lock (group.share.record.lock.duration.ms) ran out.
+    redelivered = [line for line in lines if line[0] == "accept" and int(line[1]) in held]
+    assert held and all(line[3] == "2" for line in redelivered)
+    assert min(int(line[4]) for line in redelivered) - held_at >= LOCK_MS - 500
+
+
+def test_a_killed_member_s_records_come_back_when_its_connection_closes(share_broker, tmp_path):
+    broker = share_broker
+    _share_topic(broker, "tasks", "crashing", 1)
+    run("config", broker.bootstrap, "crashing", f"share.record.lock.duration.ms={LONG_LOCK_MS}")
+    run("produce", broker.bootstrap, "tasks", "300")
+    holder = ShareConsumer(tmp_path / "holder.out", broker.bootstrap, "crashing", "tasks", 0, "hold=20")
     holder.wait_for("holding")
     held = {int(line[1]) for line in holder.lines() if line[0] == "HOLD"}
     holder.kill()
-    survivor = ShareConsumer(tmp_path / "survivor.out", broker.bootstrap, "crashing", "jobs", 6)
-    lines = survivor.finish()
+    killed_at = time.time() * 1000
+    lines = ShareConsumer(tmp_path / "survivor.out", broker.bootstrap, "crashing", "tasks", 6).finish()
     assert sorted(values(lines, "accept")) == list(range(300))
-    # The holder acquired them (its first fetch took them all) and was killed without a word: they came back
-    # only when their acquisition lock ran out, as their second delivery.
-    assert held and all(line[3] == "2" for line in lines if line[0] == "accept" and int(line[1]) in held)
+    # Released when the killed member's connection closed (Kafka's releaseSession), long before its lock would.
+    redelivered = [line for line in lines if line[0] == "accept" and int(line[1]) in held]
+    assert held and all(line[3] == "2" for line in redelivered)
+    assert max(int(line[4]) for line in redelivered) - killed_at < LONG_LOCK_MS
 
 
 def test_a_poison_record_is_archived_at_the_delivery_count_limit(share_broker, tmp_path):

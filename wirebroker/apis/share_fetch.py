@@ -42,7 +42,7 @@ def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchRespons
 
     manager.fetch(group_id, request.member_id, request.share_session_epoch, requested, forgotten,
                   acknowledgements(request.topics), request.max_wait_ms, request.min_bytes, request.max_bytes,
-                  request.max_records if ctx.api_version >= 1 else 2**31 - 1, respond)
+                  request.max_records if ctx.api_version >= 1 else 2**31 - 1, respond, ctx.connection_id)
     return None
 
 

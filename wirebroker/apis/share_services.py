@@ -76,4 +76,7 @@ def _make(broker: BrokerServices) -> ShareServices:
     group_coordinator = broker.group_coordinator
     partitions = SharePartitionManager(group_coordinator.config, _LogReads(broker.replica_manager), broker.metadata,
                                        group_coordinator.timer, coordinator, configs.get)
+    channel = getattr(broker, "channel", None)  # the request channel (an embedded test broker may have none)
+    if channel is not None:
+        channel.connection_close_listeners.append(partitions.connection_closed)
     return ShareServices(coordinator, partitions, configs)

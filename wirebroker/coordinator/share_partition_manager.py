@@ -8,7 +8,8 @@ earliest: the log start offset), which is then persisted at once (InitializeShar
 Share sessions, one per (group, member): a ShareFetch at epoch 0 opens one with the partitions it names (and must
 carry no acknowledgements: INVALID_REQUEST); later requests carry the session's epoch (else
 INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND), which each bumps, and add partitions or forget
-them; epoch -1 closes it after its acknowledgements, releasing what the member still holds.
+them; epoch -1 closes it after its acknowledgements, releasing what the member still holds, and so does the close
+of the connection that opened it (a member killed: its records come back at once, as in Kafka 4.x).
 
 A fetch: acknowledgements first (persisted before the answer; a failed partition gets its AcknowledgeErrorCode),
 then each session partition is read from its next fetch offset through the replica manager (waiting in the fetch
@@ -84,6 +85,7 @@ class PartitionResult:
 class ShareSession:
     epoch: int
     partitions: list[tuple[bytes, int]]
+    connection_id: str = ""  # the connection that opened it: its close ends the session
 
 
 class SharePartitionManager:
@@ -106,12 +108,12 @@ class SharePartitionManager:
     # ---- sessions ------------------------------------------------------------------------------------------------
 
     def _session(self, group_id: str, member_id: str, epoch: int, added: Iterable[tuple[bytes, int]],
-                 forgotten: Iterable[tuple[bytes, int]], has_acks: bool) -> ShareSession:
+                 forgotten: Iterable[tuple[bytes, int]], has_acks: bool, connection_id: str = "") -> ShareSession:
         key = (group_id, member_id)
         if epoch == INITIAL_EPOCH:
             if has_acks:
                 raise InvalidRequestError("acknowledgements cannot be sent with the initial share session epoch")
-            session = self._sessions[key] = ShareSession(1, list(dict.fromkeys(added)))
+            session = self._sessions[key] = ShareSession(1, list(dict.fromkeys(added)), connection_id)
             return session
         session = self._sessions.get(key)
         if session is None:
@@ -125,7 +127,23 @@ class SharePartitionManager:
         session.partitions = [tp for tp in dict.fromkeys([*session.partitions, *added]) if tp not in gone]
         return session
 
-    def _close(self, group_id: str, member_id: str, results: dict[tuple[bytes, int], PartitionResult]) -> None:
+    def connection_closed(self, connection_id: str) -> None:
+        """A client's connection closed (a member killed, or gone): the share sessions it opened end, and what
+        their members hold goes back to the others at once (Kafka's releaseSession), on the timer thread: the
+        network thread that calls this must not wait for the state write."""
+        def release() -> None:
+            with self._lock:
+                for group_id, member_id in [key for key, session in self._sessions.items()
+                                            if session.connection_id == connection_id]:
+                    log.info("share session of member %s of group %s ends: its connection %s closed", member_id,
+                             group_id, connection_id)
+                    self._close(group_id, member_id)
+
+        with self._lock:
+            if any(session.connection_id == connection_id for session in self._sessions.values()):
+                self.timer.schedule(("share-connection-closed", connection_id), 0, release)
+
+    def _close(self, group_id: str, member_id: str) -> None:
         """The final epoch: the session goes, and the member's records go back to the others."""
         session = self._sessions.pop((group_id, member_id), None)
         for topic_id, index in session.partitions if session else ():
@@ -139,17 +157,18 @@ class SharePartitionManager:
     def fetch(self, group_id: str, member_id: str, epoch: int, requested: list[tuple[bytes, int]],
               forgotten: list[tuple[bytes, int]], acknowledgements: Acknowledgements, max_wait_ms: int,
               min_bytes: int, max_bytes: int, max_records: int,
-              respond: Callable[[int, str | None, list[PartitionResult]], None]) -> None:
+              respond: Callable[[int, str | None, list[PartitionResult]], None], connection_id: str = "") -> None:
         """ShareFetch: answered through respond(error code, message, partitions), now or from the purgatory."""
         with self._lock:
             try:
-                session = self._session(group_id, member_id, epoch, requested, forgotten, bool(acknowledgements))
+                session = self._session(group_id, member_id, epoch, requested, forgotten, bool(acknowledgements),
+                                        connection_id)
             except KafkaError as exc:
                 respond(exc.code, str(exc), [])
                 return
             results = self._acknowledge(group_id, member_id, acknowledgements)
             if epoch == FINAL_EPOCH:
-                self._close(group_id, member_id, results)
+                self._close(group_id, member_id)
                 respond(ErrorCode.NONE, None, list(results.values()))
                 return
             reads: list[tuple[PartitionResult, Any, int]] = []
@@ -198,7 +217,7 @@ class SharePartitionManager:
                 return exc.code, str(exc), []
             results = self._acknowledge(group_id, member_id, acknowledgements)
             if epoch == FINAL_EPOCH:
-                self._close(group_id, member_id, results)
+                self._close(group_id, member_id)
             return ErrorCode.NONE, None, list(results.values())
 
     def _acknowledge(self, group_id: str, member_id: str, acknowledgements: Acknowledgements

@@ -6,7 +6,8 @@
 // produce writes values "FIRST".."FIRST+COUNT-1" (FIRST 0 unless given; key = value) and prints "produced COUNT".
 // config sets group configs (IncrementalAlterConfigs on the GROUP resource), e.g. share.auto.offset.reset=earliest.
 // consume polls until nothing arrived for IDLE_SECONDS (0: forever; before the first record, 30 s) and acknowledges each record explicitly, printing
-// one line per record as it acknowledges it: "<ACK> <value> <offset> <delivery count>"; actions choose the type:
+// one line per record as it acknowledges it: "<ACK> <value> <offset> <delivery count> <wall clock ms>"; actions
+// choose the type:
 //     release=V1,V2  RELEASE those values (every delivery), reject=V1,V2  REJECT them,
 //     release-first=K  RELEASE each record's first delivery if its value % K == 0,
 //     hold=N  take the first N records and never acknowledge them (then wait to be killed), max=N stop after N,
@@ -131,10 +132,10 @@ public final class ShareDriver {
                     if (hold > 0) {
                         hold--;
                         out.append("HOLD ").append(value).append(' ').append(record.offset()).append(' ')
-                           .append(deliveries).append('\n');
+                           .append(deliveries).append(' ').append(System.currentTimeMillis()).append('\n');
                         if (hold == 0) {
                             System.out.print(out);
-                            System.out.println("holding");
+                            System.out.println("holding " + System.currentTimeMillis());
                             System.out.flush();
                             Thread.sleep(Long.MAX_VALUE);
                         }
@@ -150,7 +151,7 @@ public final class ShareDriver {
                     }
                     consumer.acknowledge(record, type);
                     out.append(type).append(' ').append(value).append(' ').append(record.offset()).append(' ')
-                       .append(deliveries).append('\n');
+                       .append(deliveries).append(' ').append(System.currentTimeMillis()).append('\n');
                 }
                 consumer.commitSync();
                 System.out.print(out);
