@@ -12,8 +12,9 @@ Behaviour (coordinator/share_partition_manager.py):
   answers the log's batches and the AcquiredRecords ranges with their delivery counts; the client keeps only those.
 - AcquisitionLockTimeoutMs: the group's share.record.lock.duration.ms (else group.share.record.lock.duration.ms).
 Version notes:
-- v1 adds MaxRecords, BatchSize and AcquisitionLockTimeoutMs (KIP-932 GA); v2 ShareAcquireMode and IsRenewAck
-  (KIP-1206, KIP-1222): this broker acquires in batch-optimised mode whatever the mode asked.
+- v1 adds MaxRecords, BatchSize and AcquisitionLockTimeoutMs (KIP-932 GA); v2 ShareAcquireMode (KIP-1206:
+  record_limit acquires at most MaxRecords, splitting batches) and IsRenewAck (KIP-1222: the acknowledgements
+  renew locks and nothing is fetched).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from wirebroker.protocol.messages.share_fetch import (
 )
 
 API_KEY = 78
+FIRST_ACQUIRE_MODE_VERSION = 2  # ShareAcquireMode (KIP-1206)
+RECORD_LIMIT = 1  # ShareAcquireMode record_limit: at most MaxRecords, batches split; 0 batch_optimized
 
 
 def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchResponse | None:
@@ -42,7 +45,9 @@ def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchRespons
 
     manager.fetch(group_id, request.member_id, request.share_session_epoch, requested, forgotten,
                   acknowledgements(request.topics), request.max_wait_ms, request.min_bytes, request.max_bytes,
-                  request.max_records if ctx.api_version >= 1 else 2**31 - 1, respond, ctx.connection_id)
+                  request.max_records if ctx.api_version >= 1 else 2**31 - 1, respond, ctx.connection_id,
+                  ctx.api_version >= FIRST_ACQUIRE_MODE_VERSION and request.share_acquire_mode == RECORD_LIMIT,
+                  ctx.api_version >= FIRST_ACQUIRE_MODE_VERSION and request.is_renew_ack)
     return None
 
 

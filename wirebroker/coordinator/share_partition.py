@@ -112,10 +112,11 @@ class SharePartition:
         return self.end_offset
 
     def acquire(self, member_id: str, batches: Iterable[tuple[int, int]], max_records: int,
-                log_start_offset: int = 0) -> tuple[list[AcquiredRecords], int]:
+                log_start_offset: int = 0, record_limit: bool = False) -> tuple[list[AcquiredRecords], int]:
         """Acquire for `member_id` what is AVAILABLE among the batches read from the log ((base offset, last
-        offset) each, in order), at most `max_records` offsets (whole batches past the end offset, as Kafka);
-        returns the acquired runs and the lock id their acquisition lock expires by."""
+        offset) each, in order), at most `max_records` offsets: whole batches past the end offset, as Kafka's
+        batch-optimised mode, unless `record_limit` (ShareAcquireMode record_limit, KIP-1206) splits them.
+        Returns the acquired runs and the lock id their acquisition lock expires by."""
         self.move_start_to(log_start_offset)
         lock_id = next(_lock_ids)
         acquired: list[int] = []
@@ -128,7 +129,8 @@ class SharePartition:
                     self.end_offset = offset + 1
             for offset in range(max(base, self.start_offset), last + 1):
                 if offset >= self.end_offset:
-                    if offset >= self.start_offset + self.max_record_locks:
+                    if offset >= self.start_offset + self.max_record_locks or (
+                            record_limit and len(acquired) >= max_records):
                         break
                     self._records[offset] = _InFlight()
                     self.end_offset = offset + 1

@@ -157,8 +157,11 @@ class SharePartitionManager:
     def fetch(self, group_id: str, member_id: str, epoch: int, requested: list[tuple[bytes, int]],
               forgotten: list[tuple[bytes, int]], acknowledgements: Acknowledgements, max_wait_ms: int,
               min_bytes: int, max_bytes: int, max_records: int,
-              respond: Callable[[int, str | None, list[PartitionResult]], None], connection_id: str = "") -> None:
-        """ShareFetch: answered through respond(error code, message, partitions), now or from the purgatory."""
+              respond: Callable[[int, str | None, list[PartitionResult]], None], connection_id: str = "",
+              record_limit: bool = False, renew_only: bool = False) -> None:
+        """ShareFetch: answered through respond(error code, message, partitions), now or from the purgatory;
+        `record_limit`: never more than max_records offsets, batches split (else whole batches); `renew_only`
+        (IsRenewAck): the acknowledgements renew locks, and nothing is fetched."""
         with self._lock:
             try:
                 session = self._session(group_id, member_id, epoch, requested, forgotten, bool(acknowledgements),
@@ -167,8 +170,9 @@ class SharePartitionManager:
                 respond(exc.code, str(exc), [])
                 return
             results = self._acknowledge(group_id, member_id, acknowledgements)
-            if epoch == FINAL_EPOCH:
-                self._close(group_id, member_id)
+            if epoch == FINAL_EPOCH or renew_only:
+                if epoch == FINAL_EPOCH:
+                    self._close(group_id, member_id)
                 respond(ErrorCode.NONE, None, list(results.values()))
                 return
             reads: list[tuple[PartitionResult, Any, int]] = []
@@ -192,7 +196,7 @@ class SharePartitionManager:
                     if read.error_code:
                         result.error_code = read.error_code
                     elif read.data is not None and remaining > 0:
-                        self._acquire(group_id, member_id, result, read, remaining)
+                        self._acquire(group_id, member_id, result, read, remaining, record_limit)
                         remaining -= sum(r.last_offset - r.first_offset + 1 for r in result.acquired)
             respond(ErrorCode.NONE, None, answered)
 
@@ -262,7 +266,8 @@ class SharePartitionManager:
             self._partitions[key] = partition
         return partition, log_partition
 
-    def _acquire(self, group_id: str, member_id: str, result: PartitionResult, read: Any, limit: int) -> None:
+    def _acquire(self, group_id: str, member_id: str, result: PartitionResult, read: Any, limit: int,
+                 record_limit: bool) -> None:
         data = read.data.records
         chunk = data if isinstance(data, (bytes, bytearray, memoryview)) else os.pread(data.fileno, data.size,
                                                                                          data.position)
@@ -278,7 +283,7 @@ class SharePartitionManager:
         partition = self._partitions.get(key)
         if partition is None or not spans:
             return
-        result.acquired, lock_id = partition.acquire(member_id, spans, limit, read.log_start_offset)
+        result.acquired, lock_id = partition.acquire(member_id, spans, limit, read.log_start_offset, record_limit)
         if result.acquired:
             result.records = data
             self._schedule_lock(key, lock_id, self.lock_duration_ms(group_id))

@@ -116,3 +116,11 @@ def test_the_persisted_state_restores_the_share_partition():
     restored = SharePartition(sp.start_offset, 3, 100, batches)
     assert (restored.start_offset, restored.end_offset) == (10, 17)
     assert restored.acquire("b", [(10, 16)], 100)[0] == [AcquiredRecords(10, 10, 2), AcquiredRecords(15, 16, 2)]
+
+
+def test_the_record_limit_mode_splits_a_batch_at_max_records():
+    sp = partition()
+    acquired, _ = sp.acquire("a", [(0, 9)], 4, record_limit=True)
+    assert acquired == [AcquiredRecords(0, 3, 1)] and sp.end_offset == 4
+    acquired, _ = sp.acquire("b", [(0, 9)], 100, record_limit=True)
+    assert acquired == [AcquiredRecords(4, 9, 1)]
