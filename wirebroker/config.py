@@ -179,6 +179,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "sasl.server.callback.handler.class": BrokerKey(STRING, None),
     "sasl.server.max.receive.size": BrokerKey(INT, "524288"),  # the largest frame read before authentication
     "connections.max.reauth.ms": BrokerKey(LONG, "0"),  # KIP-368; 0: sessions never expire
+    "connection.failed.authentication.delay.ms": BrokerKey(INT, "100"),  # KIP-306: a refusal is answered this late
     "sasl.oauthbearer.jwks.endpoint.url": BrokerKey(STRING, None),  # file: URLs (a JWKS file) only
     "sasl.oauthbearer.expected.audience": BrokerKey(LIST, ""),
     "sasl.oauthbearer.expected.issuer": BrokerKey(STRING, None),
