@@ -19,6 +19,8 @@ this processor's own thread, so connection state needs no lock.
 from __future__ import annotations
 
 import logging
+import heapq
+import itertools
 import selectors
 import socket
 import threading
@@ -66,6 +68,10 @@ class Processor(threading.Thread):
         self._wakeup.register(self._selector)
         self._new_connections: deque[tuple[socket.socket, str]] = deque()
         self._responses: deque[Response] = deque()
+        # Failed authentications, answered once their delay is over (Kafka's connection.failed.authentication.delay.ms
+        # slows password guessing): (when, sequence, response), earliest first.
+        self._delayed: list[tuple[float, int, Response]] = []
+        self._delayed_sequence = itertools.count()
         self._connections: OrderedDict[str, Connection] = OrderedDict()  # least recently active first
         self._waiting: deque[Connection] = deque()  # their requests were refused by a full queue, oldest first
         self._reads_paused = False
@@ -124,6 +130,8 @@ class Processor(threading.Thread):
     def _run_once(self) -> None:
         self._now = time.monotonic()
         self._configure_new_connections()
+        while self._delayed and self._delayed[0][0] <= self._now:
+            self._responses.append(heapq.heappop(self._delayed)[2])
         self._process_new_responses()
         self._retry_waiting_requests()
         events = self._selector.select(self._poll_timeout())
@@ -136,6 +144,11 @@ class Processor(threading.Thread):
         self._close_idle_connections()
 
     def _poll_timeout(self) -> float:
+        if self._delayed:
+            return min(self._idle_poll_timeout(), max(0.0, self._delayed[0][0] - self._now))
+        return self._idle_poll_timeout()
+
+    def _idle_poll_timeout(self) -> float:
         if self._responses or self._new_connections:
             return 0
         if not self._connections or self._connections_max_idle_ms < 0:
@@ -205,7 +218,11 @@ class Processor(threading.Thread):
             answer = conn.security.on_request(frame)  # SASL is answered here, on the network thread, as in Kafka
             request.principal = conn.principal
             if answer is not None:
-                self._start_response(conn, Response(request, answer.parts, answer.close))
+                response = Response(request, answer.parts, answer.close)
+                if answer.delay_s:
+                    heapq.heappush(self._delayed, (self._now + answer.delay_s, next(self._delayed_sequence), response))
+                else:
+                    self._start_response(conn, response)
                 return
         if not self._channel.send_request(request):
             conn.waiting_request = request
