@@ -503,3 +503,13 @@ def test_an_api_versions_version_not_served_may_be_asked_again_before_the_handsh
         assert error_code == ErrorCode.UNSUPPORTED_VERSION
         assert client.request(18, 3, client_software_name="raw", client_software_version="1").error_code == 0
         assert client.request(SASL_HANDSHAKE, 1, mechanism="PLAIN").error_code == ErrorCode.NONE
+
+
+def test_a_refused_client_is_answered_after_the_failed_authentication_delay(secure):
+    """KIP-306's connection.failed.authentication.delay.ms (100 ms by default) slows password guessing."""
+    with raw_sasl(secure, "PLAIN") as client:
+        started = time.monotonic()
+        response = client.request(SASL_AUTHENTICATE, 2, auth_bytes=b"\0alice\0guess")
+        assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert time.monotonic() - started >= 0.09
+        assert _closed(client)

@@ -65,14 +65,16 @@ class SaslSettings:
     mechanisms: dict[str, Callable[[], SaslServer]]
     max_receive_size: int = SASL_SERVER_MAX_RECEIVE_SIZE
     connections_max_reauth_ms: int = 0
+    failed_authentication_delay_ms: int = 100  # Kafka's connection.failed.authentication.delay.ms
 
 
 @dataclass(frozen=True)
 class Answer:
-    """What the network thread writes back itself; `close` after writing it."""
+    """What the network thread writes back itself; `close` after writing it, `delay_s` seconds from now."""
 
     parts: list[Any]
     close: bool = False
+    delay_s: float = 0.0
 
 
 class SaslAuthenticator:
@@ -147,7 +149,7 @@ class SaslAuthenticator:
             log.info("Failed authentication with %s (listener %s): SASL mechanism %s is not enabled (enabled: %s)",
                      self._client, self._listener, mechanism, ", ".join(enabled))
             response.error_code = ErrorCode.UNSUPPORTED_SASL_MECHANISM
-            return Answer(response_frame_parts(header, response), close=True)
+            return self._refusal(header, response)
         self._mechanism = mechanism
         self._server = self._settings.mechanisms[mechanism]()
         self._state = "authenticate" if header.api_version >= 1 else "raw-token"
@@ -163,10 +165,15 @@ class SaslAuthenticator:
             response.error_message = exc.client_message or (
                 f"Authentication failed during authentication due to invalid credentials with SASL mechanism "
                 f"{self._mechanism}")
-            return Answer(response_frame_parts(header, response), close=True)
+            return self._refusal(header, response)
         if self.authenticated and header.api_version >= 1:
             response.session_lifetime_ms = self._session_lifetime_ms
         return Answer(response_frame_parts(header, response))
+
+    def _refusal(self, header: RequestHeader, response: Message) -> Answer:
+        """The failure's answer, written after connection.failed.authentication.delay.ms, then the connection closed."""
+        return Answer(response_frame_parts(header, response), close=True,
+                      delay_s=self._settings.failed_authentication_delay_ms / 1000)
 
     def _raw_token(self, token: bytes) -> Answer:
         try:

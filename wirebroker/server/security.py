@@ -67,7 +67,8 @@ def _one_listener(config: BrokerConfig, name: str, protocol: str,
             raise ConfigError(f"listener {name}: {exc}") from None
     if protocol.startswith("SASL_"):
         mechanisms = {m: _mechanism(config, name, m, scram_credentials) for m in setting("sasl.enabled.mechanisms")}
-        sasl = SaslSettings(mechanisms, setting("sasl.server.max.receive.size"), setting("connections.max.reauth.ms"))
+        sasl = SaslSettings(mechanisms, setting("sasl.server.max.receive.size"), setting("connections.max.reauth.ms"),
+                            config["connection.failed.authentication.delay.ms"])
     log.info("Listener %s: %s%s", name, protocol, f", SASL mechanisms {', '.join(sasl.mechanisms)}" if sasl else "")
     return ListenerSecurity(protocol, ssl_context, mapper, sasl)
 
