@@ -19,7 +19,11 @@ host-specific DENY that does not apply, implied DESCRIBE and DESCRIBE_CONFIGS, s
 Metadata (a listing, named topics, authorized operations, auto-creation), Produce (plain and transactional),
 Fetch (as consumer and posing as a follower), ListOffsets, DescribeConfigs, CreateTopics (validate only),
 DeleteRecords, FindCoordinator (groups and transactional ids), OffsetCommit, OffsetFetch, DescribeGroups,
-ListGroups, InitProducerId, DescribeAcls, CreateAcls, DescribeCluster and DescribeLogDirs.
+ListGroups, InitProducerId, DescribeAcls, CreateAcls, DescribeCluster and DescribeLogDirs (compat_tests/acl_probes.py
+probe); DeleteTopics (by name, existing or not), CreatePartitions, IncrementalAlterConfigs and AlterConfigs (validate
+only), DeleteGroups, OffsetDelete, EndTxn, AddOffsetsToTxn, TxnOffsetCommit and AddPartitionsToTxn (another's
+transactional id), DescribeTransactions, ListTransactions, DescribeProducers, OffsetForLeaderEpoch, ElectLeaders,
+ListPartitionReassignments, DescribeTopicPartitions and ConsumerGroupDescribe (probe_admin).
 """
 
 from __future__ import annotations
@@ -29,11 +33,28 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from compat_tests.acl_probes import (
+    CREATE_ACLS,
+    CREATE_TOPICS,
+    DOOMED,
+    FIND_COORDINATOR,
+    GROUPS,
+    SASL_AUTHENTICATE,
+    SASL_HANDSHAKE,
+    TOPICS,
+    USERS,
+    batch,
+    commit,
+    probe,
+    probe_admin,
+    produce,
+    until_ready,
+)
 from compat_tests.brokers import BrokerProcess, free_port
 from compat_tests.reference_kafka import ReferenceKafka
 from compat_tests.wirebroker_broker import Wirebroker
@@ -45,28 +66,13 @@ from wirebroker.cluster.acls import (
     PatternType,
     ResourceType,
 )
-from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.create_acls import CreateAclsRequest
 from wirebroker.protocol.messages.create_topics import CreateTopicsRequest
-from wirebroker.protocol.messages.delete_records import DeleteRecordsRequest
-from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest
-from wirebroker.protocol.messages.fetch import FetchRequest
-from wirebroker.protocol.messages.list_offsets import ListOffsetsRequest
-from wirebroker.protocol.messages.metadata import MetadataRequest
-from wirebroker.protocol.messages.offset_commit import OffsetCommitRequest
-from wirebroker.protocol.messages.produce import ProduceRequest
 
-(PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, DESCRIBE_GROUPS, LIST_GROUPS,
- SASL_HANDSHAKE, CREATE_TOPICS, DELETE_RECORDS, INIT_PRODUCER_ID, DESCRIBE_ACLS, CREATE_ACLS, DESCRIBE_CONFIGS,
- DESCRIBE_LOG_DIRS, SASL_AUTHENTICATE, DESCRIBE_CLUSTER) = (0, 1, 2, 3, 8, 9, 10, 15, 16, 17, 19, 21, 22, 29, 30,
-                                                            32, 35, 36, 60)
-USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+OP, TYPE, PATTERN, PERMISSION = AclOperation, ResourceType, PatternType, AclPermissionType
 PLAIN_JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
               + " ".join(f'user_{user}="{password}"' for user, password in USERS.items()) + ";")
-TOPICS = ("orders", "orders-eu", "payments", "secret", "public-a", "public-b")
-GROUPS = ("team-a-group", "other-group")
-OP, TYPE, PATTERN, PERMISSION = AclOperation, ResourceType, PatternType, AclPermissionType
 ALICE, BOB, EVERYONE = "User:alice", "User:bob", "User:*"
 # (principal, resource type, name, pattern, operation, permission, host)
 ACLS = (
@@ -87,14 +93,6 @@ ACLS = (
     (BOB, TYPE.CLUSTER, CLUSTER_RESOURCE_NAME, PATTERN.LITERAL, OP.CREATE, PERMISSION.ALLOW, "*"),
     (EVERYONE, TYPE.TOPIC, "public-a", PATTERN.LITERAL, OP.DESCRIBE, PERMISSION.ALLOW, "*"),
 )
-# Answers that only say "not yet" (a coordinator or leader still being set up): asked again, not compared.
-NOT_YET = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR,
-                     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.LEADER_NOT_AVAILABLE,
-                     ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.CONCURRENT_TRANSACTIONS})
-# Kafka's KRaft broker answers an auto-created topic UNKNOWN_TOPIC_OR_PARTITION until the controller has made it
-# (wirebroker's single node creates it before answering): not an authorization answer, so asked again.
-AUTO_CREATE_NOT_YET = NOT_YET | {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-RETRY_S = 30.0
 KAFKA_ANSWERS = Path(__file__).with_name("acl_matrix_kafka_4.3.1.json")
 
 
@@ -132,22 +130,13 @@ def running(kind: str, work_dir: Path) -> Iterator[tuple[str, str]]:
         yield f"127.0.0.1:{port}", f"127.0.0.1:{sasl_port}"
 
 
-def until_ready(ask: Callable[[], Any], code_of: Callable[[Any], int], not_yet: frozenset[int] = NOT_YET) -> Any:
-    """Ask again while the answer only says "not yet"."""
-    deadline = time.monotonic() + RETRY_S
-    while True:
-        answer = ask()
-        if code_of(answer) not in not_yet or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.2)
-
-
 # ---- setup (as the super user) ------------------------------------------------------------------------------------
 
 def set_up(bootstrap: str) -> None:
     with RawClient(bootstrap) as admin:
         created = admin.request(CREATE_TOPICS, 7, timeout_ms=30_000, topics=[
-            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=1, replication_factor=1) for name in TOPICS])
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=1, replication_factor=1)
+            for name in (*TOPICS, *DOOMED.values())])
         assert all(t.error_code == ErrorCode.NONE for t in created.topics), created
         for topic in TOPICS:
             until_ready(lambda topic=topic: produce(admin, topic, batch()), lambda code: code)
@@ -165,32 +154,6 @@ def set_up(bootstrap: str) -> None:
     time.sleep(1.0)  # Kafka applies ACLs through its metadata log: let the broker's authorizer catch up
 
 
-def batch(transactional: bool = False) -> bytes:
-    entries = [(int(time.time() * 1000), None, b"value", ())]
-    if transactional:
-        return records.build_batch(entries, producer_id=12345, producer_epoch=0, base_sequence=0, is_transactional=True)
-    return records.build_batch(entries)
-
-
-def produce(client: RawClient, topic: str, records_: bytes, transactional_id: str | None = None) -> int:
-    response = client.request(PRODUCE, 9, transactional_id=transactional_id, acks=1, timeout_ms=10_000, topic_data=[
-        ProduceRequest.TopicProduceData(name=topic, partition_data=[
-            ProduceRequest.PartitionProduceData(index=0, records=records_)])])
-    return response.responses[0].partition_responses[0].error_code
-
-
-def commit(client: RawClient, group: str, *topics: str) -> dict[str, int]:
-    response = client.request(OFFSET_COMMIT, 8, group_id=group, generation_id_or_member_epoch=-1, member_id="",
-                              group_instance_id=None, topics=[
-                                  OffsetCommitRequest.OffsetCommitRequestTopic(name=topic, partitions=[
-                                      OffsetCommitRequest.OffsetCommitRequestPartition(
-                                          partition_index=0, committed_offset=1, committed_leader_epoch=-1,
-                                          committed_metadata="")]) for topic in topics])
-    return {t.name: t.partitions[0].error_code for t in response.topics}
-
-
-# ---- probes (as each principal) -----------------------------------------------------------------------------------
-
 @contextmanager
 def authenticated(bootstrap: str, user: str) -> Iterator[RawClient]:
     with RawClient(bootstrap, client_id=f"acl-matrix-{user}") as client:
@@ -200,83 +163,6 @@ def authenticated(bootstrap: str, user: str) -> Iterator[RawClient]:
         yield client
 
 
-def probe(client: RawClient, user: str) -> dict[str, Any]:
-    names = [*TOPICS, "missing-topic"]
-    answers: dict[str, Any] = {}
-    listing = client.request(METADATA, 12, topics=None, allow_auto_topic_creation=False,
-                             include_topic_authorized_operations=True)
-    answers["metadata.all"] = sorted(t.name for t in listing.topics if not t.name.startswith("__"))
-    named = client.request(METADATA, 12, topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in names],
-                           allow_auto_topic_creation=False, include_topic_authorized_operations=True)
-    answers["metadata.named"] = {t.name: [t.error_code, t.topic_authorized_operations] for t in named.topics}
-    created = until_ready(lambda: client.request(METADATA, 12, topics=[MetadataRequest.MetadataRequestTopic(
-        name=f"auto-{user}")], allow_auto_topic_creation=True), lambda r: r.topics[0].error_code, AUTO_CREATE_NOT_YET)
-    answers["metadata.auto_create"] = created.topics[0].error_code
-    answers["produce"] = {topic: produce(client, topic, batch()) for topic in TOPICS}
-    answers["produce.transactional"] = {txn: produce(client, "payments", batch(True), txn)
-                                        for txn in ("nobody-tx", None)}
-    answers["fetch"] = {topic: fetch(client, topic, -1) for topic in TOPICS}
-    answers["fetch.as_follower"] = {topic: fetch(client, topic, 1) for topic in ("orders", "payments")}
-    offsets = client.request(LIST_OFFSETS, 7, replica_id=-1, isolation_level=0, topics=[
-        ListOffsetsRequest.ListOffsetsTopic(name=topic, partitions=[
-            ListOffsetsRequest.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-1)])
-        for topic in TOPICS])
-    answers["list_offsets"] = {t.name: t.partitions[0].error_code for t in offsets.topics}
-    configs = client.request(DESCRIBE_CONFIGS, 4, include_synonyms=False, include_documentation=False, resources=[
-        *(DescribeConfigsRequest.DescribeConfigsResource(resource_type=2, resource_name=t, configuration_keys=None)
-          for t in TOPICS),
-        DescribeConfigsRequest.DescribeConfigsResource(resource_type=4, resource_name="0", configuration_keys=None)])
-    answers["describe_configs"] = {f"{r.resource_type}:{r.resource_name}": r.error_code for r in configs.results}
-    creation = client.request(CREATE_TOPICS, 7, timeout_ms=10_000, validate_only=True, topics=[
-        CreateTopicsRequest.CreatableTopic(name=name, num_partitions=1, replication_factor=1)
-        for name in ("alice-new", "bob-new", "orders-new")])
-    answers["create_topics"] = {t.name: [t.error_code, t.topic_config_error_code] for t in creation.topics}
-    deletion = client.request(DELETE_RECORDS, 2, timeout_ms=10_000, topics=[
-        DeleteRecordsRequest.DeleteRecordsTopic(name=topic, partitions=[
-            DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=0)]) for topic in TOPICS])
-    answers["delete_records"] = {t.name: t.partitions[0].error_code for t in deletion.topics}
-    answers["find_coordinator"] = {
-        f"{key_type}:{key}": until_ready(
-            lambda key=key, key_type=key_type: client.request(FIND_COORDINATOR, 4, key_type=key_type,
-                                                              coordinator_keys=[key]).coordinators[0].error_code,
-            lambda code: code)
-        for key_type, keys in ((0, GROUPS), (1, ("alice-tx", "bob-tx"))) for key in keys}
-    answers["offset_commit"] = {group: commit(client, group, "orders", "payments") for group in GROUPS}
-    answers["offset_fetch"] = {}
-    for group in GROUPS:
-        fetched = client.request(OFFSET_FETCH, 7, group_id=group, topics=None, require_stable=False)
-        answers["offset_fetch"][group] = [fetched.error_code, sorted(t.name for t in fetched.topics)]
-    described = client.request(DESCRIBE_GROUPS, 5, groups=list(GROUPS), include_authorized_operations=True)
-    answers["describe_groups"] = {g.group_id: [g.error_code, g.authorized_operations] for g in described.groups}
-    listed = client.request(LIST_GROUPS, 4, states_filter=[])
-    answers["list_groups"] = [listed.error_code, sorted(g.group_id for g in listed.groups)]
-    answers["init_producer_id"] = {
-        str(txn): until_ready(lambda txn=txn: client.request(
-            INIT_PRODUCER_ID, 4, transactional_id=txn, transaction_timeout_ms=60_000, producer_id=-1,
-            producer_epoch=-1).error_code, lambda code: code)
-        for txn in (None, "alice-tx", "bob-tx")}
-    answers["describe_acls"] = client.request(DESCRIBE_ACLS, 3, resource_type_filter=1, resource_name_filter=None,
-                                              pattern_type_filter=1, principal_filter=None, host_filter=None,
-                                              operation=1, permission_type=1).error_code
-    answers["create_acls"] = client.request(CREATE_ACLS, 3, creations=[CreateAclsRequest.AclCreation(
-        principal=f"User:{user}", resource_type=TYPE.TOPIC, resource_name="anything", host="*",
-        resource_pattern_type=PATTERN.LITERAL, operation=OP.READ, permission_type=PERMISSION.ALLOW)]
-    ).results[0].error_code
-    cluster = client.request(DESCRIBE_CLUSTER, 1, include_cluster_authorized_operations=True, endpoint_type=1)
-    answers["describe_cluster"] = [cluster.error_code, cluster.cluster_authorized_operations]
-    answers["describe_log_dirs"] = client.request(DESCRIBE_LOG_DIRS, 4, topics=None).error_code
-    return answers
-
-
-def fetch(client: RawClient, topic: str, replica_id: int) -> int:
-    response = client.request(FETCH, 12, replica_id=replica_id, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
-                              isolation_level=0, session_id=0, session_epoch=-1, topics=[
-                                  FetchRequest.FetchTopic(topic=topic, partitions=[FetchRequest.FetchPartition(
-                                      partition=0, current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
-                                      partition_max_bytes=1 << 20)])])
-    return response.responses[0].partitions[0].error_code
-
-
 def answers_of(kind: str, work_dir: Path) -> dict[str, dict[str, Any]]:
     """Each principal's answers, as JSON reads them back (so that recorded and live answers compare alike)."""
     with running(kind, work_dir) as (plaintext, sasl):
@@ -284,7 +170,7 @@ def answers_of(kind: str, work_dir: Path) -> dict[str, dict[str, Any]]:
         result = {}
         for user in USERS:
             with authenticated(sasl, user) as client:
-                result[user] = probe(client, user)
+                result[user] = {**probe(client, user), **probe_admin(client, user)}
         return json.loads(json.dumps(result))
 
 
