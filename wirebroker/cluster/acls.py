@@ -1,9 +1,10 @@
 """The cluster's ACL bindings (Kafka's AclControlManager and the ACL set of its StandardAuthorizer), kept on disk.
 
-Storage only: bindings are created, described and deleted (CreateAcls, DescribeAcls, DeleteAcls) and matched by
-filters exactly as Kafka matches them (ResourcePatternFilter, AccessControlEntryFilter), but no request is checked
-against them yet: `allow.everyone.if.no.acl.found` and `super.users` are read by no authorization path, so every
-client may do everything, as on a broker without an authorizer.
+Bindings are created, described and deleted (CreateAcls, DescribeAcls, DeleteAcls) and matched by filters exactly as
+Kafka matches them (ResourcePatternFilter, AccessControlEntryFilter); with `authorizer.class.name` the authorizer
+(cluster/authorizer.py) checks every request against them, reading them here at each question. Each broker keeps
+its own file: in a cluster, bindings created through one broker are enforced by that broker only (Kafka keeps them
+in its metadata log, or ZooKeeper, for every broker).
 
 File `<first log dir>/acls.json`, rewritten atomically (temporary file, fsync, rename) on every change, bindings in
 creation order, each enum by its Kafka name (Kafka's AccessControlEntryRecord carries the same seven fields):
