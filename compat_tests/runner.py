@@ -46,8 +46,8 @@ COMMON_BROKER_SETTINGS = {
     "num.partitions": 4,
     "group.min.session.timeout.ms": 1000,
     "group.initial.rebalance.delay.ms": 0,
-    # kafka-python's ACL test needs an authorizer that allows everything while no ACL matches (wirebroker stores
-    # ACLs without enforcing them; without an authorizer both brokers answer the ACL APIs SECURITY_DISABLED).
+    # kafka-python's ACL test needs an authorizer that allows everything while no ACL matches (both brokers enforce
+    # the ACLs; without an authorizer both answer the ACL APIs SECURITY_DISABLED).
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
     # The compacted column needs two cleanings in a row; Kafka's default of 15 s between the cleaner's looks would
