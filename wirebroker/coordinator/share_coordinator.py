@@ -34,6 +34,7 @@ from wirebroker.coordinator.internal_topic import InternalTopic, InternalTopicSp
 from wirebroker.coordinator.share_partition import StateBatch
 from wirebroker.coordinator.timer import wall_clock_ms
 from wirebroker.log.metadata_files import uuid_to_kafka_string
+from wirebroker.protocol.errors import FencedStateEpochError
 from wirebroker.protocol.messages.share_snapshot_key import ShareSnapshotKey
 from wirebroker.protocol.messages.share_snapshot_value import ShareSnapshotValue
 from wirebroker.protocol.messages.share_update_key import ShareUpdateKey
@@ -88,13 +89,22 @@ def _batches(value_batches: Iterable[Any]) -> tuple[StateBatch, ...]:
 
 
 def _apply_update(state: ShareState, start_offset: int, batches: tuple[StateBatch, ...]) -> ShareState:
-    """A ShareUpdate on top of the state: the start offset moves (never back), the update's runs replace theirs."""
-    start = max(state.start_offset, start_offset)
-    per_offset = {o: b for b in state.batches for o in range(b.first_offset, b.last_offset + 1)}
-    per_offset.update({o: b for b in batches for o in range(b.first_offset, b.last_offset + 1)})
-    merged = tuple(StateBatch(o, o, b.delivery_state, b.delivery_count)
-                   for o, b in sorted(per_offset.items()) if o >= start)
-    return replace(state, start_offset=start, batches=merged)
+    """An update on top of the state (Kafka's PersisterStateBatchCombiner): the start offset moves (-1: stays),
+    the update's runs replace those offsets, runs below the start go."""
+    start = state.start_offset if start_offset < 0 else start_offset
+    per_offset = {o: (b.delivery_state, b.delivery_count) for b in state.batches
+                  for o in range(max(b.first_offset, start), b.last_offset + 1)}
+    per_offset.update({o: (b.delivery_state, b.delivery_count) for b in batches
+                       for o in range(max(b.first_offset, start), b.last_offset + 1)})
+    merged: list[StateBatch] = []
+    for offset, (delivery_state, count) in sorted(per_offset.items()):
+        last = merged[-1] if merged else None
+        if last is not None and last.last_offset == offset - 1 and (last.delivery_state, last.delivery_count) == (
+                delivery_state, count):
+            merged[-1] = replace(last, last_offset=offset)
+        else:
+            merged.append(StateBatch(offset, offset, delivery_state, count))
+    return replace(state, start_offset=start, batches=tuple(merged))
 
 
 class ShareCoordinator:
@@ -175,6 +185,25 @@ class ShareCoordinator:
             self._append(key, self._snapshot_value(state, now))
             self._states[key] = state
             return state
+
+    def initialize(self, key: ShareKey, state_epoch: int, start_offset: int) -> None:
+        """InitializeShareGroupState: a fresh state at `start_offset`; FENCED_STATE_EPOCH for an older epoch."""
+        self._check_state_epoch(key, state_epoch)
+        self.write(key, start_offset, [], state_epoch=state_epoch)
+
+    def update(self, key: ShareKey, state_epoch: int, start_offset: int, batches: Iterable[StateBatch],
+               delivery_complete_count: int = -1) -> None:
+        """WriteShareGroupState: the runs given replace those offsets (start offset -1: unchanged), as Kafka's
+        share coordinator merges a write into the state; FENCED_STATE_EPOCH for an older epoch."""
+        previous = self._check_state_epoch(key, state_epoch)
+        merged = _apply_update(previous or ShareState(start_offset), start_offset, tuple(batches))
+        self.write(key, merged.start_offset, merged.batches, delivery_complete_count, state_epoch)
+
+    def _check_state_epoch(self, key: ShareKey, state_epoch: int) -> ShareState | None:
+        previous = self.read(key)
+        if previous is not None and state_epoch < previous.state_epoch:
+            raise FencedStateEpochError(f"state epoch {state_epoch} is older than {previous.state_epoch}")
+        return previous
 
     def delete(self, keys: Iterable[ShareKey]) -> None:
         """Tombstones for the keys' snapshots and updates (DeleteShareGroupState)."""

@@ -332,6 +332,13 @@ class SharePartitionManager:
                 log.info("share group %s: share-partition %s-%d reset to offset %d", group_id, topic_id.hex(), index,
                          offset)
 
+    def forget(self, keys: Iterable[ShareKey]) -> None:
+        """Drop share-partitions from memory (their state was changed through the share coordinator's APIs): each is
+        made again from the stored state at its next fetch."""
+        with self._lock:
+            for key in keys:
+                self._partitions.pop(key, None)
+
     def delete_state(self, group_id: str, topic_ids: Iterable[bytes] | None = None) -> None:
         """Delete the group's share-partition states (of the topics given, else all): DeleteShareGroupState."""
         wanted = None if topic_ids is None else set(topic_ids)

@@ -1,0 +1,84 @@
+"""The share coordinator's persister APIs (KIP-932, keys 83-87) over the wire, as a share-partition leader calls
+them: initialize, write (merged into the stored state), read, read the summary, delete; a stale state epoch is
+FENCED_STATE_EPOCH and an unknown topic id UNKNOWN_TOPIC_OR_PARTITION."""
+
+from __future__ import annotations
+
+from tests.integration.group_clients import create_topic
+from tests.integration.raw_client import RawClient
+from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.delete_share_group_state import (
+    DeleteShareGroupStateRequest,
+)
+from wirebroker.protocol.messages.initialize_share_group_state import (
+    InitializeShareGroupStateRequest,
+)
+from wirebroker.protocol.messages.metadata import MetadataRequest
+from wirebroker.protocol.messages.read_share_group_state import (
+    ReadShareGroupStateRequest,
+)
+from wirebroker.protocol.messages.read_share_group_state_summary import (
+    ReadShareGroupStateSummaryRequest,
+)
+from wirebroker.protocol.messages.write_share_group_state import (
+    WriteShareGroupStateRequest,
+)
+
+INITIALIZE, READ, WRITE, DELETE, SUMMARY = 83, 84, 85, 86, 87
+AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
+
+
+def _read(client: RawClient, topic_id: bytes):
+    response = client.request(READ, 0, group_id="g", topics=[ReadShareGroupStateRequest.ReadStateData(
+        topic_id=topic_id, partitions=[ReadShareGroupStateRequest.PartitionData(partition=0, leader_epoch=0)])])
+    return response.results[0].partitions[0]
+
+
+def test_share_state_is_initialized_written_read_and_deleted(broker_factory):
+    broker = broker_factory(**{"offsets.topic.num.partitions": "1",
+                               "share.coordinator.state.topic.num.partitions": "1"})
+    create_topic(broker.bootstrap, "stateful", 1)
+    with RawClient(broker.bootstrap) as client:
+        topic_id = client.request(3, 12, topics=[MetadataRequest.MetadataRequestTopic(name="stateful")]).topics[0].topic_id
+        assert _read(client, topic_id).start_offset == -1  # never initialized
+
+        init = client.request(INITIALIZE, 0, group_id="g", topics=[InitializeShareGroupStateRequest.InitializeStateData(
+            topic_id=topic_id, partitions=[InitializeShareGroupStateRequest.PartitionData(
+                partition=0, state_epoch=1, start_offset=10)])])
+        assert init.results[0].partitions[0].error_code == ErrorCode.NONE
+
+        def write(state_epoch: int, start_offset: int, batches: list[tuple[int, int, int, int]]) -> int:
+            response = client.request(WRITE, 1, group_id="g", topics=[WriteShareGroupStateRequest.WriteStateData(
+                topic_id=topic_id, partitions=[WriteShareGroupStateRequest.PartitionData(
+                    partition=0, state_epoch=state_epoch, leader_epoch=0, start_offset=start_offset,
+                    delivery_complete_count=1, state_batches=[WriteShareGroupStateRequest.StateBatch(
+                        first_offset=f, last_offset=last, delivery_state=s, delivery_count=c)
+                        for f, last, s, c in batches])])])
+            return response.results[0].partitions[0].error_code
+
+        assert write(1, -1, [(10, 14, AVAILABLE, 1)]) == ErrorCode.NONE
+        assert write(1, 11, [(12, 12, ACKNOWLEDGED, 1), (13, 13, ARCHIVED, 2)]) == ErrorCode.NONE
+        assert write(0, 11, []) == ErrorCode.FENCED_STATE_EPOCH
+        state = _read(client, topic_id)
+        assert (state.state_epoch, state.start_offset) == (1, 11)
+        assert [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in state.state_batches] == [
+            (11, 11, AVAILABLE, 1), (12, 12, ACKNOWLEDGED, 1), (13, 13, ARCHIVED, 2), (14, 14, AVAILABLE, 1)]
+
+        summary = client.request(SUMMARY, 1, group_id="g", topics=[
+            ReadShareGroupStateSummaryRequest.ReadStateSummaryData(topic_id=topic_id, partitions=[
+                ReadShareGroupStateSummaryRequest.PartitionData(partition=0, leader_epoch=0)])])
+        answered = summary.results[0].partitions[0]
+        assert (answered.start_offset, answered.state_epoch, answered.delivery_complete_count) == (11, 1, 1)
+
+        unknown = client.request(DELETE, 0, group_id="g", topics=[DeleteShareGroupStateRequest.DeleteStateData(
+            topic_id=bytes(16), partitions=[DeleteShareGroupStateRequest.PartitionData(partition=0)])])
+        assert unknown.results[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        deleted = client.request(DELETE, 0, group_id="g", topics=[DeleteShareGroupStateRequest.DeleteStateData(
+            topic_id=topic_id, partitions=[DeleteShareGroupStateRequest.PartitionData(partition=0)])])
+        assert deleted.results[0].partitions[0].error_code == ErrorCode.NONE
+        assert _read(client, topic_id).start_offset == -1
+
+    broker.kill()  # what was written is read back from __share_group_state after a restart
+    broker.start()
+    with RawClient(broker.bootstrap) as client:
+        assert _read(client, topic_id).start_offset == -1

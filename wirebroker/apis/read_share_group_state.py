@@ -1,0 +1,39 @@
+"""ReadShareGroupState: API key 84, version 0 (KIP-932's persister RPC; the share coordinator's).
+
+Behaviour: each share-partition's state epoch, start offset and in-flight runs (delivery state and count); a
+share-partition never initialised answers start offset -1, state epoch 0 and no runs, as Kafka.
+"""
+
+from __future__ import annotations
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.registry import serve
+from wirebroker.apis.share_services import share_services
+from wirebroker.apis.share_state import answer_each
+from wirebroker.protocol.messages.read_share_group_state import (
+    ReadShareGroupStateRequest,
+    ReadShareGroupStateResponse,
+)
+
+API_KEY = 84
+UNINITIALIZED_START_OFFSET = -1
+
+
+def handle(ctx: RequestContext, request: ReadShareGroupStateRequest) -> ReadShareGroupStateResponse:
+    coordinator = share_services(ctx.broker).coordinator
+
+    def read(topic, partition) -> dict:
+        state = coordinator.read((request.group_id, topic.topic_id, partition.partition))
+        if state is None:
+            return {"state_epoch": 0, "start_offset": UNINITIALIZED_START_OFFSET, "state_batches": []}
+        return {"state_epoch": state.state_epoch, "start_offset": state.start_offset, "state_batches": [
+            ReadShareGroupStateResponse.StateBatch(first_offset=b.first_offset, last_offset=b.last_offset,
+                                                   delivery_state=b.delivery_state, delivery_count=b.delivery_count)
+            for b in state.batches]}
+
+    return ReadShareGroupStateResponse(results=answer_each(
+        ctx, request.topics, ReadShareGroupStateResponse.ReadStateResult, ReadShareGroupStateResponse.PartitionResult,
+        read))
+
+
+serve(API_KEY, handle)

@@ -1,0 +1,41 @@
+"""What the share-state APIs share (Kafka's persister RPCs, keys 83-87, answered by the share coordinator): each
+names (topic id, partition) pairs of one group and answers each, grouped by topic in request order. A topic id
+this broker does not know is UNKNOWN_TOPIC_OR_PARTITION for its partitions; a Kafka error raised for one partition
+is that partition's answer. A change made through them drops the share-partition from the share-partition
+manager's memory, so its next fetch reads the state again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from wirebroker.apis.context import RequestContext
+from wirebroker.apis.share_services import share_services
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
+
+
+def answer_each(ctx: RequestContext, topics: list[Any], topic_result: type, partition_result: type,
+                answer: Callable[[Any, Any], dict[str, Any]], changes: bool = False) -> list[Any]:
+    """[topic_result(topic_id, partitions=[partition_result(partition, error_code, **answer(topic, p))])]."""
+    results = []
+    for topic in topics:
+        partitions = []
+        for partition in topic.partitions:
+            try:
+                known = ctx.broker.metadata.topic_by_id(topic.topic_id)
+                if known is None or not 0 <= partition.partition < known.partitions:
+                    raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
+                fields = {"error_code": ErrorCode.NONE, **answer(topic, partition)}
+            except KafkaError as exc:
+                fields = {"error_code": exc.code, "error_message": str(exc)}
+            partitions.append(partition_result(partition=partition.partition, **fields))
+        results.append(topic_result(topic_id=topic.topic_id, partitions=partitions))
+    return results
+
+
+def forget(ctx: RequestContext, group_id: str, topic_id: bytes, partition: int) -> None:
+    share_services(ctx.broker).partitions.forget([(group_id, topic_id, partition)])
