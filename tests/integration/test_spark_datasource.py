@@ -32,6 +32,7 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 FRESH_CHECKPOINTS = {"replica.high.watermark.checkpoint.interval.ms": "200", "log.initial.task.delay.ms": "0"}
 FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
 RECORDS_PER_CODEC = 20_000 if FULL else 60
+SEGMENT_BYTES = 16 * 1024 if FULL else 1024  # several segments per codec topic at either size
 STREAMED = 5_000 if FULL else 30  # records produced on each side of the broker restart
 
 
@@ -67,15 +68,17 @@ def record(i: int) -> dict:
             "headers": [("h", f"{i}".encode()), ("empty", None)] if i % 3 == 0 else []}
 
 
-def produce(bootstrap: str, topic: str, records: list[dict], codec: str = "none", per_batch: int = 0) -> None:
-    """librdkafka: it sends null header values (kafka-python refuses them). per_batch: flush every so many records,
-    so that the partition gets that many batches (and a small segment size several segments)."""
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "compression.type": codec})
-    for i, r in enumerate(records, 1):
-        producer.produce(topic, key=r["key"], value=r["value"], headers=r["headers"], partition=0)
-        if per_batch and i % per_batch == 0:
-            assert producer.flush(30) == 0
+def produce(bootstrap: str, topic: str, records: list[dict], codec: str = "none", batch_bytes: int = 1_000_000) -> None:
+    """librdkafka: it sends null header values (kafka-python refuses them). batch_bytes: librdkafka's batch.size, to
+    get many batches (a batch never spans segments, and the broker refuses one larger than a segment)."""
+    failures = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "compression.type": codec,
+                         "batch.size": batch_bytes})
+    for r in records:
+        producer.produce(topic, key=r["key"], value=r["value"], headers=r["headers"], partition=0,
+                         on_delivery=lambda error, _: error and failures.append(error))
     assert producer.flush(30) == 0
+    assert failures == []
 
 
 def wait_for_checkpoint(data_dir: Path, topic: str, end: int, timeout: float = 20) -> None:
@@ -105,15 +108,15 @@ def datasource_rows(spark, data_dir: Path, topic: str, **options: str) -> list:
 
 @pytest.fixture(scope="module")
 def codec_topics(module_broker):
-    """A topic per codec, produced once, in segments of a few KB (several tasks read one partition)."""
+    """A topic per codec, produced once, in small segments (several tasks read one partition)."""
     admin = AdminClient({"bootstrap.servers": module_broker.bootstrap})
-    created = admin.create_topics([NewTopic(f"spark-compare-{codec}", 1, 1, config={"internal.segment.bytes": "1024"})
+    created = admin.create_topics([NewTopic(f"spark-compare-{codec}", 1, 1, config={"internal.segment.bytes": str(SEGMENT_BYTES)})
                                    for codec in CODECS])
     for future in created.values():
         future.result(30)
     for codec in CODECS:
         produce(module_broker.bootstrap, f"spark-compare-{codec}", [record(i) for i in range(RECORDS_PER_CODEC)],
-                codec, per_batch=RECORDS_PER_CODEC // 12)
+                codec, batch_bytes=SEGMENT_BYTES // 2)
     for codec in CODECS:
         wait_for_checkpoint(module_broker.data_dir, f"spark-compare-{codec}", RECORDS_PER_CODEC)
 
