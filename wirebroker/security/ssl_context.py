@@ -51,6 +51,19 @@ def server_context(setting: Setting) -> ssl.SSLContext:
     return context
 
 
+def client_context(setting: Setting) -> ssl.SSLContext:
+    """The TLS context of the broker's own connections to the listener whose settings these are (inter-broker):
+    its truststore checks the server, its keystore (if any) answers a listener that asks for a certificate, and
+    `ssl.endpoint.identification.algorithm=https` (Kafka's default) checks the host name."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    _set_protocols(context, setting("ssl.enabled.protocols"))
+    context.check_hostname = str(setting("ssl.endpoint.identification.algorithm") or "").lower() == "https"
+    _load_truststore(context, setting)
+    if setting("ssl.keystore.location") or setting("ssl.keystore.key"):
+        _load_keystore(context, setting)
+    return context
+
+
 def peer_distinguished_name(der_certificate: bytes) -> str:
     """The certificate's subject as Java's X500Principal.getName() writes it (RFC 2253)."""
     return x509.load_der_x509_certificate(der_certificate).subject.rfc4514_string()
@@ -153,8 +166,9 @@ def _load_truststore(context: ssl.SSLContext, setting: Setting) -> None:
         if setting("ssl.truststore.certificates"):
             context.load_verify_locations(cadata=setting("ssl.truststore.certificates"))
         elif not location:
-            raise SslConfigError("ssl.client.auth is set: ssl.truststore.location (or ssl.truststore.certificates) "
-                                 "names the certificates client certificates are checked against")
+            raise SslConfigError("ssl.truststore.location (or ssl.truststore.certificates) is required: the "
+                                 "certificates that client certificates (or, inter-broker, the listener's) are "
+                                 "checked against")
         elif kind == "PEM":
             context.load_verify_locations(cafile=location)
         elif kind in ("PKCS12", "JKS"):

@@ -18,9 +18,11 @@ from wirebroker.cluster.scram_credentials import ScramCredentialStore
 from wirebroker.config import BrokerConfig, ConfigError
 from wirebroker.network.authenticator import SaslSettings
 from wirebroker.network.channel_security import ListenerSecurity
+from wirebroker.network.client_security import ClientSecurity
 from wirebroker.security.jaas import JaasConfigError, login_module_options
 from wirebroker.security.principal import SslPrincipalMapper
 from wirebroker.security.sasl import SaslServer
+from wirebroker.security.sasl.client import client_mechanism
 from wirebroker.security.sasl.oauthbearer import (
     VALIDATOR_CALLBACK_HANDLER,
     OAuthBearerSaslServer,
@@ -41,12 +43,43 @@ def listener_security(config: BrokerConfig, scram_credentials: ScramCredentialSt
         protocol = config.security_protocols[listener.name]
         if protocol != "PLAINTEXT":
             securities[listener.name] = _one_listener(config, listener.name, protocol, scram_credentials)
-    inter_broker = config["inter.broker.listener.name"] or config.listeners[0].name
-    if inter_broker in securities:
-        log.warning("The inter-broker listener %s is %s, but this broker's own connections (transaction markers, "
-                    "replication, the controller) speak PLAINTEXT only: name a PLAINTEXT listener in "
-                    "inter.broker.listener.name", inter_broker, securities[inter_broker].protocol)
     return securities
+
+
+def inter_broker_security(config: BrokerConfig) -> ClientSecurity | None:
+    """How this broker connects to the inter-broker listener (None: PLAINTEXT), from that listener's settings:
+    its truststore (and keystore) for TLS, `sasl.mechanism.inter.broker.protocol` with the username and password
+    of the mechanism's JAAS config for SASL. Used by the transaction markers' connections."""
+    listener = config["inter.broker.listener.name"] or config.listeners[0].name
+    protocol = config.security_protocols.get(listener)
+    if protocol in (None, "PLAINTEXT"):
+        return None
+    ssl_context = new_client = mechanism = None
+    if protocol in ("SSL", "SASL_SSL"):
+        from wirebroker.security.ssl_context import SslConfigError, client_context
+
+        try:
+            ssl_context = client_context(partial(config.listener_setting, listener))
+        except SslConfigError as exc:
+            raise ConfigError(f"inter-broker listener {listener}: {exc}") from None
+    if protocol.startswith("SASL_"):
+        mechanism = config["sasl.mechanism.inter.broker.protocol"]
+        options = _jaas_options(config, listener, mechanism)
+        if "username" not in options or "password" not in options:
+            raise ConfigError(f"inter-broker listener {listener}: the {mechanism} JAAS config (listener.name."
+                              f"{listener.lower()}.{mechanism.lower()}.sasl.jaas.config) needs username and password "
+                              f"for the broker's own connections")
+        try:
+            new_client = partial(client_mechanism, mechanism, options["username"], options["password"])
+            new_client()
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    log.info("Inter-broker connections (transaction markers) to listener %s: %s%s", listener, protocol,
+             f" with {mechanism}" if mechanism else "")
+    if config["zookeeper.connect"] is not None:
+        log.warning("Replication and the controller's requests still speak PLAINTEXT: in a cluster, keep "
+                    "inter.broker.listener.name on a PLAINTEXT listener")
+    return ClientSecurity(ssl_context, mechanism, new_client)
 
 
 def _one_listener(config: BrokerConfig, name: str, protocol: str,
