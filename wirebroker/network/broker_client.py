@@ -13,6 +13,7 @@ import logging
 import socket
 import struct
 
+from wirebroker.network.client_security import ClientSecurity
 from wirebroker.protocol.api_messages import response_class
 from wirebroker.protocol.headers import request_header_version, response_header_version
 from wirebroker.protocol.message import Message
@@ -33,13 +34,14 @@ class BrokerUnreachable(ConnectionError):
 
 class BrokerClient:
     def __init__(self, host: str, port: int, client_id: str, timeout_s: float = 30.0,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, security: ClientSecurity | None = None) -> None:
         self.host = host
         self.port = port
         self.client_id = client_id
         self.timeout_s = timeout_s
         self.max_response_bytes = max_response_bytes
         self._sock: socket.socket | None = None
+        self._security = security  # TLS and SASL to a secured inter-broker listener (network/client_security.py)
         self._correlation_id = 0
 
     def __repr__(self) -> str:
@@ -47,12 +49,16 @@ class BrokerClient:
 
     def send(self, request: Message, version: int, timeout_s: float | None = None) -> Message:
         """Send `request` at `version` and return the decoded response (BrokerUnreachable on any failure)."""
+        try:
+            sock = self._connected()  # first: a new connection's authentication sends requests of its own
+        except (OSError, BrokerUnreachable) as exc:
+            self.close()
+            raise BrokerUnreachable(f"{self.host}:{self.port}: {exc}") from None
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         header = RequestHeader(request_api_key=request.API_KEY, request_api_version=version,
                                correlation_id=self._correlation_id, client_id=self.client_id)
         payload = header.encode(request_header_version(request.API_KEY, version)) + request.encode(version)
         try:
-            sock = self._connected()
             sock.settimeout(timeout_s if timeout_s is not None else self.timeout_s)
             sock.sendall(_SIZE.pack(len(payload)) + payload)
             frame = self._read_frame(sock)
@@ -68,8 +74,17 @@ class BrokerClient:
 
     def _connected(self) -> socket.socket:
         if self._sock is None:
-            self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
-            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._security is None:
+                self._sock = sock
+            else:
+                try:
+                    self._sock = self._security.wrap(sock, self.host)
+                except OSError:
+                    sock.close()
+                    raise
+                self._security.authenticate(self.send)  # _sock is set: send() uses this connection
         return self._sock
 
     def _read_frame(self, sock: socket.socket) -> bytes:
