@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wirebroker.network.broker_client import BrokerClient, BrokerUnreachable
+from wirebroker.network.client_security import ClientSecurity
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
@@ -71,12 +72,13 @@ class _Pending:
 
 class TransactionMarkerChannel:
     def __init__(self, leader_of: LeaderLookup, topic_exists: Callable[[str], bool], client_id: str,
-                 request_timeout_ms: int, retry_backoff_ms: int) -> None:
+                 request_timeout_ms: int, retry_backoff_ms: int, security: ClientSecurity | None = None) -> None:
         self._leader_of = leader_of
         self._topic_exists = topic_exists
         self._client_id = client_id
         self._request_timeout_s = request_timeout_ms / 1000
         self._retry_backoff_s = retry_backoff_ms / 1000
+        self._security = security  # TLS/SASL to a secured inter-broker listener
         self._pending: list[_Pending] = []
         self._clients: dict[tuple[int, str, int], BrokerClient] = {}
         self._cond = threading.Condition()
@@ -160,7 +162,7 @@ class TransactionMarkerChannel:
         client = self._clients.get(leader)
         if client is None:
             client = self._clients[leader] = BrokerClient(leader[1], leader[2], self._client_id,
-                                                          self._request_timeout_s)
+                                                          self._request_timeout_s, security=self._security)
         try:
             response = client.send(request, WRITE_TXN_MARKERS_VERSION)
         except BrokerUnreachable as exc:
