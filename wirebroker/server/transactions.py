@@ -48,7 +48,7 @@ def build_transaction_coordinator(broker: Any) -> tuple[TransactionCoordinator, 
 
     channel = TransactionMarkerChannel(leader_of, lambda topic: broker.cluster_view.topic(topic) is not None,
                                        f"transaction-coordinator-{broker.node_id}", config.request_timeout_ms,
-                                       MARKER_RETRY_BACKOFF_MS)
+                                       MARKER_RETRY_BACKOFF_MS, security=broker.inter_broker_security)
     timer = SystemTimer("transaction-coordinator-timer", broker.clock)  # transaction timeouts
     coordinator = TransactionCoordinator(config, state_topic, timer, channel, broker.metadata.allocate_producer_id)
     if broker.metadata_cache is not None:
