@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper 
 
     from wirebroker.cluster.authorizer import Authorizer
     from wirebroker.cluster.zk.controller import KafkaController
+    from wirebroker.network.client_security import ClientSecurity
     from wirebroker.server.web.server import HttpServer
     from wirebroker.server.zk_mode import ZkMode
 
@@ -73,6 +74,7 @@ class Broker:
         self.controller = Controller(self.metadata, config["num.partitions"], config["default.replication.factor"])
         self.acls = AclStore(config.log_dirs[0])
         self.scram_credentials = ScramCredentialStore(config.log_dirs[0])
+        self.inter_broker_security = self._inter_broker_security()  # the transaction markers' TLS/SASL, if any
         self.authorizer = _build_authorizer(config, self.acls)
         self.replica_manager = ReplicaManager(self.log_manager, config.log_config, config.node_id,
                                               config["replica.lag.time.max.ms"])
@@ -129,6 +131,13 @@ class Broker:
         from wirebroker.server.security import listener_security
 
         return listener_security(self.config, self.scram_credentials)
+
+    def _inter_broker_security(self) -> ClientSecurity | None:
+        if set(self.config.security_protocols.values()) == {"PLAINTEXT"}:
+            return None
+        from wirebroker.server.security import inter_broker_security
+
+        return inter_broker_security(self.config)
 
     def _start_replication(self) -> None:
         """The cluster view and, in a cluster, replication.
