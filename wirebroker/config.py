@@ -176,6 +176,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     # Security (issue 14): each may be set per listener as listener.name.<name lower-cased>.<key>.
     "sasl.enabled.mechanisms": BrokerKey(LIST, "GSSAPI"),  # GSSAPI (Kerberos) is not served: name others
     "sasl.jaas.config": BrokerKey(STRING, None),
+    "sasl.mechanism.inter.broker.protocol": BrokerKey(STRING, "GSSAPI"),  # the broker's own SASL connections
     "sasl.server.callback.handler.class": BrokerKey(STRING, None),
     "sasl.server.max.receive.size": BrokerKey(INT, "524288"),  # the largest frame read before authentication
     "connections.max.reauth.ms": BrokerKey(LONG, "0"),  # KIP-368; 0: sessions never expire
@@ -211,7 +212,7 @@ ACCEPTED_AND_IGNORED = frozenset({
     "metadata.log.dir",
     "group.share.enable", "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr", "confluent.support.metrics.enable",
-    "sasl.mechanism.inter.broker.protocol", "security.inter.broker.protocol", "metric.reporters",
+    "security.inter.broker.protocol", "metric.reporters",
 })
 
 
