@@ -22,9 +22,9 @@ from tests.integration.tls_certificates import (
     jks_stores,
     make_pki,
 )
-from tests.unit.security.scram_client import ScramClient
 from wirebroker.network.ports import free_port
 from wirebroker.protocol.errors import ErrorCode
+from wirebroker.security.sasl.client import ScramClient
 from wirebroker.security.scram_credential import SCRAM_SHA_512
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -513,3 +513,38 @@ def test_a_refused_client_is_answered_after_the_failed_authentication_delay(secu
         assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
         assert time.monotonic() - started >= 0.09
         assert _closed(client)
+
+
+def test_transactions_commit_when_the_inter_broker_listener_is_sasl_ssl(tmp_path):
+    """The transaction markers go to the inter-broker listener: over TLS, authenticated with
+    sasl.mechanism.inter.broker.protocol and the JAAS config's username and password, as Kafka's brokers do."""
+    pki = make_pki(tmp_path / "pki")
+    port = free_port()
+    process = BrokerProcess(tmp_path / "data", {
+        "listeners": f"SASL_SSL://127.0.0.1:{port}", "inter.broker.listener.name": "SASL_SSL",
+        "sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,  # username="admin" password="admin-secret"
+        "ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(pki.broker.pkcs12),
+        "ssl.keystore.password": PKCS12_PASSWORD,
+        "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_pem),
+    }, port=port).start()
+    try:
+        config = {"bootstrap.servers": f"127.0.0.1:{port}", "security.protocol": "SASL_SSL", "log_level": 0,
+                  "ssl.ca.location": str(pki.ca_pem), "sasl.mechanism": "PLAIN", "sasl.username": "alice",
+                  "sasl.password": "alice-secret"}
+        producer = confluent_kafka.Producer({**config, "transactional.id": "secured-txn"})
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        producer.produce("secured-txn", b"committed", partition=0)
+        producer.commit_transaction(30)
+        consumer = confluent_kafka.Consumer({**config, "group.id": "secured-txn", "isolation.level": "read_committed"})
+        consumer.assign([confluent_kafka.TopicPartition("secured-txn", 0, 0)])
+        try:
+            message = consumer.poll(30)
+            assert message is not None and message.error() is None and message.value() == b"committed"
+        finally:
+            consumer.close()
+        assert "Inter-broker connections (transaction markers) to listener SASL_SSL: SASL_SSL with PLAIN" in \
+            process.log_text()
+    finally:
+        process.kill()
