@@ -31,12 +31,13 @@ from wirebroker.coordinator.classic_group import (
     ClassicMember,
 )
 from wirebroker.coordinator.consumer_group import ConsumerGroup
-from wirebroker.coordinator.group import GroupConfig
+from wirebroker.coordinator.group import GroupConfig, GroupType
 from wirebroker.coordinator.group_runtime import GroupRuntime
 from wirebroker.protocol.errors import (
     CoordinatorNotAvailableError,
     ErrorCode,
     FencedInstanceIdError,
+    GroupIdNotFoundError,
     GroupMaxSizeReachedError,
     IllegalGenerationError,
     InconsistentGroupProtocolError,
@@ -134,6 +135,8 @@ class ClassicGroupManager:
 
     def _group_for_join(self, group_id: str, create: bool) -> ClassicGroup:
         group = self.runtime.groups.get(group_id)
+        if group is not None and group.type is GroupType.SHARE:
+            raise GroupIdNotFoundError(f"Group {group_id} is not a classic group.")
         if isinstance(group, ConsumerGroup):  # an empty one (a JoinGroup to a live one is served by it)
             self.runtime.write_consumer_group(group, group.group_tombstones())
             group = None

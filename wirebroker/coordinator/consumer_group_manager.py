@@ -39,6 +39,7 @@ from wirebroker.coordinator.consumer_group import (
     MemberState,
 )
 from wirebroker.coordinator.current_assignment import next_member_state
+from wirebroker.coordinator.group import GroupType
 from wirebroker.coordinator.group_runtime import GroupRuntime
 from wirebroker.coordinator.internal_records import CoordinatorRecord
 from wirebroker.coordinator.subscribed_topics import member_topics, subscription_metadata
@@ -208,6 +209,8 @@ class ConsumerGroupManager:
     def _group(self, group_id: str, create: bool) -> ConsumerGroup:
         """The consumer group a heartbeat names; joining one makes it, converting a classic group of that id."""
         group = self.runtime.groups.get(group_id)
+        if group is not None and group.type is GroupType.SHARE:
+            raise GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
         if isinstance(group, ClassicGroup):
             if create and not group.is_empty() and group_conversion.can_upgrade(self.runtime.config, group):
                 upgraded = group_conversion.upgrade(self.runtime, group)

@@ -3,6 +3,7 @@ outnumber them), epochs, leaving, session expiry, reload from the records, and w
 
 from __future__ import annotations
 
+from tests.unit.coordinator.test_classic_group import join
 from tests.unit.coordinator.test_consumer_group import hb
 from wirebroker.coordinator.group_coordinator import GroupCoordinator
 from wirebroker.coordinator.share_group import ShareGroup, simple_assignment
@@ -74,3 +75,9 @@ def test_group_ids_of_other_kinds_are_not_share_groups(coordinator):
     assert code == ErrorCode.NONE and [(g.group_id, g.group_type, g.protocol_type) for g in listed] == [
         ("shared", "share", "share")]
     assert share_hb(coordinator, "", group="shared").error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_a_share_group_id_is_no_classic_or_consumer_group(coordinator):
+    share_hb(coordinator, "a", group="shared")
+    assert hb(coordinator, member_id="m", group="shared").error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert join(coordinator, group="shared").last.error_code == ErrorCode.GROUP_ID_NOT_FOUND
