@@ -25,9 +25,22 @@ UNSET: Any = _Unset()
 
 
 class Struct:
-    """A generated struct: fields in `__slots__`, compared by value."""
+    """A generated struct: fields in `__slots__`, compared by value.
+
+    `_LAZY` names the fields whose default is a struct, with its class: a reader leaves such a field unset when the
+    version it reads does not carry it (absent, or tagged and not sent), and __getattr__ (called only for an unset
+    slot) builds the default on first use, so that decoding never pays for defaults nobody reads."""
 
     __slots__ = ()
+    _LAZY: ClassVar[dict[str, type]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        make = type(self)._LAZY.get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__qualname__!r} object has no attribute {name!r}")
+        value = make()
+        setattr(self, name, value)
+        return value
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
@@ -73,8 +86,15 @@ class Message(Struct):
 
     @classmethod
     def decode(cls: type[M], data: bytes | bytearray | memoryview, version: int) -> M:
-        buf = data if isinstance(data, memoryview) else memoryview(data)
-        return cls.read(buf, 0, version)[0]
+        # read() inlined: decoding a whole message is the hot path, and two calls cost as much as a small struct.
+        if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:
+            cls.check_version(version)
+        try:
+            return cls._READERS[version](data if type(data) is memoryview else memoryview(data), 0)[0]
+        except DecodeError:
+            raise
+        except (struct.error, IndexError, UnicodeDecodeError, ValueError, OverflowError) as exc:
+            raise DecodeError(f"{cls.__name__} v{version}: {exc}") from None
 
     def write(self, out: Output, version: int) -> None:
         self.check_version(version)

@@ -1,9 +1,13 @@
 """Writes one Python module per API: the message classes and straight-line readers/writers for every version.
 
-For each struct and version the emitter writes a reader `_r_<Struct>_<n>(b, p) -> (obj, p)` and a writer
-`_w_<Struct>_<n>(o, w)`; versions whose code comes out identical share one function. Runs of fixed-width fields
-become a single `struct` call. Every length and count read from the wire is checked against the bytes left before
-anything is allocated from it.
+For each message and version the emitter writes a reader `_r_<Message>_<n>(b, p) -> (obj, p)` and a writer
+`_w_<Message>_<n>(o, w)`; versions whose code comes out identical share one function. The code of nested structs is
+written inline, inside the loop over their array or where their field is, so that an element costs no call; only
+the rare path of a struct that carries tagged fields on the wire is a function of its own (`_t_<Struct>_<n>(b, p,
+o) -> p`). Runs of fixed-width fields become a single `struct` call. A struct-valued default that a version does
+not read (a field absent from it, a tagged field not sent) is not built: the reader leaves its slot empty and
+Struct.__getattr__ builds it on first use (the class's `_LAZY`). Every length and count read from the wire is
+checked against the bytes left (`bl`, the buffer's length) before anything is allocated from it.
 """
 
 from __future__ import annotations
@@ -68,12 +72,13 @@ class ModuleState:
 
     codecs: dict[tuple[str, str, int], tuple[str, str]] = dc_field(default_factory=dict)
 
-    def codec(self, message: Message, struct: Struct, version: int) -> tuple[str, str]:
-        """The (reader, writer) function names of a struct at a version, writing them (and their children) once."""
-        key = (message.name, struct.name, version)
+    def codec(self, message: Message, version: int) -> tuple[str, str]:
+        """The (reader, writer) function names of a message at a version, writing them (nested structs inline)
+        once."""
+        key = (message.name, message.struct.name, version)
         if key not in self.codecs:
-            codec = StructCodec(self, message, struct, version)
-            stem = class_path(message, struct).lstrip("_")
+            codec = StructCodec(self, message, message.struct, version)
+            stem = message.name
             reader = self.function(f"_r_{stem}", "b, p", codec.reader_body())
             writer = self.function(f"_w_{stem}", "o, w", codec.writer_body())
             self.codecs[key] = (reader, writer)
@@ -108,7 +113,7 @@ def class_path(message: Message, struct: Struct) -> str:
 
 
 class StructCodec:
-    """Writes the reader and writer of one struct at one version."""
+    """Writes the reader and writer of one struct at one version, and those of its nested structs inline."""
 
     def __init__(self, module: ModuleState, message: Message, struct: Struct, version: int) -> None:
         self.module = module
@@ -132,39 +137,42 @@ class StructCodec:
     def _nullable(self, f: Field) -> bool:
         return self.version in f.nullable_versions
 
-    # ---- names of the element functions this struct calls -------------------------------------------------
-
-    def reader_of(self, struct: Struct) -> str:
-        return self.module.codec(self.message, struct, self.version)[0]
-
-    def writer_of(self, struct: Struct) -> str:
-        return self.module.codec(self.message, struct, self.version)[1]
+    def child(self, struct: Struct) -> StructCodec:
+        return StructCodec(self.module, self.message, struct, self.version)
 
     # ---- readers -------------------------------------------------------------------------------------------
 
     def reader_body(self) -> list[str]:
-        temps = Temps()
-        lines = [f"o = _new({class_path(self.message, self.struct)})"]
+        return ["bl = len(b)", *self.read_struct_into("o", Temps()), "return o, p"]
+
+    def read_struct_into(self, o: str, temps: Temps) -> list[str]:
+        """Lines that read this struct at `p` into a new object named `o`, leaving `p` after it."""
+        lines = [f"{o} = _new({class_path(self.message, self.struct)})"]
         for group in _fixed_runs(self.regular):
             if isinstance(group, list):
                 fmt = self.module.fmt(">" + "".join(_FIXED[f.type][0] for f in group))
-                lines.append(f"{', '.join(f'o.{f.attr}' for f in group)}, = {fmt}.unpack_from(b, p)")
+                lines.append(f"{', '.join(f'{o}.{f.attr}' for f in group)}, = {fmt}.unpack_from(b, p)")
                 lines.append(f"p += {sum(_FIXED[f.type][1] for f in group)}")
             else:
-                lines += self.read_value(group, f"o.{group.attr}", temps)
-        for f in self.absent:
-            lines.append(f"o.{f.attr} = {default_expr(self.message, f)}")
-        if self.flexible:
-            lines += self.read_tagged_section(temps)
-        else:
-            lines.append("o.unknown_tagged_fields = None")
-        lines.append("return o, p")
-        return lines
+                lines += self.read_value(group, f"{o}.{group.attr}", temps)
+        for f in self.absent + self.tagged:
+            if not is_lazy(f):
+                lines.append(f"{o}.{f.attr} = {default_expr(self.message, f)}")
+        if not self.flexible:
+            return lines + [f"{o}.unknown_tagged_fields = None"]
+        stem = class_path(self.message, self.struct).lstrip("_")
+        tags = self.module.function(f"_t_{stem}", "b, p, o", self.read_tagged_section())
+        return lines + ["if b[p] == 0:  # no tagged fields, the common case",
+                        f"    {o}.unknown_tagged_fields = None",
+                        "    p += 1",
+                        "else:",
+                        f"    p = {tags}(b, p, {o})"]
 
     def read_length(self, f: Field, var: str, size_type: str) -> list[str]:
         """Reads a length or count into `var`; compact forms store N+1, so the result is N (-1 for null)."""
         if self._compact(f):
-            return [f"{var} = b[p]", "p += 1", f"if {var} > 127:", f"    {var}, p = _uvt(b, p, {var})", f"{var} -= 1"]
+            return [f"{var} = b[p] - 1", "p += 1", f"if {var} > 126:", f"    {var}, p = _uvt(b, p, {var} + 1)",
+                    f"    {var} -= 1"]
         struct_name = self.module.fmt(">" + _FIXED[size_type][0])
         return [f"{var}, = {struct_name}.unpack_from(b, p)", f"p += {_FIXED[size_type][1]}"]
 
@@ -181,7 +189,7 @@ class StructCodec:
         if f.is_array and not element:
             return self.read_array(f, target, temps)
         if f.is_struct:
-            return self.read_struct(f, target)
+            return self.read_struct(f, target, temps)
         n = temps("n")
         q = temps("q")
         if kind == "string":
@@ -197,7 +205,7 @@ class StructCodec:
             lines += self.null_branch(f, target, n)
         lines += _indent([
             f"{q} = p + {n}",
-            f"if {q} > len(b):",
+            f"if {q} > bl:",
             f"    raise DecodeError('{self.struct.name}.{f.name}: length ' + str({n}) + ' past the end')",
             f"{target} = {value}",
             f"p = {q}",
@@ -209,7 +217,7 @@ class StructCodec:
         lines = self.read_length(f, n, "int32")
         lines += self.null_branch(f, target, n)
         body = [
-            f"if {n} > len(b) - p:",
+            f"if {n} > bl - p:",
             f"    raise DecodeError('{self.struct.name}.{f.name}: count ' + str({n}) + ' past the end')",
         ]
         element = f.element_type
@@ -223,37 +231,37 @@ class StructCodec:
             item = temps("e")
             body += [f"{items} = []", f"for _ in range({n}):"]
             if f.is_struct:
-                body.append(f"    {item}, p = {self.reader_of(f.struct)}(b, p)")
+                body += _indent(self.child(f.struct).read_struct_into(item, temps))
             else:
                 body += _indent(self.read_value(f, item, temps, element=True))
             body += [f"    {items}.append({item})", f"{target} = {items}"]
         return lines + _indent(body)
 
-    def read_struct(self, f: Field, target: str) -> list[str]:
-        call = f"{target}, p = {self.reader_of(f.struct)}(b, p)"
+    def read_struct(self, f: Field, target: str, temps: Temps) -> list[str]:
+        item = temps("s")
+        read = [*self.child(f.struct).read_struct_into(item, temps), f"{target} = {item}"]
         if not self._nullable(f):
-            return [call]
+            return read
         # Kafka writes a nullable struct behind an int8 marker: -1 for null, 1 for present.
-        return ["if b[p] > 127:", f"    {target} = None", "    p += 1", "else:", "    p += 1", f"    {call}"]
+        return ["if b[p] > 127:", f"    {target} = None", "    p += 1", "else:", "    p += 1", *_indent(read)]
 
-    def read_tagged_section(self, temps: Temps) -> list[str]:
-        lines = [f"o.{f.attr} = {default_expr(self.message, f)}" for f in self.tagged]
-        lines += [
-            "if b[p] == 0:  # no tagged fields, the common case",
-            "    o.unknown_tagged_fields = None",
-            "    return o, p + 1",
+    def read_tagged_section(self) -> list[str]:
+        """The body of `_t_<Struct>(b, p, o) -> p`: the tagged fields sent, known ones into `o`, the rest kept."""
+        temps = Temps()
+        lines = [
+            "bl = len(b)",
             "nt = b[p]",
             "p += 1",
             "if nt > 127:",
             "    nt, p = _uvt(b, p, nt)",
-            "if nt > len(b) - p:",
+            "if nt > bl - p:",
             f"    raise DecodeError('{self.struct.name}: tagged field count past the end')",
             "unknown = None",
             "for _ in range(nt):",
             "    tag, p = _ruv(b, p)",
             "    size, p = _ruv(b, p)",
             "    end = p + size",
-            "    if end > len(b):",
+            "    if end > bl:",
             f"        raise DecodeError('{self.struct.name}: tagged field past the end')",
         ]
         branch = "if"
@@ -267,29 +275,32 @@ class StructCodec:
             lines += _indent(unknown, 2)
         else:
             lines += _indent(unknown)
-        lines += ["    p = end", "o.unknown_tagged_fields = unknown"]
+        lines += ["    p = end", "o.unknown_tagged_fields = unknown", "return p"]
         return lines
 
     # ---- writers -------------------------------------------------------------------------------------------
 
     def writer_body(self) -> list[str]:
-        temps = Temps()
+        return self.write_struct_from("o", "w", Temps()) or ["pass"]
+
+    def write_struct_from(self, o: str, out: str, temps: Temps) -> list[str]:
+        """Lines that write the struct object named `o` to `out`."""
         lines: list[str] = []
         for f in self.absent:
             if not f.ignorable and not self._is_tagged_somewhere(f):
                 lines += [
-                    f"if {non_default_test(self.message, f, 'o.' + f.attr, self.version)}:",
+                    f"if {non_default_test(self.message, f, o + '.' + f.attr, self.version)}:",
                     f"    raise UnsupportedFieldError('{self.struct.name}.{f.name} exists only in versions {_range(f)}')",
                 ]
         for group in _fixed_runs(self.regular):
             if isinstance(group, list):
                 fmt = self.module.fmt(">" + "".join(_FIXED[f.type][0] for f in group))
-                lines.append(f"w += {fmt}.pack({', '.join(f'o.{f.attr}' for f in group)})")
+                lines.append(f"{out} += {fmt}.pack({', '.join(f'{o}.{f.attr}' for f in group)})")
             else:
-                lines += self.write_value(group, f"o.{group.attr}", "w", temps)
+                lines += self.write_value(group, f"{o}.{group.attr}", out, temps)
         if self.flexible:
-            lines += self.write_tagged_section(temps)
-        return lines or ["pass"]
+            lines += self.write_tagged_section(o, out, temps)
+        return lines
 
     def _is_tagged_somewhere(self, f: Field) -> bool:
         return bool(f.tagged_versions)
@@ -309,7 +320,7 @@ class StructCodec:
         if f.is_array and not element:
             return self.write_array(f, value, out, temps)
         if f.is_struct:
-            return self.write_struct(f, value, out)
+            return self.write_struct(f, value, out, temps)
         v = temps("v")
         size_type = "int16" if kind == "string" else "int32"
         if kind == "string":
@@ -342,7 +353,7 @@ class StructCodec:
             item = temps("e")
             body.append(f"for {item} in {items}:")
             if f.is_struct:
-                body.append(f"    {self.writer_of(f.struct)}({item}, {out})")
+                body += _indent(self.child(f.struct).write_struct_from(item, out, temps) or ["pass"])
             else:
                 body += _indent(self.write_value(f, item, out, temps, element=True))
         lines = [f"{items} = {value}"]
@@ -351,35 +362,43 @@ class StructCodec:
             return lines + _indent(body)
         return lines + body
 
-    def write_struct(self, f: Field, value: str, out: str) -> list[str]:
-        call = f"{self.writer_of(f.struct)}({value}, {out})"
+    def write_struct(self, f: Field, value: str, out: str, temps: Temps) -> list[str]:
+        item = temps("s")
+        write = self.child(f.struct).write_struct_from(item, out, temps)
         if not self._nullable(f):
-            return [call]
-        return [f"if {value} is None:", f"    {out}.append(255)", "else:", f"    {out}.append(1)", f"    {call}"]
+            return [f"{item} = {value}", *write]
+        return [f"{item} = {value}", f"if {item} is None:", f"    {out}.append(255)", "else:", f"    {out}.append(1)",
+                *_indent(write)]
 
-    def write_tagged_section(self, temps: Temps) -> list[str]:
+    def write_tagged_section(self, o: str, out: str, temps: Temps) -> list[str]:
         if not self.tagged:
             return [
-                "if o.unknown_tagged_fields:",
-                "    _wtags(w, o.unknown_tagged_fields)",
+                f"if {o}.unknown_tagged_fields:",
+                f"    _wtags({out}, {o}.unknown_tagged_fields)",
                 "else:",
-                "    w.append(0)",
+                f"    {out}.append(0)",
             ]
-        lines = ["tags = []"]
+        tags = temps("tags")
+        lines = [f"{tags} = []"]
         for f in self.tagged:
             t = temps("t")
-            lines.append(f"if {non_default_test(self.message, f, 'o.' + f.attr, self.version)}:")
-            lines += _indent([f"{t} = bytearray()"] + self.write_value(f, f"o.{f.attr}", t, temps))
-            lines.append(f"    tags.append(({f.tag}, {t}))")
+            lines.append(f"if {non_default_test(self.message, f, o + '.' + f.attr, self.version)}:")
+            lines += _indent([f"{t} = bytearray()"] + self.write_value(f, f"{o}.{f.attr}", t, temps))
+            lines.append(f"    {tags}.append(({f.tag}, {t}))")
         lines += [
-            "if o.unknown_tagged_fields:",
-            "    tags = sorted(tags + o.unknown_tagged_fields, key=_first)",
-            "if tags:",
-            "    _wtags(w, tags)",
+            f"if {o}.unknown_tagged_fields:",
+            f"    {tags} = sorted({tags} + {o}.unknown_tagged_fields, key=_first)",
+            f"if {tags}:",
+            f"    _wtags({out}, {tags})",
             "else:",
-            "    w.append(0)",
+            f"    {out}.append(0)",
         ]
         return lines
+
+
+def is_lazy(f: Field) -> bool:
+    """A struct-valued field whose default is a struct: built on first use when a reader leaves it unset."""
+    return f.is_struct and not f.is_array and f.default != "null"
 
 
 def _range(f: Field) -> str:

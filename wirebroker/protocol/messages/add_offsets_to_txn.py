@@ -68,6 +68,7 @@ class AddOffsetsToTxnResponse(Message):
 
 
 def _r_AddOffsetsToTxnRequest_0(b, p):
+    bl = len(b)
     o = _new(AddOffsetsToTxnRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -75,7 +76,7 @@ def _r_AddOffsetsToTxnRequest_0(b, p):
         raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -87,7 +88,7 @@ def _r_AddOffsetsToTxnRequest_0(b, p):
         raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -107,57 +108,65 @@ def _w_AddOffsetsToTxnRequest_0(o, w):
     w += v2
 
 
-def _r_AddOffsetsToTxnRequest_1(b, p):
-    o = _new(AddOffsetsToTxnRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.producer_id, o.producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddOffsetsToTxnRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddOffsetsToTxnRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddOffsetsToTxnRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AddOffsetsToTxnRequest_1(b, p):
+    bl = len(b)
+    o = _new(AddOffsetsToTxnRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
+        o.transactional_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.producer_id, o.producer_epoch, = _S1.unpack_from(b, p)
+    p += 10
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n3) + ' past the end')
+        o.group_id = str(b[p:q4], 'utf-8')
+        p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AddOffsetsToTxnRequest_0(b, p, o)
     return o, p
 
 
@@ -186,6 +195,7 @@ def _w_AddOffsetsToTxnRequest_1(o, w):
 
 
 def _r_AddOffsetsToTxnResponse_0(b, p):
+    bl = len(b)
     o = _new(AddOffsetsToTxnResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -197,31 +207,39 @@ def _w_AddOffsetsToTxnResponse_0(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
 
 
-def _r_AddOffsetsToTxnResponse_1(b, p):
-    o = _new(AddOffsetsToTxnResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddOffsetsToTxnResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddOffsetsToTxnResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddOffsetsToTxnResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AddOffsetsToTxnResponse_1(b, p):
+    bl = len(b)
+    o = _new(AddOffsetsToTxnResponse)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AddOffsetsToTxnResponse_0(b, p, o)
     return o, p
 
 

@@ -131,45 +131,8 @@ _AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult = AddPartitionsToT
 _AddPartitionsToTxnResponse_AddPartitionsToTxnResult = AddPartitionsToTxnResponse.AddPartitionsToTxnResult
 
 
-def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p):
-    o = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S2.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
 def _r_AddPartitionsToTxnRequest_0(b, p):
+    bl = len(b)
     o = _new(AddPartitionsToTxnRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -177,7 +140,7 @@ def _r_AddPartitionsToTxnRequest_0(b, p):
         raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: length ' + str(n1) + ' past the end')
         o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -188,11 +151,31 @@ def _r_AddPartitionsToTxnRequest_0(b, p):
     if n3 < 0:
         raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p)
+            e5 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S2.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n8) + ' past the end')
+                e5.partitions = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.v3_and_below_topics = xs4
     o.transactions = []
@@ -211,139 +194,133 @@ def _w_AddPartitionsToTxnRequest_0(o, w):
     xs2 = o.v3_and_below_topics
     w += _S2.pack(len(xs2))
     for e3 in xs2:
-        _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
+        xs5 = e3.partitions
+        w += _S2.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
 
 
-def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(b, p):
-    o = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddPartitionsToTxnTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddPartitionsToTxnTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AddPartitionsToTxnRequest_1(b, p):
-    o = _new(AddPartitionsToTxnRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: length ' + str(n1) + ' past the end')
-        o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(b, p)
-            xs4.append(e5)
-        o.v3_and_below_topics = xs4
-    o.transactions = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddPartitionsToTxnRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddPartitionsToTxnRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddPartitionsToTxnRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AddPartitionsToTxnRequest_1(b, p):
+    bl = len(b)
+    o = _new(AddPartitionsToTxnRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: length ' + str(n1) + ' past the end')
+        o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, = _S1.unpack_from(b, p)
+    p += 10
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n8) + ' past the end')
+                e5.partitions = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e5)
+            xs4.append(e5)
+        o.v3_and_below_topics = xs4
+    o.transactions = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AddPartitionsToTxnRequest_0(b, p, o)
     return o, p
 
 
@@ -366,108 +343,138 @@ def _w_AddPartitionsToTxnRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p):
-    o = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.producer_id, o.producer_epoch, o.verify_only, = _S3.unpack_from(b, p)
-    p += 11
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AddPartitionsToTxnTransaction.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddPartitionsToTxnTransaction: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddPartitionsToTxnTransaction: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(o, w):
-    v1 = o.transactional_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S3.pack(o.producer_id, o.producer_epoch, o.verify_only)
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_AddPartitionsToTxnRequest_2(b, p):
+    bl = len(b)
     o = _new(AddPartitionsToTxnRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AddPartitionsToTxnRequest.Transactions: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AddPartitionsToTxnRequest.Transactions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p)
+            e3 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: length ' + str(n4) + ' past the end')
+                e3.transactional_id = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.producer_id, e3.producer_epoch, e3.verify_only, = _S3.unpack_from(b, p)
+            p += 11
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AddPartitionsToTxnTransaction.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n11) + ' past the end')
+                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p, e3)
             xs2.append(e3)
         o.transactions = xs2
     o.v3_and_below_transactional_id = ''
@@ -476,25 +483,9 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
     o.v3_and_below_topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AddPartitionsToTxnRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AddPartitionsToTxnRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AddPartitionsToTxnRequest_0(b, p, o)
     return o, p
 
 
@@ -514,65 +505,56 @@ def _w_AddPartitionsToTxnRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(e2, w)
+        v3 = e2.transactional_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S3.pack(e2.producer_id, e2.producer_epoch, e2.verify_only)
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p):
-    o = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-    o.partition_index, o.partition_error_code, = _S4.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(o, w):
-    w += _S4.pack(o.partition_index, o.partition_error_code)
-
-
-def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p):
-    o = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p)
-            xs4.append(e5)
-        o.results_by_partition = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.results_by_partition
-    w += _S2.pack(len(xs2))
-    for e3 in xs2:
-        _w_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(e3, w)
-
-
 def _r_AddPartitionsToTxnResponse_0(b, p):
+    bl = len(b)
     o = _new(AddPartitionsToTxnResponse)
     o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
@@ -581,11 +563,37 @@ def _r_AddPartitionsToTxnResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p)
+            e3 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S2.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                    e8.partition_index, e8.partition_error_code, = _S4.unpack_from(b, p)
+                    p += 6
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.results_by_partition = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results_by_topic_v3_and_below = xs2
     o.error_code = 0
@@ -601,164 +609,152 @@ def _w_AddPartitionsToTxnResponse_0(o, w):
     xs1 = o.results_by_topic_v3_and_below
     w += _S2.pack(len(xs1))
     for e2 in xs1:
-        _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.results_by_partition
+        w += _S2.pack(len(xs4))
+        for e5 in xs4:
+            w += _S4.pack(e5.partition_index, e5.partition_error_code)
 
 
-def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_1(b, p):
-    o = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-    o.partition_index, o.partition_error_code, = _S4.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddPartitionsToTxnPartitionResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddPartitionsToTxnPartitionResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_1(o, w):
-    w += _S4.pack(o.partition_index, o.partition_error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(b, p):
-    o = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_1(b, p)
-            xs4.append(e5)
-        o.results_by_partition = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddPartitionsToTxnTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddPartitionsToTxnTopicResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.results_by_partition
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AddPartitionsToTxnResponse_1(b, p):
-    o = _new(AddPartitionsToTxnResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(b, p)
-            xs2.append(e3)
-        o.results_by_topic_v3_and_below = xs2
-    o.error_code = 0
-    o.results_by_transaction = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddPartitionsToTxnResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddPartitionsToTxnResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddPartitionsToTxnResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AddPartitionsToTxnResponse_1(b, p):
+    bl = len(b)
+    o = _new(AddPartitionsToTxnResponse)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                    e8.partition_index, e8.partition_error_code, = _S4.unpack_from(b, p)
+                    p += 6
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e8)
+                    xs7.append(e8)
+                e3.results_by_partition = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results_by_topic_v3_and_below = xs2
+    o.error_code = 0
+    o.results_by_transaction = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AddPartitionsToTxnResponse_0(b, p, o)
     return o, p
 
 
@@ -773,131 +769,158 @@ def _w_AddPartitionsToTxnResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.results_by_partition
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S4.pack(e5.partition_index, e5.partition_error_code)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p):
-    o = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnResult.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddPartitionsToTxnResult.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AddPartitionsToTxnResult.TopicResults: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(b, p)
-            xs4.append(e5)
-        o.topic_results = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddPartitionsToTxnResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddPartitionsToTxnResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(o, w):
-    v1 = o.transactional_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topic_results
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_AddPartitionsToTxnResponse_2(b, p):
+    bl = len(b)
     o = _new(AddPartitionsToTxnResponse)
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p)
+            e3 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AddPartitionsToTxnResult.TransactionalId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AddPartitionsToTxnResult.TransactionalId: length ' + str(n4) + ' past the end')
+                e3.transactional_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AddPartitionsToTxnResult.TopicResults: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                            e13.partition_index, e13.partition_error_code, = _S4.unpack_from(b, p)
+                            p += 6
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.results_by_partition = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topic_results = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p, e3)
             xs2.append(e3)
         o.results_by_transaction = xs2
     o.results_by_topic_v3_and_below = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AddPartitionsToTxnResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AddPartitionsToTxnResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AddPartitionsToTxnResponse_0(b, p, o)
     return o, p
 
 
@@ -912,7 +935,49 @@ def _w_AddPartitionsToTxnResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(e2, w)
+        v3 = e2.transactional_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topic_results
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.results_by_partition
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S4.pack(e8.partition_index, e8.partition_error_code)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

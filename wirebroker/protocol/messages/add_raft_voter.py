@@ -83,138 +83,124 @@ class AddRaftVoterResponse(Message):
 
 
 
-def _r_AddRaftVoterRequest_Listener_0(b, p):
-    o = _new(_AddRaftVoterRequest_Listener)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Listener.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Listener.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Listener.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Listener.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S1.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddRaftVoterRequest_Listener_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Listener: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Listener: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AddRaftVoterRequest_Listener_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S1.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AddRaftVoterRequest_0(b, p):
-    o = _new(AddRaftVoterRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.timeout_ms, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
-    p += 24
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AddRaftVoterRequest_Listener_0(b, p)
-            xs4.append(e5)
-        o.listeners = xs4
-    o.ack_when_committed = True
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddRaftVoterRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddRaftVoterRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddRaftVoterRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AddRaftVoterRequest_0(b, p):
+    bl = len(b)
+    o = _new(AddRaftVoterRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.cluster_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
+        o.cluster_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.timeout_ms, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
+    p += 24
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_AddRaftVoterRequest_Listener)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
+                e5.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.port, = _S1.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AddRaftVoterRequest_Listener_0(b, p, e5)
+            xs4.append(e5)
+        o.listeners = xs4
+    o.ack_when_committed = True
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AddRaftVoterRequest_0(b, p, o)
     return o, p
 
 
@@ -240,7 +226,27 @@ def _w_AddRaftVoterRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_AddRaftVoterRequest_Listener_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e3.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S1.pack(e3.port)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -248,60 +254,78 @@ def _w_AddRaftVoterRequest_0(o, w):
 
 
 def _r_AddRaftVoterRequest_1(b, p):
+    bl = len(b)
     o = _new(AddRaftVoterRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.cluster_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
     o.timeout_ms, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
     p += 24
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_AddRaftVoterRequest_Listener_0(b, p)
+            e5 = _new(_AddRaftVoterRequest_Listener)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
+                e5.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.port, = _S1.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AddRaftVoterRequest_Listener_0(b, p, e5)
             xs4.append(e5)
         o.listeners = xs4
     o.ack_when_committed, = _S2.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AddRaftVoterRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AddRaftVoterRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AddRaftVoterRequest_0(b, p, o)
     return o, p
 
 
@@ -325,7 +349,27 @@ def _w_AddRaftVoterRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_AddRaftVoterRequest_Listener_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e3.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S1.pack(e3.port)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.ack_when_committed)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -333,44 +377,52 @@ def _w_AddRaftVoterRequest_1(o, w):
         w.append(0)
 
 
-def _r_AddRaftVoterResponse_0(b, p):
-    o = _new(AddRaftVoterResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AddRaftVoterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AddRaftVoterResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AddRaftVoterResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AddRaftVoterResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AddRaftVoterResponse_0(b, p):
+    bl = len(b)
+    o = _new(AddRaftVoterResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('AddRaftVoterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AddRaftVoterResponse_0(b, p, o)
     return o, p
 
 

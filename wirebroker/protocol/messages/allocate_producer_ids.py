@@ -66,31 +66,39 @@ class AllocateProducerIdsResponse(Message):
 
 
 
-def _r_AllocateProducerIdsRequest_0(b, p):
-    o = _new(AllocateProducerIdsRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AllocateProducerIdsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AllocateProducerIdsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AllocateProducerIdsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AllocateProducerIdsRequest_0(b, p):
+    bl = len(b)
+    o = _new(AllocateProducerIdsRequest)
+    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
+    p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AllocateProducerIdsRequest_0(b, p, o)
     return o, p
 
 
@@ -102,31 +110,39 @@ def _w_AllocateProducerIdsRequest_0(o, w):
         w.append(0)
 
 
-def _r_AllocateProducerIdsResponse_0(b, p):
-    o = _new(AllocateProducerIdsResponse)
-    o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len, = _S1.unpack_from(b, p)
-    p += 18
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AllocateProducerIdsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AllocateProducerIdsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AllocateProducerIdsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AllocateProducerIdsResponse_0(b, p):
+    bl = len(b)
+    o = _new(AllocateProducerIdsResponse)
+    o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len, = _S1.unpack_from(b, p)
+    p += 18
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AllocateProducerIdsResponse_0(b, p, o)
     return o, p
 
 

@@ -123,125 +123,78 @@ _AlterClientQuotasResponse_EntityData = AlterClientQuotasResponse.EntityData
 _AlterClientQuotasResponse_EntryData = AlterClientQuotasResponse.EntryData
 
 
-def _r_AlterClientQuotasRequest_EntityData_0(b, p):
-    o = _new(_AlterClientQuotasRequest_EntityData)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('EntityData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntityData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.entity_name = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
-        o.entity_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterClientQuotasRequest_EntityData_0(o, w):
-    v1 = o.entity_type
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.entity_name
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
-
-
-def _r_AlterClientQuotasRequest_OpData_0(b, p):
-    o = _new(_AlterClientQuotasRequest_OpData)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OpData.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OpData.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    o.value, o.remove, = _S2.unpack_from(b, p)
-    p += 9
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterClientQuotasRequest_OpData_0(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.value, o.remove)
-
-
-def _r_AlterClientQuotasRequest_EntryData_0(b, p):
-    o = _new(_AlterClientQuotasRequest_EntryData)
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('EntryData.Entity: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('EntryData.Entity: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterClientQuotasRequest_EntityData_0(b, p)
-            xs2.append(e3)
-        o.entity = xs2
-    n4, = _S0.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        raise DecodeError('EntryData.Ops: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('EntryData.Ops: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_AlterClientQuotasRequest_OpData_0(b, p)
-            xs5.append(e6)
-        o.ops = xs5
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterClientQuotasRequest_EntryData_0(o, w):
-    xs1 = o.entity
-    w += _S0.pack(len(xs1))
-    for e2 in xs1:
-        _w_AlterClientQuotasRequest_EntityData_0(e2, w)
-    xs3 = o.ops
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_AlterClientQuotasRequest_OpData_0(e4, w)
-
-
 def _r_AlterClientQuotasRequest_0(b, p):
+    bl = len(b)
     o = _new(AlterClientQuotasRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('AlterClientQuotasRequest.Entries: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterClientQuotasRequest.Entries: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterClientQuotasRequest_EntryData_0(b, p)
+            e3 = _new(_AlterClientQuotasRequest_EntryData)
+            n4, = _S0.unpack_from(b, p)
+            p += 4
+            if n4 < 0:
+                raise DecodeError('EntryData.Entity: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_AlterClientQuotasRequest_EntityData)
+                    n7, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n7 < 0:
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n7) + ' past the end')
+                        e6.entity_type = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e6.entity_name = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n9) + ' past the end')
+                        e6.entity_name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e6.unknown_tagged_fields = None
+                    xs5.append(e6)
+                e3.entity = xs5
+            n11, = _S0.unpack_from(b, p)
+            p += 4
+            if n11 < 0:
+                raise DecodeError('EntryData.Ops: null where not nullable')
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('EntryData.Ops: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_AlterClientQuotasRequest_OpData)
+                    n14, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n14 < 0:
+                        raise DecodeError('OpData.Key: null where not nullable')
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('OpData.Key: length ' + str(n14) + ' past the end')
+                        e13.key = str(b[p:q15], 'utf-8')
+                        p = q15
+                    e13.value, e13.remove, = _S2.unpack_from(b, p)
+                    p += 9
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e3.ops = xs12
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.entries = xs2
     o.validate_only, = _S3.unpack_from(b, p)
@@ -254,264 +207,234 @@ def _w_AlterClientQuotasRequest_0(o, w):
     xs1 = o.entries
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_AlterClientQuotasRequest_EntryData_0(e2, w)
+        xs3 = e2.entity
+        w += _S0.pack(len(xs3))
+        for e4 in xs3:
+            v5 = e4.entity_type
+            v5 = v5.encode()
+            w += _S1.pack(len(v5))
+            w += v5
+            v6 = e4.entity_name
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S1.pack(len(v6))
+                w += v6
+        xs7 = e2.ops
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.key
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            w += _S2.pack(e8.value, e8.remove)
     w += _S3.pack(o.validate_only)
 
 
-def _r_AlterClientQuotasRequest_EntityData_1(b, p):
-    o = _new(_AlterClientQuotasRequest_EntityData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EntityData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntityData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.entity_name = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
-        o.entity_name = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterClientQuotasRequest_EntityData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EntityData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EntityData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterClientQuotasRequest_EntityData_1(o, w):
-    v1 = o.entity_type
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.entity_name
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterClientQuotasRequest_OpData_1(b, p):
-    o = _new(_AlterClientQuotasRequest_OpData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OpData.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OpData.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    o.value, o.remove, = _S2.unpack_from(b, p)
-    p += 9
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterClientQuotasRequest_OpData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OpData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OpData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterClientQuotasRequest_OpData_1(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.value, o.remove)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterClientQuotasRequest_EntryData_1(b, p):
-    o = _new(_AlterClientQuotasRequest_EntryData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EntryData.Entity: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('EntryData.Entity: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterClientQuotasRequest_EntityData_1(b, p)
-            xs2.append(e3)
-        o.entity = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('EntryData.Ops: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('EntryData.Ops: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_AlterClientQuotasRequest_OpData_1(b, p)
-            xs5.append(e6)
-        o.ops = xs5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterClientQuotasRequest_EntryData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EntryData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EntryData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterClientQuotasRequest_EntryData_1(o, w):
-    xs1 = o.entity
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AlterClientQuotasRequest_EntityData_1(e2, w)
-    xs3 = o.ops
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_AlterClientQuotasRequest_OpData_1(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterClientQuotasRequest_1(b, p):
-    o = _new(AlterClientQuotasRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterClientQuotasRequest.Entries: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterClientQuotasRequest.Entries: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterClientQuotasRequest_EntryData_1(b, p)
-            xs2.append(e3)
-        o.entries = xs2
-    o.validate_only, = _S3.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterClientQuotasRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterClientQuotasRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterClientQuotasRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterClientQuotasRequest_1(b, p):
+    bl = len(b)
+    o = _new(AlterClientQuotasRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterClientQuotasRequest.Entries: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterClientQuotasRequest.Entries: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterClientQuotasRequest_EntryData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('EntryData.Entity: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_AlterClientQuotasRequest_EntityData)
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n7) + ' past the end')
+                        e6.entity_type = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e6.entity_name = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n9) + ' past the end')
+                        e6.entity_name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.entity = xs5
+            n11 = b[p] - 1
+            p += 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('EntryData.Ops: null where not nullable')
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('EntryData.Ops: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_AlterClientQuotasRequest_OpData)
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('OpData.Key: null where not nullable')
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('OpData.Key: length ' + str(n14) + ' past the end')
+                        e13.key = str(b[p:q15], 'utf-8')
+                        p = q15
+                    e13.value, e13.remove, = _S2.unpack_from(b, p)
+                    p += 9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e13.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterClientQuotasRequest_OpData_0(b, p, e13)
+                    xs12.append(e13)
+                e3.ops = xs12
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e3)
+            xs2.append(e3)
+        o.entries = xs2
+    o.validate_only, = _S3.unpack_from(b, p)
+    p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterClientQuotasRequest_0(b, p, o)
     return o, p
 
 
@@ -523,7 +446,60 @@ def _w_AlterClientQuotasRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterClientQuotasRequest_EntryData_1(e2, w)
+        xs3 = e2.entity
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            v5 = e4.entity_type
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+            v6 = e4.entity_name
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        xs7 = e2.ops
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            v9 = e8.key
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            w += _S2.pack(e8.value, e8.remove)
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S3.pack(o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -531,78 +507,8 @@ def _w_AlterClientQuotasRequest_1(o, w):
         w.append(0)
 
 
-def _r_AlterClientQuotasResponse_EntityData_0(b, p):
-    o = _new(_AlterClientQuotasResponse_EntityData)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('EntityData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntityData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.entity_name = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
-        o.entity_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _r_AlterClientQuotasResponse_EntryData_0(b, p):
-    o = _new(_AlterClientQuotasResponse_EntryData)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntryData.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('EntryData.Entity: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('EntryData.Entity: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterClientQuotasResponse_EntityData_0(b, p)
-            xs4.append(e5)
-        o.entity = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterClientQuotasResponse_EntryData_0(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S1.pack(len(v1))
-        w += v1
-    xs2 = o.entity
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_AlterClientQuotasRequest_EntityData_0(e3, w)
-
-
 def _r_AlterClientQuotasResponse_0(b, p):
+    bl = len(b)
     o = _new(AlterClientQuotasResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -611,11 +517,57 @@ def _r_AlterClientQuotasResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterClientQuotasResponse_EntryData_0(b, p)
+            e3 = _new(_AlterClientQuotasResponse_EntryData)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('EntryData.Entity: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterClientQuotasResponse_EntityData)
+                    n9, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
+                        e8.entity_type = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        e8.entity_name = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
+                        e8.entity_name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.entity = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.entries = xs2
     o.unknown_tagged_fields = None
@@ -627,184 +579,144 @@ def _w_AlterClientQuotasResponse_0(o, w):
     xs1 = o.entries
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_AlterClientQuotasResponse_EntryData_0(e2, w)
-
-
-def _r_AlterClientQuotasResponse_EntityData_1(b, p):
-    o = _new(_AlterClientQuotasResponse_EntityData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EntityData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntityData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.entity_name = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
-        o.entity_name = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('EntityData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('EntityData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _r_AlterClientQuotasResponse_EntryData_1(b, p):
-    o = _new(_AlterClientQuotasResponse_EntryData)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntryData.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('EntryData.Entity: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('EntryData.Entity: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterClientQuotasResponse_EntityData_1(b, p)
-            xs4.append(e5)
-        o.entity = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('EntryData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('EntryData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterClientQuotasResponse_EntryData_1(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
         else:
-            _wuv(w, ln)
-        w += v1
-    xs2 = o.entity
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterClientQuotasRequest_EntityData_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
+        xs4 = e2.entity
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            v6 = e5.entity_type
+            v6 = v6.encode()
+            w += _S1.pack(len(v6))
+            w += v6
+            v7 = e5.entity_name
+            if v7 is None:
+                w += b'\xff\xff'
+            else:
+                v7 = v7.encode()
+                w += _S1.pack(len(v7))
+                w += v7
 
 
-def _r_AlterClientQuotasResponse_1(b, p):
-    o = _new(AlterClientQuotasResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterClientQuotasResponse_EntryData_1(b, p)
-            xs2.append(e3)
-        o.entries = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterClientQuotasResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterClientQuotasResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterClientQuotasResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterClientQuotasResponse_1(b, p):
+    bl = len(b)
+    o = _new(AlterClientQuotasResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterClientQuotasResponse_EntryData)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('EntryData.Entity: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterClientQuotasResponse_EntityData)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
+                        e8.entity_type = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e8.entity_name = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
+                        e8.entity_name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.entity = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e3)
+            xs2.append(e3)
+        o.entries = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterClientQuotasResponse_0(b, p, o)
     return o, p
 
 
@@ -817,7 +729,52 @@ def _w_AlterClientQuotasResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterClientQuotasResponse_EntryData_1(e2, w)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        xs4 = e2.entity
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.entity_type
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            v7 = e5.entity_name
+            if v7 is None:
+                w.append(0)
+            else:
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

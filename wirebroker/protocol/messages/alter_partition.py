@@ -138,191 +138,157 @@ _AlterPartitionResponse_PartitionData = AlterPartitionResponse.PartitionData
 _AlterPartitionResponse_TopicData = AlterPartitionResponse.TopicData
 
 
-def _r_AlterPartitionRequest_PartitionData_0(b, p):
-    o = _new(_AlterPartitionRequest_PartitionData)
-    o.partition_index, o.leader_epoch, = _S1.unpack_from(b, p)
-    p += 8
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.NewIsr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.NewIsr: count ' + str(n1) + ' past the end')
-        o.new_isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.partition_epoch, = _S2.unpack_from(b, p)
-    p += 4
-    o.new_isr_with_epochs = []
-    o.leader_recovery_state = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionRequest_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterPartitionRequest_PartitionData_0(o, w):
-    if o.new_isr_with_epochs:
-        raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
-    if o.leader_recovery_state != 0:
-        raise UnsupportedFieldError('PartitionData.LeaderRecoveryState exists only in versions 1+')
-    w += _S1.pack(o.partition_index, o.leader_epoch)
-    xs1 = o.new_isr
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S2.pack(o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionRequest_TopicData_0(b, p):
-    o = _new(_AlterPartitionRequest_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterPartitionRequest_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionRequest_TopicData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterPartitionRequest_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterPartitionRequest_PartitionData_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionRequest_0(b, p):
-    o = _new(AlterPartitionRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterPartitionRequest_TopicData_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterPartitionRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterPartitionRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterPartitionRequest_0(b, p):
+    bl = len(b)
+    o = _new(AlterPartitionRequest)
+    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
+    p += 12
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterPartitionRequest_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionRequest_PartitionData)
+                    e8.partition_index, e8.leader_epoch, = _S1.unpack_from(b, p)
+                    p += 8
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.NewIsr: count ' + str(n9) + ' past the end')
+                        e8.new_isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S2.unpack_from(b, p)
+                    p += 4
+                    e8.new_isr_with_epochs = []
+                    e8.leader_recovery_state = 0
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterPartitionRequest_0(b, p, o)
     return o, p
 
 
@@ -335,149 +301,45 @@ def _w_AlterPartitionRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionRequest_TopicData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionRequest_PartitionData_1(b, p):
-    o = _new(_AlterPartitionRequest_PartitionData)
-    o.partition_index, o.leader_epoch, = _S1.unpack_from(b, p)
-    p += 8
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.NewIsr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.NewIsr: count ' + str(n1) + ' past the end')
-        o.new_isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.leader_recovery_state, o.partition_epoch, = _S3.unpack_from(b, p)
-    p += 5
-    o.new_isr_with_epochs = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionRequest_PartitionData_1(o, w):
-    if o.new_isr_with_epochs:
-        raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
-    w += _S1.pack(o.partition_index, o.leader_epoch)
-    xs1 = o.new_isr
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S3.pack(o.leader_recovery_state, o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionRequest_TopicData_1(b, p):
-    o = _new(_AlterPartitionRequest_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterPartitionRequest_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionRequest_TopicData_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterPartitionRequest_PartitionData_1(e3, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            if e5.new_isr_with_epochs:
+                raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
+            if e5.leader_recovery_state != 0:
+                raise UnsupportedFieldError('PartitionData.LeaderRecoveryState exists only in versions 1+')
+            w += _S1.pack(e5.partition_index, e5.leader_epoch)
+            xs6 = e5.new_isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S2.pack(e5.partition_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -485,45 +347,86 @@ def _w_AlterPartitionRequest_TopicData_1(o, w):
 
 
 def _r_AlterPartitionRequest_1(b, p):
+    bl = len(b)
     o = _new(AlterPartitionRequest)
     o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
     p += 12
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterPartitionRequest_TopicData_1(b, p)
+            e3 = _new(_AlterPartitionRequest_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionRequest_PartitionData)
+                    e8.partition_index, e8.leader_epoch, = _S1.unpack_from(b, p)
+                    p += 8
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.NewIsr: count ' + str(n9) + ' past the end')
+                        e8.new_isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.leader_recovery_state, e8.partition_epoch, = _S3.unpack_from(b, p)
+                    p += 5
+                    e8.new_isr_with_epochs = []
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AlterPartitionRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AlterPartitionRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AlterPartitionRequest_0(b, p, o)
     return o, p
 
 
@@ -536,67 +439,43 @@ def _w_AlterPartitionRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionRequest_TopicData_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionRequest_TopicData_2(b, p):
-    o = _new(_AlterPartitionRequest_TopicData)
-    o.topic_id, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterPartitionRequest_PartitionData_1(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.topic_name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionRequest_TopicData_2(o, w):
-    w += _S4.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AlterPartitionRequest_PartitionData_1(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            if e5.new_isr_with_epochs:
+                raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
+            w += _S1.pack(e5.partition_index, e5.leader_epoch)
+            xs6 = e5.new_isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S3.pack(e5.leader_recovery_state, e5.partition_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -604,45 +483,75 @@ def _w_AlterPartitionRequest_TopicData_2(o, w):
 
 
 def _r_AlterPartitionRequest_2(b, p):
+    bl = len(b)
     o = _new(AlterPartitionRequest)
     o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
     p += 12
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterPartitionRequest_TopicData_2(b, p)
+            e3 = _new(_AlterPartitionRequest_TopicData)
+            e3.topic_id, = _S4.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_AlterPartitionRequest_PartitionData)
+                    e6.partition_index, e6.leader_epoch, = _S1.unpack_from(b, p)
+                    p += 8
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('PartitionData.NewIsr: count ' + str(n7) + ' past the end')
+                        e6.new_isr = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                        p += 4 * n7
+                    e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
+                    p += 5
+                    e6.new_isr_with_epochs = []
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic_name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AlterPartitionRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AlterPartitionRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AlterPartitionRequest_0(b, p, o)
     return o, p
 
 
@@ -655,214 +564,145 @@ def _w_AlterPartitionRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionRequest_TopicData_2(e2, w)
+        w += _S4.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            if e4.new_isr_with_epochs:
+                raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
+            w += _S1.pack(e4.partition_index, e4.leader_epoch)
+            xs5 = e4.new_isr
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs5) < 64:
+                w += _ARRAY_i[len(xs5)].pack(*xs5)
+            else:
+                w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+            w += _S3.pack(e4.leader_recovery_state, e4.partition_epoch)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AlterPartitionRequest_BrokerState_0(b, p):
-    o = _new(_AlterPartitionRequest_BrokerState)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionRequest_BrokerState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BrokerState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BrokerState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionRequest_BrokerState_0(o, w):
-    w += _S0.pack(o.broker_id, o.broker_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionRequest_PartitionData_2(b, p):
-    o = _new(_AlterPartitionRequest_PartitionData)
-    o.partition_index, o.leader_epoch, = _S1.unpack_from(b, p)
-    p += 8
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.NewIsrWithEpochs: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.NewIsrWithEpochs: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterPartitionRequest_BrokerState_0(b, p)
-            xs2.append(e3)
-        o.new_isr_with_epochs = xs2
-    o.leader_recovery_state, o.partition_epoch, = _S3.unpack_from(b, p)
-    p += 5
-    o.new_isr = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionRequest_PartitionData_2(o, w):
-    if o.new_isr:
-        raise UnsupportedFieldError('PartitionData.NewIsr exists only in versions 0-2')
-    w += _S1.pack(o.partition_index, o.leader_epoch)
-    xs1 = o.new_isr_with_epochs
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AlterPartitionRequest_BrokerState_0(e2, w)
-    w += _S3.pack(o.leader_recovery_state, o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionRequest_TopicData_3(b, p):
-    o = _new(_AlterPartitionRequest_TopicData)
-    o.topic_id, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterPartitionRequest_PartitionData_2(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.topic_name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionRequest_TopicData_3(o, w):
-    w += _S4.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AlterPartitionRequest_PartitionData_2(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_AlterPartitionRequest_3(b, p):
+    bl = len(b)
     o = _new(AlterPartitionRequest)
     o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
     p += 12
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterPartitionRequest_TopicData_3(b, p)
+            e3 = _new(_AlterPartitionRequest_TopicData)
+            e3.topic_id, = _S4.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_AlterPartitionRequest_PartitionData)
+                    e6.partition_index, e6.leader_epoch, = _S1.unpack_from(b, p)
+                    p += 8
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('PartitionData.NewIsrWithEpochs: null where not nullable')
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('PartitionData.NewIsrWithEpochs: count ' + str(n7) + ' past the end')
+                        xs8 = []
+                        for _ in range(n7):
+                            e9 = _new(_AlterPartitionRequest_BrokerState)
+                            e9.broker_id, e9.broker_epoch, = _S0.unpack_from(b, p)
+                            p += 12
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e9.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_AlterPartitionRequest_BrokerState_0(b, p, e9)
+                            xs8.append(e9)
+                        e6.new_isr_with_epochs = xs8
+                    e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
+                    p += 5
+                    e6.new_isr = []
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic_name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AlterPartitionRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AlterPartitionRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AlterPartitionRequest_0(b, p, o)
     return o, p
 
 
@@ -875,193 +715,148 @@ def _w_AlterPartitionRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionRequest_TopicData_3(e2, w)
+        w += _S4.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            if e4.new_isr:
+                raise UnsupportedFieldError('PartitionData.NewIsr exists only in versions 0-2')
+            w += _S1.pack(e4.partition_index, e4.leader_epoch)
+            xs5 = e4.new_isr_with_epochs
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                w += _S0.pack(e6.broker_id, e6.broker_epoch)
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            w += _S3.pack(e4.leader_recovery_state, e4.partition_epoch)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AlterPartitionResponse_PartitionData_0(b, p):
-    o = _new(_AlterPartitionResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S6.unpack_from(b, p)
-    p += 14
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.partition_epoch, = _S2.unpack_from(b, p)
-    p += 4
-    o.leader_recovery_state = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionResponse_PartitionData_0(o, w):
-    w += _S6.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-    xs1 = o.isr
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S2.pack(o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionResponse_TopicData_0(b, p):
-    o = _new(_AlterPartitionResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterPartitionResponse_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionResponse_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterPartitionResponse_PartitionData_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionResponse_0(b, p):
-    o = _new(AlterPartitionResponse)
-    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterPartitionResponse_TopicData_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterPartitionResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterPartitionResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterPartitionResponse_0(b, p):
+    bl = len(b)
+    o = _new(AlterPartitionResponse)
+    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterPartitionResponse_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S6.unpack_from(b, p)
+                    p += 14
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionData.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S2.unpack_from(b, p)
+                    p += 4
+                    e8.leader_recovery_state = 0
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterPartitionResponse_0(b, p, o)
     return o, p
 
 
@@ -1074,146 +869,41 @@ def _w_AlterPartitionResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionResponse_TopicData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionResponse_PartitionData_1(b, p):
-    o = _new(_AlterPartitionResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S6.unpack_from(b, p)
-    p += 14
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.leader_recovery_state, o.partition_epoch, = _S3.unpack_from(b, p)
-    p += 5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionResponse_PartitionData_1(o, w):
-    w += _S6.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-    xs1 = o.isr
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S3.pack(o.leader_recovery_state, o.partition_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionResponse_TopicData_1(b, p):
-    o = _new(_AlterPartitionResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterPartitionResponse_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionResponse_TopicData_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterPartitionResponse_PartitionData_1(e3, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S6.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S2.pack(e5.partition_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1221,45 +911,85 @@ def _w_AlterPartitionResponse_TopicData_1(o, w):
 
 
 def _r_AlterPartitionResponse_1(b, p):
+    bl = len(b)
     o = _new(AlterPartitionResponse)
     o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterPartitionResponse_TopicData_1(b, p)
+            e3 = _new(_AlterPartitionResponse_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S6.unpack_from(b, p)
+                    p += 14
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionData.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.leader_recovery_state, e8.partition_epoch, = _S3.unpack_from(b, p)
+                    p += 5
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AlterPartitionResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AlterPartitionResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AlterPartitionResponse_0(b, p, o)
     return o, p
 
 
@@ -1272,67 +1002,41 @@ def _w_AlterPartitionResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionResponse_TopicData_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionResponse_TopicData_2(b, p):
-    o = _new(_AlterPartitionResponse_TopicData)
-    o.topic_id, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterPartitionResponse_PartitionData_1(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.topic_name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AlterPartitionResponse_TopicData_2(o, w):
-    w += _S4.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AlterPartitionResponse_PartitionData_1(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S6.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S3.pack(e5.leader_recovery_state, e5.partition_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1340,45 +1044,74 @@ def _w_AlterPartitionResponse_TopicData_2(o, w):
 
 
 def _r_AlterPartitionResponse_2(b, p):
+    bl = len(b)
     o = _new(AlterPartitionResponse)
     o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterPartitionResponse_TopicData_2(b, p)
+            e3 = _new(_AlterPartitionResponse_TopicData)
+            e3.topic_id, = _S4.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_AlterPartitionResponse_PartitionData)
+                    e6.partition_index, e6.error_code, e6.leader_id, e6.leader_epoch, = _S6.unpack_from(b, p)
+                    p += 14
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('PartitionData.Isr: null where not nullable')
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('PartitionData.Isr: count ' + str(n7) + ' past the end')
+                        e6.isr = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                        p += 4 * n7
+                    e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
+                    p += 5
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic_name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AlterPartitionResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AlterPartitionResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AlterPartitionResponse_0(b, p, o)
     return o, p
 
 
@@ -1391,7 +1124,34 @@ def _w_AlterPartitionResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionResponse_TopicData_2(e2, w)
+        w += _S4.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S6.pack(e4.partition_index, e4.error_code, e4.leader_id, e4.leader_epoch)
+            xs5 = e4.isr
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs5) < 64:
+                w += _ARRAY_i[len(xs5)].pack(*xs5)
+            else:
+                w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+            w += _S3.pack(e4.leader_recovery_state, e4.partition_epoch)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -116,185 +116,153 @@ _AlterPartitionReassignmentsResponse_ReassignablePartitionResponse = AlterPartit
 _AlterPartitionReassignmentsResponse_ReassignableTopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 
 
-def _r_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p):
-    o = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.replicas = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n1) + ' past the end')
-        o.replicas = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReassignablePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReassignablePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterPartitionReassignmentsRequest_ReassignablePartition_0(o, w):
-    w += _S0.pack(o.partition_index)
-    xs1 = o.replicas
-    if xs1 is None:
-        w.append(0)
-    else:
-        ln = len(xs1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        if len(xs1) < 64:
-            w += _ARRAY_i[len(xs1)].pack(*xs1)
-        else:
-            w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p):
-    o = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ReassignableTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ReassignableTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ReassignableTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReassignableTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReassignableTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterPartitionReassignmentsRequest_ReassignableTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterPartitionReassignmentsRequest_ReassignablePartition_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionReassignmentsRequest_0(b, p):
-    o = _new(AlterPartitionReassignmentsRequest)
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.allow_replication_factor_change = True
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionReassignmentsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterPartitionReassignmentsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterPartitionReassignmentsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterPartitionReassignmentsRequest_0(b, p):
+    bl = len(b)
+    o = _new(AlterPartitionReassignmentsRequest)
+    o.timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ReassignableTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ReassignableTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+                    e8.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.replicas = None
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n9) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.allow_replication_factor_change = True
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterPartitionReassignmentsRequest_0(b, p, o)
     return o, p
 
 
@@ -309,7 +277,43 @@ def _w_AlterPartitionReassignmentsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionReassignmentsRequest_ReassignableTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index)
+            xs6 = e5.replicas
+            if xs6 is None:
+                w.append(0)
+            else:
+                ln = len(xs6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs6) < 64:
+                    w += _ARRAY_i[len(xs6)].pack(*xs6)
+                else:
+                    w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -317,45 +321,82 @@ def _w_AlterPartitionReassignmentsRequest_0(o, w):
 
 
 def _r_AlterPartitionReassignmentsRequest_1(b, p):
+    bl = len(b)
     o = _new(AlterPartitionReassignmentsRequest)
     o.timeout_ms, o.allow_replication_factor_change, = _S1.unpack_from(b, p)
     p += 5
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p)
+            e3 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ReassignableTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ReassignableTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+                    e8.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.replicas = None
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n9) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AlterPartitionReassignmentsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AlterPartitionReassignmentsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AlterPartitionReassignmentsRequest_0(b, p, o)
     return o, p
 
 
@@ -368,204 +409,210 @@ def _w_AlterPartitionReassignmentsRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterPartitionReassignmentsRequest_ReassignableTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index)
+            xs6 = e5.replicas
+            if xs6 is None:
+                w.append(0)
+            else:
+                ln = len(xs6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs6) < 64:
+                    w += _ARRAY_i[len(xs6)].pack(*xs6)
+                else:
+                    w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p):
-    o = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-    o.partition_index, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReassignablePartitionResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReassignablePartitionResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(o, w):
-    w += _S2.pack(o.partition_index, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p):
-    o = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReassignableTopicResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReassignableTopicResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterPartitionReassignmentsResponse_0(b, p):
-    o = _new(AlterPartitionReassignmentsResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p)
-            xs4.append(e5)
-        o.responses = xs4
-    o.allow_replication_factor_change = True
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterPartitionReassignmentsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterPartitionReassignmentsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterPartitionReassignmentsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterPartitionReassignmentsResponse_0(b, p):
+    bl = len(b)
+    o = _new(AlterPartitionReassignmentsResponse)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+                    e10.partition_index, e10.error_code, = _S2.unpack_from(b, p)
+                    p += 6
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e10.error_message = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e10.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e5)
+            xs4.append(e5)
+        o.responses = xs4
+    o.allow_replication_factor_change = True
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterPartitionReassignmentsResponse_0(b, p, o)
     return o, p
 
 
@@ -589,7 +636,41 @@ def _w_AlterPartitionReassignmentsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S2.pack(e6.partition_index, e6.error_code)
+            v7 = e6.error_message
+            if v7 is None:
+                w.append(0)
+            else:
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -597,58 +678,96 @@ def _w_AlterPartitionReassignmentsResponse_0(o, w):
 
 
 def _r_AlterPartitionReassignmentsResponse_1(b, p):
+    bl = len(b)
     o = _new(AlterPartitionReassignmentsResponse)
     o.throttle_time_ms, o.allow_replication_factor_change, o.error_code, = _S3.unpack_from(b, p)
     p += 7
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p)
+            e5 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+                    e10.partition_index, e10.error_code, = _S2.unpack_from(b, p)
+                    p += 6
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e10.error_message = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e10.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e5)
             xs4.append(e5)
         o.responses = xs4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('AlterPartitionReassignmentsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('AlterPartitionReassignmentsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_AlterPartitionReassignmentsResponse_0(b, p, o)
     return o, p
 
 
@@ -672,7 +791,41 @@ def _w_AlterPartitionReassignmentsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S2.pack(e6.partition_index, e6.error_code)
+            v7 = e6.error_message
+            if v7 is None:
+                w.append(0)
+            else:
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -109,95 +109,62 @@ _AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult = AlterReplicaLog
 _AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult = AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult
 
 
-def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p):
-    o = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterReplicaLogDirTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
-def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(b, p):
-    o = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterReplicaLogDir.Path: length ' + str(n1) + ' past the end')
-        o.path = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(o, w):
-    v1 = o.path
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.topics
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(e3, w)
-
-
 def _r_AlterReplicaLogDirsRequest_0(b, p):
+    bl = len(b)
     o = _new(AlterReplicaLogDirsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('AlterReplicaLogDirsRequest.Dirs: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterReplicaLogDirsRequest.Dirs: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(b, p)
+            e3 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterReplicaLogDir.Path: length ' + str(n4) + ' past the end')
+                e3.path = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
+                    n9, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('AlterReplicaLogDirTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n11 < 0:
+                        raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n11) + ' past the end')
+                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.dirs = xs2
     o.unknown_tagged_fields = None
@@ -208,200 +175,180 @@ def _w_AlterReplicaLogDirsRequest_0(o, w):
     xs1 = o.dirs
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(e2, w)
+        v3 = e2.path
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.topics
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            w += _S1.pack(len(v6))
+            w += v6
+            xs7 = e5.partitions
+            w += _S0.pack(len(xs7))
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
 
 
-def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(b, p):
-    o = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterReplicaLogDirTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterReplicaLogDirTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterReplicaLogDirTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(b, p):
-    o = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterReplicaLogDir.Path: length ' + str(n1) + ' past the end')
-        o.path = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterReplicaLogDir: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterReplicaLogDir: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(o, w):
-    v1 = o.path
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterReplicaLogDirsRequest_1(b, p):
-    o = _new(AlterReplicaLogDirsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDirsRequest.Dirs: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDirsRequest.Dirs: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(b, p)
-            xs2.append(e3)
-        o.dirs = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterReplicaLogDirsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterReplicaLogDirsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterReplicaLogDirsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterReplicaLogDirsRequest_1(b, p):
+    bl = len(b)
+    o = _new(AlterReplicaLogDirsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterReplicaLogDirsRequest.Dirs: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterReplicaLogDirsRequest.Dirs: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterReplicaLogDir.Path: length ' + str(n4) + ' past the end')
+                e3.path = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('AlterReplicaLogDirTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n11) + ' past the end')
+                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(b, p, e3)
+            xs2.append(e3)
+        o.dirs = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterReplicaLogDirsRequest_0(b, p, o)
     return o, p
 
 
@@ -413,65 +360,55 @@ def _w_AlterReplicaLogDirsRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterReplicaLogDirsRequest_AlterReplicaLogDir_1(e2, w)
+        v3 = e2.path
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p):
-    o = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
-    o.partition_index, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(o, w):
-    w += _S2.pack(o.partition_index, o.error_code)
-
-
-def _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p):
-    o = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(e3, w)
-
-
 def _r_AlterReplicaLogDirsResponse_0(b, p):
+    bl = len(b)
     o = _new(AlterReplicaLogDirsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -480,11 +417,37 @@ def _r_AlterReplicaLogDirsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p)
+            e3 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
+                    e8.partition_index, e8.error_code, = _S2.unpack_from(b, p)
+                    p += 6
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.unknown_tagged_fields = None
@@ -496,162 +459,150 @@ def _w_AlterReplicaLogDirsResponse_0(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S2.pack(e5.partition_index, e5.error_code)
 
 
-def _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_1(b, p):
-    o = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
-    o.partition_index, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterReplicaLogDirPartitionResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterReplicaLogDirPartitionResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_1(o, w):
-    w += _S2.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(b, p):
-    o = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterReplicaLogDirTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterReplicaLogDirTopicResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterReplicaLogDirsResponse_1(b, p):
-    o = _new(AlterReplicaLogDirsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterReplicaLogDirsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterReplicaLogDirsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterReplicaLogDirsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterReplicaLogDirsResponse_1(b, p):
+    bl = len(b)
+    o = _new(AlterReplicaLogDirsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
+                    e8.partition_index, e8.error_code, = _S2.unpack_from(b, p)
+                    p += 6
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterReplicaLogDirsResponse_0(b, p, o)
     return o, p
 
 
@@ -664,7 +615,30 @@ def _w_AlterReplicaLogDirsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_1(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S2.pack(e5.partition_index, e5.error_code)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

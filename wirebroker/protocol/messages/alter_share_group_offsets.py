@@ -113,170 +113,151 @@ _AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition = AlterS
 _AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic = AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic
 
 
-def _r_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p):
-    o = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition)
-    o.partition_index, o.start_offset, = _S0.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterShareGroupOffsetsRequestPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterShareGroupOffsetsRequestPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(o, w):
-    w += _S0.pack(o.partition_index, o.start_offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p):
-    o = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterShareGroupOffsetsRequestTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterShareGroupOffsetsRequestTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterShareGroupOffsetsRequest_0(b, p):
-    o = _new(AlterShareGroupOffsetsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterShareGroupOffsetsRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterShareGroupOffsetsRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterShareGroupOffsetsRequest.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterShareGroupOffsetsRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterShareGroupOffsetsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterShareGroupOffsetsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterShareGroupOffsetsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterShareGroupOffsetsRequest_0(b, p):
+    bl = len(b)
+    o = _new(AlterShareGroupOffsetsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterShareGroupOffsetsRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('AlterShareGroupOffsetsRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AlterShareGroupOffsetsRequest.Topics: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('AlterShareGroupOffsetsRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition)
+                    e10.partition_index, e10.start_offset, = _S0.unpack_from(b, p)
+                    p += 12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p, e5)
+            xs4.append(e5)
+        o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterShareGroupOffsetsRequest_0(b, p, o)
     return o, p
 
 
@@ -296,206 +277,198 @@ def _w_AlterShareGroupOffsetsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(e3, w)
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S0.pack(e6.partition_index, e6.start_offset)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p):
-    o = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
-    o.partition_index, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterShareGroupOffsetsResponsePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterShareGroupOffsetsResponsePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(o, w):
-    w += _S1.pack(o.partition_index, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p):
-    o = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, = _S2.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterShareGroupOffsetsResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterShareGroupOffsetsResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.topic_id)
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterShareGroupOffsetsResponse_0(b, p):
-    o = _new(AlterShareGroupOffsetsResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterShareGroupOffsetsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterShareGroupOffsetsResponse.Responses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterShareGroupOffsetsResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p)
-            xs4.append(e5)
-        o.responses = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterShareGroupOffsetsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterShareGroupOffsetsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterShareGroupOffsetsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterShareGroupOffsetsResponse_0(b, p):
+    bl = len(b)
+    o = _new(AlterShareGroupOffsetsResponse)
+    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('AlterShareGroupOffsetsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('AlterShareGroupOffsetsResponse.Responses: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('AlterShareGroupOffsetsResponse.Responses: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e5.topic_id, = _S2.unpack_from(b, p)
+            p += 16
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
+                    e10.partition_index, e10.error_code, = _S1.unpack_from(b, p)
+                    p += 6
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e10.error_message = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('AlterShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e10.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p, e5)
+            xs4.append(e5)
+        o.responses = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterShareGroupOffsetsResponse_0(b, p, o)
     return o, p
 
 
@@ -519,7 +492,42 @@ def _w_AlterShareGroupOffsetsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(e3, w)
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S2.pack(e3.topic_id)
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S1.pack(e6.partition_index, e6.error_code)
+            v7 = e6.error_message
+            if v7 is None:
+                w.append(0)
+            else:
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

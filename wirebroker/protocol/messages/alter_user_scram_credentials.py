@@ -103,213 +103,179 @@ class AlterUserScramCredentialsResponse(Message):
 _AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
 
 
-def _r_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p):
-    o = _new(_AlterUserScramCredentialsRequest_ScramCredentialDeletion)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ScramCredentialDeletion.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ScramCredentialDeletion.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.mechanism, = _S0.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ScramCredentialDeletion: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ScramCredentialDeletion: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.mechanism)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p):
-    o = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ScramCredentialUpsertion.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ScramCredentialUpsertion.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.mechanism, o.iterations, = _S1.unpack_from(b, p)
-    p += 5
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ScramCredentialUpsertion.Salt: length ' + str(n3) + ' past the end')
-        o.salt = bytes(b[p:q4])
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('ScramCredentialUpsertion.SaltedPassword: length ' + str(n5) + ' past the end')
-        o.salted_password = bytes(b[p:q6])
-        p = q6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ScramCredentialUpsertion: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ScramCredentialUpsertion: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.mechanism, o.iterations)
-    v2 = o.salt
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.salted_password
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterUserScramCredentialsRequest_0(b, p):
-    o = _new(AlterUserScramCredentialsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterUserScramCredentialsRequest.Deletions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterUserScramCredentialsRequest.Deletions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p)
-            xs2.append(e3)
-        o.deletions = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p)
-            xs5.append(e6)
-        o.upsertions = xs5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterUserScramCredentialsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterUserScramCredentialsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterUserScramCredentialsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterUserScramCredentialsRequest_0(b, p):
+    bl = len(b)
+    o = _new(AlterUserScramCredentialsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterUserScramCredentialsRequest.Deletions: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterUserScramCredentialsRequest.Deletions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterUserScramCredentialsRequest_ScramCredentialDeletion)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ScramCredentialDeletion.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ScramCredentialDeletion.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.mechanism, = _S0.unpack_from(b, p)
+            p += 1
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p, e3)
+            xs2.append(e3)
+        o.deletions = xs2
+    n6 = b[p] - 1
+    p += 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
+        raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: null where not nullable')
+    else:
+        if n6 > bl - p:
+            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
+            n9 = b[p] - 1
+            p += 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                raise DecodeError('ScramCredentialUpsertion.Name: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('ScramCredentialUpsertion.Name: length ' + str(n9) + ' past the end')
+                e8.name = str(b[p:q10], 'utf-8')
+                p = q10
+            e8.mechanism, e8.iterations, = _S1.unpack_from(b, p)
+            p += 5
+            n11 = b[p] - 1
+            p += 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('ScramCredentialUpsertion.Salt: length ' + str(n11) + ' past the end')
+                e8.salt = bytes(b[p:q12])
+                p = q12
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('ScramCredentialUpsertion.SaltedPassword: length ' + str(n13) + ' past the end')
+                e8.salted_password = bytes(b[p:q14])
+                p = q14
+            if b[p] == 0:  # no tagged fields, the common case
+                e8.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, e8)
+            xs7.append(e8)
+        o.upsertions = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterUserScramCredentialsRequest_0(b, p, o)
     return o, p
 
 
@@ -321,142 +287,163 @@ def _w_AlterUserScramCredentialsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(e2, w)
-    xs3 = o.upsertions
-    ln = len(xs3) + 1
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S0.pack(e2.mechanism)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs4 = o.upsertions
+    ln = len(xs4) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(e4, w)
+    for e5 in xs4:
+        v6 = e5.name
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        w += _S1.pack(e5.mechanism, e5.iterations)
+        v7 = e5.salt
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        v8 = e5.salted_password
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p):
-    o = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterUserScramCredentialsResult.User: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterUserScramCredentialsResult.User: length ' + str(n1) + ' past the end')
-        o.user = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S3.unpack_from(b, p)
-    p += 2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AlterUserScramCredentialsResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterUserScramCredentialsResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterUserScramCredentialsResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(o, w):
-    v1 = o.user
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S3.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AlterUserScramCredentialsResponse_0(b, p):
-    o = _new(AlterUserScramCredentialsResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterUserScramCredentialsResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AlterUserScramCredentialsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AlterUserScramCredentialsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterUserScramCredentialsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterUserScramCredentialsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AlterUserScramCredentialsResponse_0(b, p):
+    bl = len(b)
+    o = _new(AlterUserScramCredentialsResponse)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AlterUserScramCredentialsResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AlterUserScramCredentialsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AlterUserScramCredentialsResult.User: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterUserScramCredentialsResult.User: length ' + str(n4) + ' past the end')
+                e3.user = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S3.unpack_from(b, p)
+            p += 2
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AlterUserScramCredentialsResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AlterUserScramCredentialsResponse_0(b, p, o)
     return o, p
 
 
@@ -469,7 +456,30 @@ def _w_AlterUserScramCredentialsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(e2, w)
+        v3 = e2.user
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S3.pack(e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

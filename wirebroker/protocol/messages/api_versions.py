@@ -110,6 +110,7 @@ _ApiVersionsResponse_FinalizedFeatureKey = ApiVersionsResponse.FinalizedFeatureK
 
 
 def _r_ApiVersionsRequest_0(b, p):
+    bl = len(b)
     o = _new(ApiVersionsRequest)
     o.client_software_name = ''
     o.client_software_version = ''
@@ -121,55 +122,63 @@ def _w_ApiVersionsRequest_0(o, w):
     pass
 
 
-def _r_ApiVersionsRequest_1(b, p):
-    o = _new(ApiVersionsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ApiVersionsRequest.ClientSoftwareName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ApiVersionsRequest.ClientSoftwareName: length ' + str(n1) + ' past the end')
-        o.client_software_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: length ' + str(n3) + ' past the end')
-        o.client_software_version = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ApiVersionsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ApiVersionsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ApiVersionsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ApiVersionsRequest_1(b, p):
+    bl = len(b)
+    o = _new(ApiVersionsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ApiVersionsRequest.ClientSoftwareName: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ApiVersionsRequest.ClientSoftwareName: length ' + str(n1) + ' past the end')
+        o.client_software_name = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: length ' + str(n3) + ' past the end')
+        o.client_software_version = str(b[p:q4], 'utf-8')
+        p = q4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ApiVersionsRequest_0(b, p, o)
     return o, p
 
 
@@ -196,19 +205,8 @@ def _w_ApiVersionsRequest_1(o, w):
         w.append(0)
 
 
-def _r_ApiVersionsResponse_ApiVersion_0(b, p):
-    o = _new(_ApiVersionsResponse_ApiVersion)
-    o.api_key, o.min_version, o.max_version, = _S2.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ApiVersionsResponse_ApiVersion_0(o, w):
-    w += _S2.pack(o.api_key, o.min_version, o.max_version)
-
-
 def _r_ApiVersionsResponse_0(b, p):
+    bl = len(b)
     o = _new(ApiVersionsResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -217,11 +215,14 @@ def _r_ApiVersionsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ApiVersionsResponse_ApiVersion_0(b, p)
+            e3 = _new(_ApiVersionsResponse_ApiVersion)
+            e3.api_key, e3.min_version, e3.max_version, = _S2.unpack_from(b, p)
+            p += 6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.api_keys = xs2
     o.throttle_time_ms = 0
@@ -238,10 +239,11 @@ def _w_ApiVersionsResponse_0(o, w):
     xs1 = o.api_keys
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ApiVersionsResponse_ApiVersion_0(e2, w)
+        w += _S2.pack(e2.api_key, e2.min_version, e2.max_version)
 
 
 def _r_ApiVersionsResponse_1(b, p):
+    bl = len(b)
     o = _new(ApiVersionsResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -250,11 +252,14 @@ def _r_ApiVersionsResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ApiVersionsResponse_ApiVersion_0(b, p)
+            e3 = _new(_ApiVersionsResponse_ApiVersion)
+            e3.api_key, e3.min_version, e3.max_version, = _S2.unpack_from(b, p)
+            p += 6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.api_keys = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -272,177 +277,206 @@ def _w_ApiVersionsResponse_1(o, w):
     xs1 = o.api_keys
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ApiVersionsResponse_ApiVersion_0(e2, w)
+        w += _S2.pack(e2.api_key, e2.min_version, e2.max_version)
     w += _S1.pack(o.throttle_time_ms)
 
 
-def _r_ApiVersionsResponse_ApiVersion_1(b, p):
-    o = _new(_ApiVersionsResponse_ApiVersion)
-    o.api_key, o.min_version, o.max_version, = _S2.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ApiVersionsResponse_ApiVersion_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ApiVersion: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ApiVersion: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ApiVersionsResponse_ApiVersion_1(o, w):
-    w += _S2.pack(o.api_key, o.min_version, o.max_version)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ApiVersionsResponse_SupportedFeatureKey_0(b, p):
-    o = _new(_ApiVersionsResponse_SupportedFeatureKey)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('SupportedFeatureKey.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('SupportedFeatureKey.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.min_version, o.max_version, = _S3.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ApiVersionsResponse_SupportedFeatureKey_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SupportedFeatureKey: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SupportedFeatureKey: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ApiVersionsResponse_SupportedFeatureKey_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S3.pack(o.min_version, o.max_version)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ApiVersionsResponse_FinalizedFeatureKey_0(b, p):
-    o = _new(_ApiVersionsResponse_FinalizedFeatureKey)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FinalizedFeatureKey.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FinalizedFeatureKey.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.max_version_level, o.min_version_level, = _S3.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ApiVersionsResponse_FinalizedFeatureKey_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FinalizedFeatureKey: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FinalizedFeatureKey: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ApiVersionsResponse_FinalizedFeatureKey_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S3.pack(o.max_version_level, o.min_version_level)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_ApiVersionsResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ApiVersionsResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ApiVersionsResponse: tagged field past the end')
+        if tag == 0:
+            n1 = b[p] - 1
+            p += 1
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
+                raise DecodeError('ApiVersionsResponse.SupportedFeatures: null where not nullable')
+            else:
+                if n1 > bl - p:
+                    raise DecodeError('ApiVersionsResponse.SupportedFeatures: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3 = _new(_ApiVersionsResponse_SupportedFeatureKey)
+                    n4 = b[p] - 1
+                    p += 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('SupportedFeatureKey.Name: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        if q5 > bl:
+                            raise DecodeError('SupportedFeatureKey.Name: length ' + str(n4) + ' past the end')
+                        e3.name = str(b[p:q5], 'utf-8')
+                        p = q5
+                    e3.min_version, e3.max_version, = _S3.unpack_from(b, p)
+                    p += 4
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e3.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ApiVersionsResponse_SupportedFeatureKey_0(b, p, e3)
+                    xs2.append(e3)
+                o.supported_features = xs2
+        elif tag == 1:
+            o.finalized_features_epoch, = _S4.unpack_from(b, p)
+            p += 8
+        elif tag == 2:
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ApiVersionsResponse.FinalizedFeatures: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ApiVersionsResponse.FinalizedFeatures: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ApiVersionsResponse_FinalizedFeatureKey)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('FinalizedFeatureKey.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('FinalizedFeatureKey.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.max_version_level, e8.min_version_level, = _S3.unpack_from(b, p)
+                    p += 4
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ApiVersionsResponse_FinalizedFeatureKey_0(b, p, e8)
+                    xs7.append(e8)
+                o.finalized_features = xs7
+        elif tag == 3:
+            o.zk_migration_ready, = _S5.unpack_from(b, p)
+            p += 1
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_ApiVersionsResponse_2(b, p):
+    bl = len(b)
     o = _new(ApiVersionsResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ApiVersionsResponse_ApiVersion_1(b, p)
+            e3 = _new(_ApiVersionsResponse_ApiVersion)
+            e3.api_key, e3.min_version, e3.max_version, = _S2.unpack_from(b, p)
+            p += 6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ApiVersionsResponse_ApiVersion_0(b, p, e3)
             xs2.append(e3)
         o.api_keys = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -453,64 +487,9 @@ def _r_ApiVersionsResponse_2(b, p):
     o.zk_migration_ready = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ApiVersionsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ApiVersionsResponse: tagged field past the end')
-        if tag == 0:
-            n4 = b[p]
-            p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ApiVersionsResponse.SupportedFeatures: null where not nullable')
-            else:
-                if n4 > len(b) - p:
-                    raise DecodeError('ApiVersionsResponse.SupportedFeatures: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6, p = _r_ApiVersionsResponse_SupportedFeatureKey_0(b, p)
-                    xs5.append(e6)
-                o.supported_features = xs5
-        elif tag == 1:
-            o.finalized_features_epoch, = _S4.unpack_from(b, p)
-            p += 8
-        elif tag == 2:
-            n7 = b[p]
-            p += 1
-            if n7 > 127:
-                n7, p = _uvt(b, p, n7)
-            n7 -= 1
-            if n7 < 0:
-                raise DecodeError('ApiVersionsResponse.FinalizedFeatures: null where not nullable')
-            else:
-                if n7 > len(b) - p:
-                    raise DecodeError('ApiVersionsResponse.FinalizedFeatures: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9, p = _r_ApiVersionsResponse_FinalizedFeatureKey_0(b, p)
-                    xs8.append(e9)
-                o.finalized_features = xs8
-        elif tag == 3:
-            o.zk_migration_ready, = _S5.unpack_from(b, p)
-            p += 1
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ApiVersionsResponse_0(b, p, o)
     return o, p
 
 
@@ -523,43 +502,71 @@ def _w_ApiVersionsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ApiVersionsResponse_ApiVersion_1(e2, w)
+        w += _S2.pack(e2.api_key, e2.min_version, e2.max_version)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S1.pack(o.throttle_time_ms)
-    tags = []
+    tags3 = []
     if o.supported_features:
-        t3 = bytearray()
-        xs4 = o.supported_features
-        ln = len(xs4) + 1
+        t4 = bytearray()
+        xs5 = o.supported_features
+        ln = len(xs5) + 1
         if ln < 128:
-            t3.append(ln)
+            t4.append(ln)
         else:
-            _wuv(t3, ln)
-        for e5 in xs4:
-            _w_ApiVersionsResponse_SupportedFeatureKey_0(e5, t3)
-        tags.append((0, t3))
+            _wuv(t4, ln)
+        for e6 in xs5:
+            v7 = e6.name
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                t4.append(ln)
+            else:
+                _wuv(t4, ln)
+            t4 += v7
+            t4 += _S3.pack(e6.min_version, e6.max_version)
+            if e6.unknown_tagged_fields:
+                _wtags(t4, e6.unknown_tagged_fields)
+            else:
+                t4.append(0)
+        tags3.append((0, t4))
     if o.finalized_features_epoch != -1:
-        t6 = bytearray()
-        t6 += _S4.pack(o.finalized_features_epoch)
-        tags.append((1, t6))
+        t8 = bytearray()
+        t8 += _S4.pack(o.finalized_features_epoch)
+        tags3.append((1, t8))
     if o.finalized_features:
-        t7 = bytearray()
-        xs8 = o.finalized_features
-        ln = len(xs8) + 1
+        t9 = bytearray()
+        xs10 = o.finalized_features
+        ln = len(xs10) + 1
         if ln < 128:
-            t7.append(ln)
+            t9.append(ln)
         else:
-            _wuv(t7, ln)
-        for e9 in xs8:
-            _w_ApiVersionsResponse_FinalizedFeatureKey_0(e9, t7)
-        tags.append((2, t7))
+            _wuv(t9, ln)
+        for e11 in xs10:
+            v12 = e11.name
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                t9.append(ln)
+            else:
+                _wuv(t9, ln)
+            t9 += v12
+            t9 += _S3.pack(e11.max_version_level, e11.min_version_level)
+            if e11.unknown_tagged_fields:
+                _wtags(t9, e11.unknown_tagged_fields)
+            else:
+                t9.append(0)
+        tags3.append((2, t9))
     if o.zk_migration_ready != False:
-        t10 = bytearray()
-        t10 += _S5.pack(o.zk_migration_ready)
-        tags.append((3, t10))
+        t13 = bytearray()
+        t13 += _S5.pack(o.zk_migration_ready)
+        tags3.append((3, t13))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags3 = sorted(tags3 + o.unknown_tagged_fields, key=_first)
+    if tags3:
+        _wtags(w, tags3)
     else:
         w.append(0)
 

@@ -133,200 +133,174 @@ _AssignReplicasToDirsResponse_TopicData = AssignReplicasToDirsResponse.TopicData
 _AssignReplicasToDirsResponse_DirectoryData = AssignReplicasToDirsResponse.DirectoryData
 
 
-def _r_AssignReplicasToDirsRequest_PartitionData_0(b, p):
-    o = _new(_AssignReplicasToDirsRequest_PartitionData)
-    o.partition_index, = _S2.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AssignReplicasToDirsRequest_PartitionData_0(o, w):
-    w += _S2.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AssignReplicasToDirsRequest_TopicData_0(b, p):
-    o = _new(_AssignReplicasToDirsRequest_TopicData)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AssignReplicasToDirsRequest_PartitionData_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AssignReplicasToDirsRequest_TopicData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AssignReplicasToDirsRequest_TopicData_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AssignReplicasToDirsRequest_PartitionData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AssignReplicasToDirsRequest_DirectoryData_0(b, p):
-    o = _new(_AssignReplicasToDirsRequest_DirectoryData)
-    o.id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DirectoryData.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DirectoryData.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AssignReplicasToDirsRequest_TopicData_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DirectoryData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DirectoryData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_AssignReplicasToDirsRequest_DirectoryData_0(o, w):
-    w += _S1.pack(o.id)
-    xs1 = o.topics
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AssignReplicasToDirsRequest_TopicData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AssignReplicasToDirsRequest_0(b, p):
-    o = _new(AssignReplicasToDirsRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AssignReplicasToDirsRequest.Directories: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AssignReplicasToDirsRequest.Directories: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AssignReplicasToDirsRequest_DirectoryData_0(b, p)
-            xs2.append(e3)
-        o.directories = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AssignReplicasToDirsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AssignReplicasToDirsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AssignReplicasToDirsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AssignReplicasToDirsRequest_0(b, p):
+    bl = len(b)
+    o = _new(AssignReplicasToDirsRequest)
+    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
+    p += 12
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AssignReplicasToDirsRequest.Directories: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AssignReplicasToDirsRequest.Directories: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AssignReplicasToDirsRequest_DirectoryData)
+            e3.id, = _S1.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DirectoryData.Topics: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('DirectoryData.Topics: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_AssignReplicasToDirsRequest_TopicData)
+                    e6.topic_id, = _S1.unpack_from(b, p)
+                    p += 16
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('TopicData.Partitions: null where not nullable')
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                        xs8 = []
+                        for _ in range(n7):
+                            e9 = _new(_AssignReplicasToDirsRequest_PartitionData)
+                            e9.partition_index, = _S2.unpack_from(b, p)
+                            p += 4
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e9.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e9)
+                            xs8.append(e9)
+                        e6.partitions = xs8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.topics = xs5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e3)
+            xs2.append(e3)
+        o.directories = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AssignReplicasToDirsRequest_0(b, p, o)
     return o, p
 
 
@@ -339,207 +313,140 @@ def _w_AssignReplicasToDirsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AssignReplicasToDirsRequest_DirectoryData_0(e2, w)
+        w += _S1.pack(e2.id)
+        xs3 = e2.topics
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S1.pack(e4.topic_id)
+            xs5 = e4.partitions
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                w += _S2.pack(e6.partition_index)
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_AssignReplicasToDirsResponse_PartitionData_0(b, p):
-    o = _new(_AssignReplicasToDirsResponse_PartitionData)
-    o.partition_index, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_AssignReplicasToDirsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AssignReplicasToDirsResponse_PartitionData_0(o, w):
-    w += _S3.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AssignReplicasToDirsResponse_TopicData_0(b, p):
-    o = _new(_AssignReplicasToDirsResponse_TopicData)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AssignReplicasToDirsResponse_PartitionData_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AssignReplicasToDirsResponse_TopicData_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AssignReplicasToDirsResponse_PartitionData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AssignReplicasToDirsResponse_DirectoryData_0(b, p):
-    o = _new(_AssignReplicasToDirsResponse_DirectoryData)
-    o.id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DirectoryData.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DirectoryData.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AssignReplicasToDirsResponse_TopicData_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DirectoryData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DirectoryData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_AssignReplicasToDirsResponse_DirectoryData_0(o, w):
-    w += _S1.pack(o.id)
-    xs1 = o.topics
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_AssignReplicasToDirsResponse_TopicData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_AssignReplicasToDirsResponse_0(b, p):
-    o = _new(AssignReplicasToDirsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AssignReplicasToDirsResponse.Directories: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AssignReplicasToDirsResponse.Directories: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_AssignReplicasToDirsResponse_DirectoryData_0(b, p)
-            xs2.append(e3)
-        o.directories = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AssignReplicasToDirsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AssignReplicasToDirsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_AssignReplicasToDirsResponse_0(b, p):
+    bl = len(b)
+    o = _new(AssignReplicasToDirsResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('AssignReplicasToDirsResponse.Directories: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('AssignReplicasToDirsResponse.Directories: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_AssignReplicasToDirsResponse_DirectoryData)
+            e3.id, = _S1.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DirectoryData.Topics: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('DirectoryData.Topics: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_AssignReplicasToDirsResponse_TopicData)
+                    e6.topic_id, = _S1.unpack_from(b, p)
+                    p += 16
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('TopicData.Partitions: null where not nullable')
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                        xs8 = []
+                        for _ in range(n7):
+                            e9 = _new(_AssignReplicasToDirsResponse_PartitionData)
+                            e9.partition_index, e9.error_code, = _S3.unpack_from(b, p)
+                            p += 6
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e9.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e9)
+                            xs8.append(e9)
+                        e6.partitions = xs8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.topics = xs5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e3)
+            xs2.append(e3)
+        o.directories = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_AssignReplicasToDirsResponse_0(b, p, o)
     return o, p
 
 
@@ -552,7 +459,35 @@ def _w_AssignReplicasToDirsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_AssignReplicasToDirsResponse_DirectoryData_0(e2, w)
+        w += _S1.pack(e2.id)
+        xs3 = e2.topics
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S1.pack(e4.topic_id)
+            xs5 = e4.partitions
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                w += _S3.pack(e6.partition_index, e6.error_code)
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

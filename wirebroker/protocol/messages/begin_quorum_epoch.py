@@ -143,59 +143,8 @@ _BeginQuorumEpochResponse_TopicData = BeginQuorumEpochResponse.TopicData
 _BeginQuorumEpochResponse_NodeEndpoint = BeginQuorumEpochResponse.NodeEndpoint
 
 
-def _r_BeginQuorumEpochRequest_PartitionData_0(b, p):
-    o = _new(_BeginQuorumEpochRequest_PartitionData)
-    o.partition_index, o.leader_id, o.leader_epoch, = _S2.unpack_from(b, p)
-    p += 12
-    o.voter_directory_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_BeginQuorumEpochRequest_PartitionData_0(o, w):
-    w += _S2.pack(o.partition_index, o.leader_id, o.leader_epoch)
-
-
-def _r_BeginQuorumEpochRequest_TopicData_0(b, p):
-    o = _new(_BeginQuorumEpochRequest_TopicData)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_BeginQuorumEpochRequest_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_BeginQuorumEpochRequest_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_BeginQuorumEpochRequest_PartitionData_0(e3, w)
-
-
 def _r_BeginQuorumEpochRequest_0(b, p):
+    bl = len(b)
     o = _new(BeginQuorumEpochRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -203,7 +152,7 @@ def _r_BeginQuorumEpochRequest_0(b, p):
         o.cluster_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('BeginQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -212,11 +161,38 @@ def _r_BeginQuorumEpochRequest_0(b, p):
     if n3 < 0:
         raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_BeginQuorumEpochRequest_TopicData_0(b, p)
+            e5 = _new(_BeginQuorumEpochRequest_TopicData)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_BeginQuorumEpochRequest_PartitionData)
+                    e10.partition_index, e10.leader_id, e10.leader_epoch, = _S2.unpack_from(b, p)
+                    p += 12
+                    e10.voter_directory_id = UUID_ZERO
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e5.partitions = xs9
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.topics = xs4
     o.voter_id = -1
@@ -236,268 +212,234 @@ def _w_BeginQuorumEpochRequest_0(o, w):
     xs2 = o.topics
     w += _S1.pack(len(xs2))
     for e3 in xs2:
-        _w_BeginQuorumEpochRequest_TopicData_0(e3, w)
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
+        xs5 = e3.partitions
+        w += _S1.pack(len(xs5))
+        for e6 in xs5:
+            w += _S2.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
 
 
-def _r_BeginQuorumEpochRequest_PartitionData_1(b, p):
-    o = _new(_BeginQuorumEpochRequest_PartitionData)
-    o.partition_index, o.voter_directory_id, o.leader_id, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 28
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BeginQuorumEpochRequest_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_BeginQuorumEpochRequest_PartitionData_1(o, w):
-    w += _S3.pack(o.partition_index, o.voter_directory_id, o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BeginQuorumEpochRequest_TopicData_1(b, p):
-    o = _new(_BeginQuorumEpochRequest_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_BeginQuorumEpochRequest_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BeginQuorumEpochRequest_TopicData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_BeginQuorumEpochRequest_TopicData_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_BeginQuorumEpochRequest_PartitionData_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p):
-    o = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderEndpoint.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderEndpoint.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaderEndpoint.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('LeaderEndpoint.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S4.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_BeginQuorumEpochRequest_LeaderEndpoint_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S4.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BeginQuorumEpochRequest_1(b, p):
-    o = _new(BeginQuorumEpochRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('BeginQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.voter_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_BeginQuorumEpochRequest_TopicData_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p)
-            xs7.append(e8)
-        o.leader_endpoints = xs7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BeginQuorumEpochRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BeginQuorumEpochRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BeginQuorumEpochRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_BeginQuorumEpochRequest_1(b, p):
+    bl = len(b)
+    o = _new(BeginQuorumEpochRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.cluster_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('BeginQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
+        o.cluster_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.voter_id, = _S1.unpack_from(b, p)
+    p += 4
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_BeginQuorumEpochRequest_TopicData)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_BeginQuorumEpochRequest_PartitionData)
+                    e10.partition_index, e10.voter_directory_id, e10.leader_id, e10.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 28
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e5)
+            xs4.append(e5)
+        o.topics = xs4
+    n11 = b[p] - 1
+    p += 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
+        raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: null where not nullable')
+    else:
+        if n11 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n14) + ' past the end')
+                e13.name = str(b[p:q15], 'utf-8')
+                p = q15
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n16) + ' past the end')
+                e13.host = str(b[p:q17], 'utf-8')
+                p = q17
+            e13.port, = _S4.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e13.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e13)
+            xs12.append(e13)
+        o.leader_endpoints = xs12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_BeginQuorumEpochRequest_0(b, p, o)
     return o, p
 
 
@@ -521,73 +463,66 @@ def _w_BeginQuorumEpochRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_BeginQuorumEpochRequest_TopicData_1(e3, w)
-    xs4 = o.leader_endpoints
-    ln = len(xs4) + 1
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S3.pack(e6.partition_index, e6.voter_directory_id, e6.leader_id, e6.leader_epoch)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs7 = o.leader_endpoints
+    ln = len(xs7) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_BeginQuorumEpochRequest_LeaderEndpoint_0(e5, w)
+    for e8 in xs7:
+        v9 = e8.name
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+        v10 = e8.host
+        v10 = v10.encode()
+        ln = len(v10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v10
+        w += _S4.pack(e8.port)
+        if e8.unknown_tagged_fields:
+            _wtags(w, e8.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_BeginQuorumEpochResponse_PartitionData_0(b, p):
-    o = _new(_BeginQuorumEpochResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
-    p += 14
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_BeginQuorumEpochResponse_PartitionData_0(o, w):
-    w += _S5.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-
-
-def _r_BeginQuorumEpochResponse_TopicData_0(b, p):
-    o = _new(_BeginQuorumEpochResponse_TopicData)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_BeginQuorumEpochResponse_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_BeginQuorumEpochResponse_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_BeginQuorumEpochResponse_PartitionData_0(e3, w)
-
-
 def _r_BeginQuorumEpochResponse_0(b, p):
+    bl = len(b)
     o = _new(BeginQuorumEpochResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -596,11 +531,37 @@ def _r_BeginQuorumEpochResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_BeginQuorumEpochResponse_TopicData_0(b, p)
+            e3 = _new(_BeginQuorumEpochResponse_TopicData)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_BeginQuorumEpochResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                    p += 14
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
@@ -613,240 +574,167 @@ def _w_BeginQuorumEpochResponse_0(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_BeginQuorumEpochResponse_TopicData_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
 
 
-def _r_BeginQuorumEpochResponse_PartitionData_1(b, p):
-    o = _new(_BeginQuorumEpochResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
-    p += 14
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BeginQuorumEpochResponse_NodeEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_BeginQuorumEpochResponse_PartitionData_1(o, w):
-    w += _S5.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BeginQuorumEpochResponse_TopicData_1(b, p):
-    o = _new(_BeginQuorumEpochResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_BeginQuorumEpochResponse_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_BeginQuorumEpochResponse_TopicData_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_BeginQuorumEpochResponse_PartitionData_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BeginQuorumEpochResponse_NodeEndpoint_0(b, p):
-    o = _new(_BeginQuorumEpochResponse_NodeEndpoint)
-    o.node_id, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('NodeEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S4.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('NodeEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('NodeEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_BeginQuorumEpochResponse_NodeEndpoint_0(o, w):
-    w += _S1.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S4.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BeginQuorumEpochResponse_1(b, p):
-    o = _new(BeginQuorumEpochResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_BeginQuorumEpochResponse_TopicData_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.node_endpoints = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BeginQuorumEpochResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BeginQuorumEpochResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BeginQuorumEpochResponse: tagged field past the end')
         if tag == 0:
-            n4 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 raise DecodeError('BeginQuorumEpochResponse.NodeEndpoints: null where not nullable')
             else:
-                if n4 > len(b) - p:
-                    raise DecodeError('BeginQuorumEpochResponse.NodeEndpoints: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6, p = _r_BeginQuorumEpochResponse_NodeEndpoint_0(b, p)
-                    xs5.append(e6)
-                o.node_endpoints = xs5
+                if n1 > bl - p:
+                    raise DecodeError('BeginQuorumEpochResponse.NodeEndpoints: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3 = _new(_BeginQuorumEpochResponse_NodeEndpoint)
+                    e3.node_id, = _S1.unpack_from(b, p)
+                    p += 4
+                    n4 = b[p] - 1
+                    p += 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        if q5 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
+                        e3.host = str(b[p:q5], 'utf-8')
+                        p = q5
+                    e3.port, = _S4.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e3.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_BeginQuorumEpochResponse_NodeEndpoint_0(b, p, e3)
+                    xs2.append(e3)
+                o.node_endpoints = xs2
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_BeginQuorumEpochResponse_1(b, p):
+    bl = len(b)
+    o = _new(BeginQuorumEpochResponse)
+    o.error_code, = _S0.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_BeginQuorumEpochResponse_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_BeginQuorumEpochResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                    p += 14
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_BeginQuorumEpochResponse_0(b, p, o)
     return o, p
 
 
@@ -859,23 +747,59 @@ def _w_BeginQuorumEpochResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_BeginQuorumEpochResponse_TopicData_1(e2, w)
-    tags = []
-    if o.node_endpoints:
-        t3 = bytearray()
-        xs4 = o.node_endpoints
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
         ln = len(xs4) + 1
         if ln < 128:
-            t3.append(ln)
+            w.append(ln)
         else:
-            _wuv(t3, ln)
+            _wuv(w, ln)
         for e5 in xs4:
-            _w_BeginQuorumEpochResponse_NodeEndpoint_0(e5, t3)
-        tags.append((0, t3))
+            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags6 = []
+    if o.node_endpoints:
+        t7 = bytearray()
+        xs8 = o.node_endpoints
+        ln = len(xs8) + 1
+        if ln < 128:
+            t7.append(ln)
+        else:
+            _wuv(t7, ln)
+        for e9 in xs8:
+            t7 += _S1.pack(e9.node_id)
+            v10 = e9.host
+            v10 = v10.encode()
+            ln = len(v10) + 1
+            if ln < 128:
+                t7.append(ln)
+            else:
+                _wuv(t7, ln)
+            t7 += v10
+            t7 += _S4.pack(e9.port)
+            if e9.unknown_tagged_fields:
+                _wtags(t7, e9.unknown_tagged_fields)
+            else:
+                t7.append(0)
+        tags6.append((0, t7))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags6 = sorted(tags6 + o.unknown_tagged_fields, key=_first)
+    if tags6:
+        _wtags(w, tags6)
     else:
         w.append(0)
 

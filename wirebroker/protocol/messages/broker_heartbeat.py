@@ -73,7 +73,31 @@ class BrokerHeartbeatResponse(Message):
 
 
 
+def _t_BrokerHeartbeatRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('BrokerHeartbeatRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('BrokerHeartbeatRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_BrokerHeartbeatRequest_0(b, p):
+    bl = len(b)
     o = _new(BrokerHeartbeatRequest)
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
     p += 22
@@ -81,25 +105,9 @@ def _r_BrokerHeartbeatRequest_0(b, p):
     o.cordoned_log_dirs = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('BrokerHeartbeatRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('BrokerHeartbeatRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_BrokerHeartbeatRequest_0(b, p, o)
     return o, p
 
 
@@ -111,38 +119,31 @@ def _w_BrokerHeartbeatRequest_0(o, w):
         w.append(0)
 
 
-def _r_BrokerHeartbeatRequest_1(b, p):
-    o = _new(BrokerHeartbeatRequest)
-    o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
-    p += 22
-    o.cordoned_log_dirs = None
-    o.offline_log_dirs = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BrokerHeartbeatRequest_1(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BrokerHeartbeatRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BrokerHeartbeatRequest: tagged field past the end')
         if tag == 0:
-            n1 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n1 > 127:
-                n1, p = _uvt(b, p, n1)
-            n1 -= 1
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
             if n1 < 0:
                 raise DecodeError('BrokerHeartbeatRequest.OfflineLogDirs: null where not nullable')
             else:
-                if n1 > len(b) - p:
+                if n1 > bl - p:
                     raise DecodeError('BrokerHeartbeatRequest.OfflineLogDirs: count ' + str(n1) + ' past the end')
                 xs2 = []
                 for _ in range(n1):
@@ -156,63 +157,71 @@ def _r_BrokerHeartbeatRequest_1(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_BrokerHeartbeatRequest_1(b, p):
+    bl = len(b)
+    o = _new(BrokerHeartbeatRequest)
+    o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
+    p += 22
+    o.cordoned_log_dirs = None
+    o.offline_log_dirs = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_BrokerHeartbeatRequest_1(b, p, o)
     return o, p
 
 
 def _w_BrokerHeartbeatRequest_1(o, w):
     w += _S0.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
-    tags = []
+    tags1 = []
     if o.offline_log_dirs:
-        t1 = bytearray()
-        xs2 = o.offline_log_dirs
-        ln = len(xs2) + 1
+        t2 = bytearray()
+        xs3 = o.offline_log_dirs
+        ln = len(xs3) + 1
         if ln < 128:
-            t1.append(ln)
+            t2.append(ln)
         else:
-            _wuv(t1, ln)
-        for e3 in xs2:
-            t1 += _S1.pack(e3)
-        tags.append((0, t1))
+            _wuv(t2, ln)
+        for e4 in xs3:
+            t2 += _S1.pack(e4)
+        tags1.append((0, t2))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags1 = sorted(tags1 + o.unknown_tagged_fields, key=_first)
+    if tags1:
+        _wtags(w, tags1)
     else:
         w.append(0)
 
 
-def _r_BrokerHeartbeatRequest_2(b, p):
-    o = _new(BrokerHeartbeatRequest)
-    o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
-    p += 22
-    o.offline_log_dirs = []
-    o.cordoned_log_dirs = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BrokerHeartbeatRequest_2(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BrokerHeartbeatRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BrokerHeartbeatRequest: tagged field past the end')
         if tag == 0:
-            n1 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n1 > 127:
-                n1, p = _uvt(b, p, n1)
-            n1 -= 1
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
             if n1 < 0:
                 raise DecodeError('BrokerHeartbeatRequest.OfflineLogDirs: null where not nullable')
             else:
-                if n1 > len(b) - p:
+                if n1 > bl - p:
                     raise DecodeError('BrokerHeartbeatRequest.OfflineLogDirs: count ' + str(n1) + ' past the end')
                 xs2 = []
                 for _ in range(n1):
@@ -221,15 +230,15 @@ def _r_BrokerHeartbeatRequest_2(b, p):
                     xs2.append(e3)
                 o.offline_log_dirs = xs2
         elif tag == 1:
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 o.cordoned_log_dirs = None
             else:
-                if n4 > len(b) - p:
+                if n4 > bl - p:
                     raise DecodeError('BrokerHeartbeatRequest.CordonedLogDirs: count ' + str(n4) + ' past the end')
                 xs5 = []
                 for _ in range(n4):
@@ -243,70 +252,93 @@ def _r_BrokerHeartbeatRequest_2(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_BrokerHeartbeatRequest_2(b, p):
+    bl = len(b)
+    o = _new(BrokerHeartbeatRequest)
+    o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, = _S0.unpack_from(b, p)
+    p += 22
+    o.offline_log_dirs = []
+    o.cordoned_log_dirs = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_BrokerHeartbeatRequest_2(b, p, o)
     return o, p
 
 
 def _w_BrokerHeartbeatRequest_2(o, w):
     w += _S0.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
-    tags = []
+    tags1 = []
     if o.offline_log_dirs:
-        t1 = bytearray()
-        xs2 = o.offline_log_dirs
-        ln = len(xs2) + 1
+        t2 = bytearray()
+        xs3 = o.offline_log_dirs
+        ln = len(xs3) + 1
         if ln < 128:
-            t1.append(ln)
+            t2.append(ln)
         else:
-            _wuv(t1, ln)
-        for e3 in xs2:
-            t1 += _S1.pack(e3)
-        tags.append((0, t1))
+            _wuv(t2, ln)
+        for e4 in xs3:
+            t2 += _S1.pack(e4)
+        tags1.append((0, t2))
     if o.cordoned_log_dirs is not None:
-        t4 = bytearray()
-        xs5 = o.cordoned_log_dirs
-        if xs5 is None:
-            t4.append(0)
+        t5 = bytearray()
+        xs6 = o.cordoned_log_dirs
+        if xs6 is None:
+            t5.append(0)
         else:
-            ln = len(xs5) + 1
+            ln = len(xs6) + 1
             if ln < 128:
-                t4.append(ln)
+                t5.append(ln)
             else:
-                _wuv(t4, ln)
-            for e6 in xs5:
-                t4 += _S1.pack(e6)
-        tags.append((1, t4))
+                _wuv(t5, ln)
+            for e7 in xs6:
+                t5 += _S1.pack(e7)
+        tags1.append((1, t5))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags1 = sorted(tags1 + o.unknown_tagged_fields, key=_first)
+    if tags1:
+        _wtags(w, tags1)
     else:
         w.append(0)
 
 
-def _r_BrokerHeartbeatResponse_0(b, p):
-    o = _new(BrokerHeartbeatResponse)
-    o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down, = _S2.unpack_from(b, p)
-    p += 9
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BrokerHeartbeatResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BrokerHeartbeatResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BrokerHeartbeatResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_BrokerHeartbeatResponse_0(b, p):
+    bl = len(b)
+    o = _new(BrokerHeartbeatResponse)
+    o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down, = _S2.unpack_from(b, p)
+    p += 9
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_BrokerHeartbeatResponse_0(b, p, o)
     return o, p
 
 

@@ -102,227 +102,199 @@ class BrokerRegistrationResponse(Message):
 
 
 
-def _r_BrokerRegistrationRequest_Listener_0(b, p):
-    o = _new(_BrokerRegistrationRequest_Listener)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Listener.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Listener.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Listener.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Listener.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, o.security_protocol, = _S2.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BrokerRegistrationRequest_Listener_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Listener: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Listener: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_BrokerRegistrationRequest_Listener_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S2.pack(o.port, o.security_protocol)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BrokerRegistrationRequest_Feature_0(b, p):
-    o = _new(_BrokerRegistrationRequest_Feature)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Feature.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Feature.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.min_supported_version, o.max_supported_version, = _S3.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BrokerRegistrationRequest_Feature_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Feature: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Feature: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_BrokerRegistrationRequest_Feature_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S3.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_BrokerRegistrationRequest_0(b, p):
-    o = _new(BrokerRegistrationRequest)
-    o.broker_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.incarnation_id, = _S1.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_BrokerRegistrationRequest_Listener_0(b, p)
-            xs4.append(e5)
-        o.listeners = xs4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_BrokerRegistrationRequest_Feature_0(b, p)
-            xs7.append(e8)
-        o.features = xs7
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        o.rack = None
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n9) + ' past the end')
-        o.rack = str(b[p:q10], 'utf-8')
-        p = q10
-    o.is_migrating_zk_broker = False
-    o.log_dirs = []
-    o.previous_broker_epoch = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BrokerRegistrationRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BrokerRegistrationRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BrokerRegistrationRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_BrokerRegistrationRequest_0(b, p):
+    bl = len(b)
+    o = _new(BrokerRegistrationRequest)
+    o.broker_id, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
+        o.cluster_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.incarnation_id, = _S1.unpack_from(b, p)
+    p += 16
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_BrokerRegistrationRequest_Listener)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
+                e5.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
+            xs4.append(e5)
+        o.listeners = xs4
+    n10 = b[p] - 1
+    p += 1
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
+        raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
+    else:
+        if n10 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_BrokerRegistrationRequest_Feature)
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
+            xs11.append(e12)
+        o.features = xs11
+    n15 = b[p] - 1
+    p += 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
+        o.rack = None
+    else:
+        q16 = p + n15
+        if q16 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
+        o.rack = str(b[p:q16], 'utf-8')
+        p = q16
+    o.is_migrating_zk_broker = False
+    o.log_dirs = []
+    o.previous_broker_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_BrokerRegistrationRequest_0(b, p, o)
     return o, p
 
 
@@ -346,26 +318,58 @@ def _w_BrokerRegistrationRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_BrokerRegistrationRequest_Listener_0(e3, w)
-    xs4 = o.features
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_BrokerRegistrationRequest_Feature_0(e5, w)
-    v6 = o.rack
-    if v6 is None:
-        w.append(0)
-    else:
-        v6 = v6.encode()
-        ln = len(v6) + 1
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v6
+        w += v4
+        v5 = e3.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S2.pack(e3.port, e3.security_protocol)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs6 = o.features
+    ln = len(xs6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e7 in xs6:
+        v8 = e7.name
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        w += _S3.pack(e7.min_supported_version, e7.max_supported_version)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v9 = o.rack
+    if v9 is None:
+        w.append(0)
+    else:
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -373,92 +377,130 @@ def _w_BrokerRegistrationRequest_0(o, w):
 
 
 def _r_BrokerRegistrationRequest_1(b, p):
+    bl = len(b)
     o = _new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
     o.incarnation_id, = _S1.unpack_from(b, p)
     p += 16
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_BrokerRegistrationRequest_Listener_0(b, p)
+            e5 = _new(_BrokerRegistrationRequest_Listener)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
+                e5.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
             xs4.append(e5)
         o.listeners = xs4
-    n6 = b[p]
+    n10 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_BrokerRegistrationRequest_Feature_0(b, p)
-            xs7.append(e8)
-        o.features = xs7
-    n9 = b[p]
+        if n10 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_BrokerRegistrationRequest_Feature)
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
+            xs11.append(e12)
+        o.features = xs11
+    n15 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         o.rack = None
     else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n9) + ' past the end')
-        o.rack = str(b[p:q10], 'utf-8')
-        p = q10
+        q16 = p + n15
+        if q16 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
+        o.rack = str(b[p:q16], 'utf-8')
+        p = q16
     o.is_migrating_zk_broker, = _S4.unpack_from(b, p)
     p += 1
     o.log_dirs = []
     o.previous_broker_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('BrokerRegistrationRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('BrokerRegistrationRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_BrokerRegistrationRequest_0(b, p, o)
     return o, p
 
 
@@ -480,26 +522,58 @@ def _w_BrokerRegistrationRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_BrokerRegistrationRequest_Listener_0(e3, w)
-    xs4 = o.features
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_BrokerRegistrationRequest_Feature_0(e5, w)
-    v6 = o.rack
-    if v6 is None:
-        w.append(0)
-    else:
-        v6 = v6.encode()
-        ln = len(v6) + 1
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v6
+        w += v4
+        v5 = e3.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S2.pack(e3.port, e3.security_protocol)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs6 = o.features
+    ln = len(xs6) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e7 in xs6:
+        v8 = e7.name
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        w += _S3.pack(e7.min_supported_version, e7.max_supported_version)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v9 = o.rack
+    if v9 is None:
+        w.append(0)
+    else:
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
     w += _S4.pack(o.is_migrating_zk_broker)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -508,107 +582,145 @@ def _w_BrokerRegistrationRequest_1(o, w):
 
 
 def _r_BrokerRegistrationRequest_2(b, p):
+    bl = len(b)
     o = _new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
     o.incarnation_id, = _S1.unpack_from(b, p)
     p += 16
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_BrokerRegistrationRequest_Listener_0(b, p)
+            e5 = _new(_BrokerRegistrationRequest_Listener)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
+                e5.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
             xs4.append(e5)
         o.listeners = xs4
-    n6 = b[p]
+    n10 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_BrokerRegistrationRequest_Feature_0(b, p)
-            xs7.append(e8)
-        o.features = xs7
-    n9 = b[p]
+        if n10 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_BrokerRegistrationRequest_Feature)
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
+            xs11.append(e12)
+        o.features = xs11
+    n15 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         o.rack = None
     else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n9) + ' past the end')
-        o.rack = str(b[p:q10], 'utf-8')
-        p = q10
+        q16 = p + n15
+        if q16 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
+        o.rack = str(b[p:q16], 'utf-8')
+        p = q16
     o.is_migrating_zk_broker, = _S4.unpack_from(b, p)
     p += 1
-    n11 = b[p]
+    n17 = b[p] - 1
     p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
     else:
-        if n11 > len(b) - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13, = _S1.unpack_from(b, p)
+        if n17 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19, = _S1.unpack_from(b, p)
             p += 16
-            xs12.append(e13)
-        o.log_dirs = xs12
+            xs18.append(e19)
+        o.log_dirs = xs18
     o.previous_broker_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('BrokerRegistrationRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('BrokerRegistrationRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_BrokerRegistrationRequest_0(b, p, o)
     return o, p
 
 
@@ -630,35 +742,67 @@ def _w_BrokerRegistrationRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_BrokerRegistrationRequest_Listener_0(e3, w)
-    xs4 = o.features
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_BrokerRegistrationRequest_Feature_0(e5, w)
-    v6 = o.rack
-    if v6 is None:
-        w.append(0)
-    else:
-        v6 = v6.encode()
-        ln = len(v6) + 1
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v6
-    w += _S4.pack(o.is_migrating_zk_broker)
-    xs7 = o.log_dirs
-    ln = len(xs7) + 1
+        w += v4
+        v5 = e3.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S2.pack(e3.port, e3.security_protocol)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs6 = o.features
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e8 in xs7:
-        w += _S1.pack(e8)
+    for e7 in xs6:
+        v8 = e7.name
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        w += _S3.pack(e7.min_supported_version, e7.max_supported_version)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v9 = o.rack
+    if v9 is None:
+        w.append(0)
+    else:
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+    w += _S4.pack(o.is_migrating_zk_broker)
+    xs10 = o.log_dirs
+    ln = len(xs10) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e11 in xs10:
+        w += _S1.pack(e11)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -666,108 +810,146 @@ def _w_BrokerRegistrationRequest_2(o, w):
 
 
 def _r_BrokerRegistrationRequest_3(b, p):
+    bl = len(b)
     o = _new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
     o.incarnation_id, = _S1.unpack_from(b, p)
     p += 16
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_BrokerRegistrationRequest_Listener_0(b, p)
+            e5 = _new(_BrokerRegistrationRequest_Listener)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
+                e5.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
             xs4.append(e5)
         o.listeners = xs4
-    n6 = b[p]
+    n10 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_BrokerRegistrationRequest_Feature_0(b, p)
-            xs7.append(e8)
-        o.features = xs7
-    n9 = b[p]
+        if n10 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_BrokerRegistrationRequest_Feature)
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
+            xs11.append(e12)
+        o.features = xs11
+    n15 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         o.rack = None
     else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n9) + ' past the end')
-        o.rack = str(b[p:q10], 'utf-8')
-        p = q10
+        q16 = p + n15
+        if q16 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
+        o.rack = str(b[p:q16], 'utf-8')
+        p = q16
     o.is_migrating_zk_broker, = _S4.unpack_from(b, p)
     p += 1
-    n11 = b[p]
+    n17 = b[p] - 1
     p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
     else:
-        if n11 > len(b) - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13, = _S1.unpack_from(b, p)
+        if n17 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19, = _S1.unpack_from(b, p)
             p += 16
-            xs12.append(e13)
-        o.log_dirs = xs12
+            xs18.append(e19)
+        o.log_dirs = xs18
     o.previous_broker_epoch, = _S5.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('BrokerRegistrationRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('BrokerRegistrationRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_BrokerRegistrationRequest_0(b, p, o)
     return o, p
 
 
@@ -789,35 +971,67 @@ def _w_BrokerRegistrationRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_BrokerRegistrationRequest_Listener_0(e3, w)
-    xs4 = o.features
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_BrokerRegistrationRequest_Feature_0(e5, w)
-    v6 = o.rack
-    if v6 is None:
-        w.append(0)
-    else:
-        v6 = v6.encode()
-        ln = len(v6) + 1
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v6
-    w += _S4.pack(o.is_migrating_zk_broker)
-    xs7 = o.log_dirs
-    ln = len(xs7) + 1
+        w += v4
+        v5 = e3.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S2.pack(e3.port, e3.security_protocol)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs6 = o.features
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e8 in xs7:
-        w += _S1.pack(e8)
+    for e7 in xs6:
+        v8 = e7.name
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        w += _S3.pack(e7.min_supported_version, e7.max_supported_version)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v9 = o.rack
+    if v9 is None:
+        w.append(0)
+    else:
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+    w += _S4.pack(o.is_migrating_zk_broker)
+    xs10 = o.log_dirs
+    ln = len(xs10) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e11 in xs10:
+        w += _S1.pack(e11)
     w += _S5.pack(o.previous_broker_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -825,31 +1039,39 @@ def _w_BrokerRegistrationRequest_3(o, w):
         w.append(0)
 
 
-def _r_BrokerRegistrationResponse_0(b, p):
-    o = _new(BrokerRegistrationResponse)
-    o.throttle_time_ms, o.error_code, o.broker_epoch, = _S6.unpack_from(b, p)
-    p += 14
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_BrokerRegistrationResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BrokerRegistrationResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BrokerRegistrationResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_BrokerRegistrationResponse_0(b, p):
+    bl = len(b)
+    o = _new(BrokerRegistrationResponse)
+    o.throttle_time_ms, o.error_code, o.broker_epoch, = _S6.unpack_from(b, p)
+    p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_BrokerRegistrationResponse_0(b, p, o)
     return o, p
 
 

@@ -64,153 +64,146 @@ class ConsumerGroupCurrentMemberAssignmentValue(Message):
 _ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions = ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions
 
 
-def _r_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p):
-    o = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.assignment_epochs = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitions: tagged field past the end')
         if tag == 0:
-            n2 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n2 > 127:
-                n2, p = _uvt(b, p, n2)
-            n2 -= 1
-            if n2 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 o.assignment_epochs = None
             else:
-                if n2 > len(b) - p:
-                    raise DecodeError('TopicPartitions.AssignmentEpochs: count ' + str(n2) + ' past the end')
-                o.assignment_epochs = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-                p += 4 * n2
+                if n1 > bl - p:
+                    raise DecodeError('TopicPartitions.AssignmentEpochs: count ' + str(n1) + ' past the end')
+                o.assignment_epochs = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
+                p += 4 * n1
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    tags = []
-    if o.assignment_epochs is not None:
-        t2 = bytearray()
-        xs3 = o.assignment_epochs
-        if xs3 is None:
-            t2.append(0)
-        else:
-            ln = len(xs3) + 1
-            if ln < 128:
-                t2.append(ln)
-            else:
-                _wuv(t2, ln)
-            if len(xs3) < 64:
-                t2 += _ARRAY_i[len(xs3)].pack(*xs3)
-            else:
-                t2 += _pack('>' + str(len(xs3)) + 'i', *xs3)
-        tags.append((0, t2))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
-    o = _new(ConsumerGroupCurrentMemberAssignmentValue)
-    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
-    p += 9
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p)
-            xs2.append(e3)
-        o.assigned_partitions = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p)
-            xs5.append(e6)
-        o.partitions_pending_revocation = xs5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupCurrentMemberAssignmentValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
+    bl = len(b)
+    o = _new(ConsumerGroupCurrentMemberAssignmentValue)
+    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
+    p += 9
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
+            e3.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n4) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
+                p += 4 * n4
+            e3.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e3)
+            xs2.append(e3)
+        o.assigned_partitions = xs2
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: null where not nullable')
+    else:
+        if n5 > bl - p:
+            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
+            e7.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n8) + ' past the end')
+                e7.partitions = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            e7.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e7)
+            xs6.append(e7)
+        o.partitions_pending_revocation = xs6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ConsumerGroupCurrentMemberAssignmentValue_0(b, p, o)
     return o, p
 
 
@@ -223,15 +216,81 @@ def _w_ConsumerGroupCurrentMemberAssignmentValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(e2, w)
-    xs3 = o.partitions_pending_revocation
-    ln = len(xs3) + 1
+        w += _S1.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs3) < 64:
+            w += _ARRAY_i[len(xs3)].pack(*xs3)
+        else:
+            w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+        tags4 = []
+        if e2.assignment_epochs is not None:
+            t5 = bytearray()
+            xs6 = e2.assignment_epochs
+            if xs6 is None:
+                t5.append(0)
+            else:
+                ln = len(xs6) + 1
+                if ln < 128:
+                    t5.append(ln)
+                else:
+                    _wuv(t5, ln)
+                if len(xs6) < 64:
+                    t5 += _ARRAY_i[len(xs6)].pack(*xs6)
+                else:
+                    t5 += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            tags4.append((0, t5))
+        if e2.unknown_tagged_fields:
+            tags4 = sorted(tags4 + e2.unknown_tagged_fields, key=_first)
+        if tags4:
+            _wtags(w, tags4)
+        else:
+            w.append(0)
+    xs7 = o.partitions_pending_revocation
+    ln = len(xs7) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(e4, w)
+    for e8 in xs7:
+        w += _S1.pack(e8.topic_id)
+        xs9 = e8.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs9) < 64:
+            w += _ARRAY_i[len(xs9)].pack(*xs9)
+        else:
+            w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+        tags10 = []
+        if e8.assignment_epochs is not None:
+            t11 = bytearray()
+            xs12 = e8.assignment_epochs
+            if xs12 is None:
+                t11.append(0)
+            else:
+                ln = len(xs12) + 1
+                if ln < 128:
+                    t11.append(ln)
+                else:
+                    _wuv(t11, ln)
+                if len(xs12) < 64:
+                    t11 += _ARRAY_i[len(xs12)].pack(*xs12)
+                else:
+                    t11 += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            tags10.append((0, t11))
+        if e8.unknown_tagged_fields:
+            tags10 = sorted(tags10 + e8.unknown_tagged_fields, key=_first)
+        if tags10:
+            _wtags(w, tags10)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

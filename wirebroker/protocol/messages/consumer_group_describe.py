@@ -129,30 +129,54 @@ _ConsumerGroupDescribeResponse_Member = ConsumerGroupDescribeResponse.Member
 _ConsumerGroupDescribeResponse_DescribedGroup = ConsumerGroupDescribeResponse.DescribedGroup
 
 
-def _r_ConsumerGroupDescribeRequest_0(b, p):
-    o = _new(ConsumerGroupDescribeRequest)
-    n1 = b[p]
+def _t_ConsumerGroupDescribeRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ConsumerGroupDescribeRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ConsumerGroupDescribeRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ConsumerGroupDescribeRequest_0(b, p):
+    bl = len(b)
+    o = _new(ConsumerGroupDescribeRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -162,25 +186,9 @@ def _r_ConsumerGroupDescribeRequest_0(b, p):
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ConsumerGroupDescribeRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ConsumerGroupDescribeRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ConsumerGroupDescribeRequest_0(b, p, o)
     return o, p
 
 
@@ -207,551 +215,445 @@ def _w_ConsumerGroupDescribeRequest_0(o, w):
         w.append(0)
 
 
-def _r_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p):
-    o = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-    o.topic_id, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartitions.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupDescribeResponse_TopicPartitions_0(o, w):
-    w += _S4.pack(o.topic_id)
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupDescribeResponse_Assignment_0(b, p):
-    o = _new(_ConsumerGroupDescribeResponse_Assignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Assignment.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p)
-            xs2.append(e3)
-        o.topic_partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Assignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Assignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupDescribeResponse_Assignment_0(o, w):
-    xs1 = o.topic_partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ConsumerGroupDescribeResponse_TopicPartitions_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupDescribeResponse_Member_0(b, p):
-    o = _new(_ConsumerGroupDescribeResponse_Member)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Member.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Member.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Member.InstanceId: length ' + str(n3) + ' past the end')
-        o.instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.rack_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('Member.RackId: length ' + str(n5) + ' past the end')
-        o.rack_id = str(b[p:q6], 'utf-8')
-        p = q6
-    o.member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('Member.ClientId: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('Member.ClientId: length ' + str(n7) + ' past the end')
-        o.client_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('Member.ClientHost: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('Member.ClientHost: length ' + str(n9) + ' past the end')
-        o.client_host = str(b[p:q10], 'utf-8')
-        p = q10
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-    else:
-        if n11 > len(b) - p:
-            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            n14 = b[p]
-            p += 1
-            if n14 > 127:
-                n14, p = _uvt(b, p, n14)
-            n14 -= 1
-            if n14 < 0:
-                raise DecodeError('Member.SubscribedTopicNames: null element')
-            else:
-                q15 = p + n14
-                if q15 > len(b):
-                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n14) + ' past the end')
-                e13 = str(b[p:q15], 'utf-8')
-                p = q15
-            xs12.append(e13)
-        o.subscribed_topic_names = xs12
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        o.subscribed_topic_regex = None
-    else:
-        q17 = p + n16
-        if q17 > len(b):
-            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n16) + ' past the end')
-        o.subscribed_topic_regex = str(b[p:q17], 'utf-8')
-        p = q17
-    o.assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
-    o.target_assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
-    o.member_type = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupDescribeResponse_Member_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Member: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Member: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupDescribeResponse_Member_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    v3 = o.rack_id
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v3
-    w += _S1.pack(o.member_epoch)
-    v4 = o.client_id
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    v5 = o.client_host
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    xs6 = o.subscribed_topic_names
-    ln = len(xs6) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e7 in xs6:
-        v8 = e7
-        v8 = v8.encode()
-        ln = len(v8) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v8
-    v9 = o.subscribed_topic_regex
-    if v9 is None:
-        w.append(0)
-    else:
-        v9 = v9.encode()
-        ln = len(v9) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v9
-    _w_ConsumerGroupDescribeResponse_Assignment_0(o.assignment, w)
-    _w_ConsumerGroupDescribeResponse_Assignment_0(o.target_assignment, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p):
-    o = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n5) + ' past the end')
-        o.group_state = str(b[p:q6], 'utf-8')
-        p = q6
-    o.group_epoch, o.assignment_epoch, = _S3.unpack_from(b, p)
-    p += 8
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.AssignorName: length ' + str(n7) + ' past the end')
-        o.assignor_name = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_ConsumerGroupDescribeResponse_Member_0(b, p)
-            xs10.append(e11)
-        o.members = xs10
-    o.authorized_operations, = _S1.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribedGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribedGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupDescribeResponse_DescribedGroup_0(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    v2 = o.group_id
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.group_state
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    w += _S3.pack(o.group_epoch, o.assignment_epoch)
-    v4 = o.assignor_name
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    xs5 = o.members
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        _w_ConsumerGroupDescribeResponse_Member_0(e6, w)
-    w += _S1.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupDescribeResponse_0(b, p):
-    o = _new(ConsumerGroupDescribeResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p)
-            xs2.append(e3)
-        o.groups = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupDescribeResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ConsumerGroupDescribeResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ConsumerGroupDescribeResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ConsumerGroupDescribeResponse_0(b, p):
+    bl = len(b)
+    o = _new(ConsumerGroupDescribeResponse)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e3.group_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e3.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n10) + ' past the end')
+                e3.assignor_name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_ConsumerGroupDescribeResponse_Member)
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('Member.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        e14.instance_id = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('Member.InstanceId: length ' + str(n17) + ' past the end')
+                        e14.instance_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        e14.rack_id = None
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('Member.RackId: length ' + str(n19) + ' past the end')
+                        e14.rack_id = str(b[p:q20], 'utf-8')
+                        p = q20
+                    e14.member_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n21) + ' past the end')
+                        e14.client_id = str(b[p:q22], 'utf-8')
+                        p = q22
+                    n23 = b[p] - 1
+                    p += 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n23) + ' past the end')
+                        e14.client_host = str(b[p:q24], 'utf-8')
+                        p = q24
+                    n25 = b[p] - 1
+                    p += 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                    else:
+                        if n25 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n25) + ' past the end')
+                        xs26 = []
+                        for _ in range(n25):
+                            n28 = b[p] - 1
+                            p += 1
+                            if n28 > 126:
+                                n28, p = _uvt(b, p, n28 + 1)
+                                n28 -= 1
+                            if n28 < 0:
+                                raise DecodeError('Member.SubscribedTopicNames: null element')
+                            else:
+                                q29 = p + n28
+                                if q29 > bl:
+                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n28) + ' past the end')
+                                e27 = str(b[p:q29], 'utf-8')
+                                p = q29
+                            xs26.append(e27)
+                        e14.subscribed_topic_names = xs26
+                    n30 = b[p] - 1
+                    p += 1
+                    if n30 > 126:
+                        n30, p = _uvt(b, p, n30 + 1)
+                        n30 -= 1
+                    if n30 < 0:
+                        e14.subscribed_topic_regex = None
+                    else:
+                        q31 = p + n30
+                        if q31 > bl:
+                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n30) + ' past the end')
+                        e14.subscribed_topic_regex = str(b[p:q31], 'utf-8')
+                        p = q31
+                    s32 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n33 = b[p] - 1
+                    p += 1
+                    if n33 > 126:
+                        n33, p = _uvt(b, p, n33 + 1)
+                        n33 -= 1
+                    if n33 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n33 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n33) + ' past the end')
+                        xs34 = []
+                        for _ in range(n33):
+                            e35 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e35.topic_id, = _S4.unpack_from(b, p)
+                            p += 16
+                            n36 = b[p] - 1
+                            p += 1
+                            if n36 > 126:
+                                n36, p = _uvt(b, p, n36 + 1)
+                                n36 -= 1
+                            if n36 < 0:
+                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            else:
+                                q37 = p + n36
+                                if q37 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n36) + ' past the end')
+                                e35.topic_name = str(b[p:q37], 'utf-8')
+                                p = q37
+                            n38 = b[p] - 1
+                            p += 1
+                            if n38 > 126:
+                                n38, p = _uvt(b, p, n38 + 1)
+                                n38 -= 1
+                            if n38 < 0:
+                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            else:
+                                if n38 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n38) + ' past the end')
+                                e35.partitions = list((_ARRAY_i[n38] if n38 < 64 else _struct.Struct('>' + str(n38) + 'i')).unpack_from(b, p))
+                                p += 4 * n38
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e35.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e35)
+                            xs34.append(e35)
+                        s32.topic_partitions = xs34
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s32.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s32)
+                    e14.assignment = s32
+                    s39 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n40 = b[p] - 1
+                    p += 1
+                    if n40 > 126:
+                        n40, p = _uvt(b, p, n40 + 1)
+                        n40 -= 1
+                    if n40 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n40 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n40) + ' past the end')
+                        xs41 = []
+                        for _ in range(n40):
+                            e42 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e42.topic_id, = _S4.unpack_from(b, p)
+                            p += 16
+                            n43 = b[p] - 1
+                            p += 1
+                            if n43 > 126:
+                                n43, p = _uvt(b, p, n43 + 1)
+                                n43 -= 1
+                            if n43 < 0:
+                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            else:
+                                q44 = p + n43
+                                if q44 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n43) + ' past the end')
+                                e42.topic_name = str(b[p:q44], 'utf-8')
+                                p = q44
+                            n45 = b[p] - 1
+                            p += 1
+                            if n45 > 126:
+                                n45, p = _uvt(b, p, n45 + 1)
+                                n45 -= 1
+                            if n45 < 0:
+                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            else:
+                                if n45 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
+                                e42.partitions = list((_ARRAY_i[n45] if n45 < 64 else _struct.Struct('>' + str(n45) + 'i')).unpack_from(b, p))
+                                p += 4 * n45
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e42.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e42)
+                            xs41.append(e42)
+                        s39.topic_partitions = xs41
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s39.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s39)
+                    e14.target_assignment = s39
+                    e14.member_type = -1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e14)
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.authorized_operations, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e3)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ConsumerGroupDescribeResponse_0(b, p, o)
     return o, p
 
 
@@ -764,379 +666,202 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ConsumerGroupDescribeResponse_DescribedGroup_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupDescribeResponse_Member_1(b, p):
-    o = _new(_ConsumerGroupDescribeResponse_Member)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Member.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Member.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Member.InstanceId: length ' + str(n3) + ' past the end')
-        o.instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.rack_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('Member.RackId: length ' + str(n5) + ' past the end')
-        o.rack_id = str(b[p:q6], 'utf-8')
-        p = q6
-    o.member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('Member.ClientId: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('Member.ClientId: length ' + str(n7) + ' past the end')
-        o.client_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('Member.ClientHost: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('Member.ClientHost: length ' + str(n9) + ' past the end')
-        o.client_host = str(b[p:q10], 'utf-8')
-        p = q10
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-    else:
-        if n11 > len(b) - p:
-            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            n14 = b[p]
-            p += 1
-            if n14 > 127:
-                n14, p = _uvt(b, p, n14)
-            n14 -= 1
-            if n14 < 0:
-                raise DecodeError('Member.SubscribedTopicNames: null element')
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
             else:
-                q15 = p + n14
-                if q15 > len(b):
-                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n14) + ' past the end')
-                e13 = str(b[p:q15], 'utf-8')
-                p = q15
-            xs12.append(e13)
-        o.subscribed_topic_names = xs12
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        o.subscribed_topic_regex = None
-    else:
-        q17 = p + n16
-        if q17 > len(b):
-            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n16) + ' past the end')
-        o.subscribed_topic_regex = str(b[p:q17], 'utf-8')
-        p = q17
-    o.assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
-    o.target_assignment, p = _r_ConsumerGroupDescribeResponse_Assignment_0(b, p)
-    o.member_type, = _S5.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('Member: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('Member: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ConsumerGroupDescribeResponse_Member_1(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
+                _wuv(w, ln)
+            w += v3
+        v4 = e2.group_id
+        v4 = v4.encode()
+        ln = len(v4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v2
-    v3 = o.rack_id
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
+        w += v4
+        v5 = e2.group_state
+        v5 = v5.encode()
+        ln = len(v5) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v3
-    w += _S1.pack(o.member_epoch)
-    v4 = o.client_id
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    v5 = o.client_host
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    xs6 = o.subscribed_topic_names
-    ln = len(xs6) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e7 in xs6:
-        v8 = e7
-        v8 = v8.encode()
-        ln = len(v8) + 1
+        w += v5
+        w += _S3.pack(e2.group_epoch, e2.assignment_epoch)
+        v6 = e2.assignor_name
+        v6 = v6.encode()
+        ln = len(v6) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v8
-    v9 = o.subscribed_topic_regex
-    if v9 is None:
-        w.append(0)
-    else:
-        v9 = v9.encode()
-        ln = len(v9) + 1
+        w += v6
+        xs7 = e2.members
+        ln = len(xs7) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v9
-    _w_ConsumerGroupDescribeResponse_Assignment_0(o.assignment, w)
-    _w_ConsumerGroupDescribeResponse_Assignment_0(o.target_assignment, w)
-    w += _S5.pack(o.member_type)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupDescribeResponse_DescribedGroup_1(b, p):
-    o = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n5) + ' past the end')
-        o.group_state = str(b[p:q6], 'utf-8')
-        p = q6
-    o.group_epoch, o.assignment_epoch, = _S3.unpack_from(b, p)
-    p += 8
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.AssignorName: length ' + str(n7) + ' past the end')
-        o.assignor_name = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_ConsumerGroupDescribeResponse_Member_1(b, p)
-            xs10.append(e11)
-        o.members = xs10
-    o.authorized_operations, = _S1.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribedGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribedGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ConsumerGroupDescribeResponse_DescribedGroup_1(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            v10 = e8.instance_id
+            if v10 is None:
+                w.append(0)
+            else:
+                v10 = v10.encode()
+                ln = len(v10) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v10
+            v11 = e8.rack_id
+            if v11 is None:
+                w.append(0)
+            else:
+                v11 = v11.encode()
+                ln = len(v11) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v11
+            w += _S1.pack(e8.member_epoch)
+            v12 = e8.client_id
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            v13 = e8.client_host
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v13
+            xs14 = e8.subscribed_topic_names
+            ln = len(xs14) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e15 in xs14:
+                v16 = e15
+                v16 = v16.encode()
+                ln = len(v16) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v16
+            v17 = e8.subscribed_topic_regex
+            if v17 is None:
+                w.append(0)
+            else:
+                v17 = v17.encode()
+                ln = len(v17) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v17
+            s18 = e8.assignment
+            xs19 = s18.topic_partitions
+            ln = len(xs19) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e20 in xs19:
+                w += _S4.pack(e20.topic_id)
+                v21 = e20.topic_name
+                v21 = v21.encode()
+                ln = len(v21) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v21
+                xs22 = e20.partitions
+                ln = len(xs22) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs22) < 64:
+                    w += _ARRAY_i[len(xs22)].pack(*xs22)
+                else:
+                    w += _pack('>' + str(len(xs22)) + 'i', *xs22)
+                if e20.unknown_tagged_fields:
+                    _wtags(w, e20.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if s18.unknown_tagged_fields:
+                _wtags(w, s18.unknown_tagged_fields)
+            else:
+                w.append(0)
+            s23 = e8.target_assignment
+            xs24 = s23.topic_partitions
+            ln = len(xs24) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e25 in xs24:
+                w += _S4.pack(e25.topic_id)
+                v26 = e25.topic_name
+                v26 = v26.encode()
+                ln = len(v26) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v26
+                xs27 = e25.partitions
+                ln = len(xs27) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs27) < 64:
+                    w += _ARRAY_i[len(xs27)].pack(*xs27)
+                else:
+                    w += _pack('>' + str(len(xs27)) + 'i', *xs27)
+                if e25.unknown_tagged_fields:
+                    _wtags(w, e25.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if s23.unknown_tagged_fields:
+                _wtags(w, s23.unknown_tagged_fields)
+            else:
+                w.append(0)
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S1.pack(e2.authorized_operations)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
         else:
-            _wuv(w, ln)
-        w += v1
-    v2 = o.group_id
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.group_state
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    w += _S3.pack(o.group_epoch, o.assignment_epoch)
-    v4 = o.assignor_name
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    xs5 = o.members
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        _w_ConsumerGroupDescribeResponse_Member_1(e6, w)
-    w += _S1.pack(o.authorized_operations)
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1144,45 +869,330 @@ def _w_ConsumerGroupDescribeResponse_DescribedGroup_1(o, w):
 
 
 def _r_ConsumerGroupDescribeResponse_1(b, p):
+    bl = len(b)
     o = _new(ConsumerGroupDescribeResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ConsumerGroupDescribeResponse_DescribedGroup_1(b, p)
+            e3 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e3.group_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e3.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n10) + ' past the end')
+                e3.assignor_name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_ConsumerGroupDescribeResponse_Member)
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('Member.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        e14.instance_id = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('Member.InstanceId: length ' + str(n17) + ' past the end')
+                        e14.instance_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        e14.rack_id = None
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('Member.RackId: length ' + str(n19) + ' past the end')
+                        e14.rack_id = str(b[p:q20], 'utf-8')
+                        p = q20
+                    e14.member_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n21) + ' past the end')
+                        e14.client_id = str(b[p:q22], 'utf-8')
+                        p = q22
+                    n23 = b[p] - 1
+                    p += 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n23) + ' past the end')
+                        e14.client_host = str(b[p:q24], 'utf-8')
+                        p = q24
+                    n25 = b[p] - 1
+                    p += 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                    else:
+                        if n25 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n25) + ' past the end')
+                        xs26 = []
+                        for _ in range(n25):
+                            n28 = b[p] - 1
+                            p += 1
+                            if n28 > 126:
+                                n28, p = _uvt(b, p, n28 + 1)
+                                n28 -= 1
+                            if n28 < 0:
+                                raise DecodeError('Member.SubscribedTopicNames: null element')
+                            else:
+                                q29 = p + n28
+                                if q29 > bl:
+                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n28) + ' past the end')
+                                e27 = str(b[p:q29], 'utf-8')
+                                p = q29
+                            xs26.append(e27)
+                        e14.subscribed_topic_names = xs26
+                    n30 = b[p] - 1
+                    p += 1
+                    if n30 > 126:
+                        n30, p = _uvt(b, p, n30 + 1)
+                        n30 -= 1
+                    if n30 < 0:
+                        e14.subscribed_topic_regex = None
+                    else:
+                        q31 = p + n30
+                        if q31 > bl:
+                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n30) + ' past the end')
+                        e14.subscribed_topic_regex = str(b[p:q31], 'utf-8')
+                        p = q31
+                    s32 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n33 = b[p] - 1
+                    p += 1
+                    if n33 > 126:
+                        n33, p = _uvt(b, p, n33 + 1)
+                        n33 -= 1
+                    if n33 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n33 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n33) + ' past the end')
+                        xs34 = []
+                        for _ in range(n33):
+                            e35 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e35.topic_id, = _S4.unpack_from(b, p)
+                            p += 16
+                            n36 = b[p] - 1
+                            p += 1
+                            if n36 > 126:
+                                n36, p = _uvt(b, p, n36 + 1)
+                                n36 -= 1
+                            if n36 < 0:
+                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            else:
+                                q37 = p + n36
+                                if q37 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n36) + ' past the end')
+                                e35.topic_name = str(b[p:q37], 'utf-8')
+                                p = q37
+                            n38 = b[p] - 1
+                            p += 1
+                            if n38 > 126:
+                                n38, p = _uvt(b, p, n38 + 1)
+                                n38 -= 1
+                            if n38 < 0:
+                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            else:
+                                if n38 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n38) + ' past the end')
+                                e35.partitions = list((_ARRAY_i[n38] if n38 < 64 else _struct.Struct('>' + str(n38) + 'i')).unpack_from(b, p))
+                                p += 4 * n38
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e35.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e35)
+                            xs34.append(e35)
+                        s32.topic_partitions = xs34
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s32.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s32)
+                    e14.assignment = s32
+                    s39 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n40 = b[p] - 1
+                    p += 1
+                    if n40 > 126:
+                        n40, p = _uvt(b, p, n40 + 1)
+                        n40 -= 1
+                    if n40 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n40 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n40) + ' past the end')
+                        xs41 = []
+                        for _ in range(n40):
+                            e42 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e42.topic_id, = _S4.unpack_from(b, p)
+                            p += 16
+                            n43 = b[p] - 1
+                            p += 1
+                            if n43 > 126:
+                                n43, p = _uvt(b, p, n43 + 1)
+                                n43 -= 1
+                            if n43 < 0:
+                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            else:
+                                q44 = p + n43
+                                if q44 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n43) + ' past the end')
+                                e42.topic_name = str(b[p:q44], 'utf-8')
+                                p = q44
+                            n45 = b[p] - 1
+                            p += 1
+                            if n45 > 126:
+                                n45, p = _uvt(b, p, n45 + 1)
+                                n45 -= 1
+                            if n45 < 0:
+                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            else:
+                                if n45 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
+                                e42.partitions = list((_ARRAY_i[n45] if n45 < 64 else _struct.Struct('>' + str(n45) + 'i')).unpack_from(b, p))
+                                p += 4 * n45
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e42.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e42)
+                            xs41.append(e42)
+                        s39.topic_partitions = xs41
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s39.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s39)
+                    e14.target_assignment = s39
+                    e14.member_type, = _S5.unpack_from(b, p)
+                    p += 1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e14)
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.authorized_operations, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ConsumerGroupDescribeResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ConsumerGroupDescribeResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ConsumerGroupDescribeResponse_0(b, p, o)
     return o, p
 
 
@@ -1195,7 +1205,203 @@ def _w_ConsumerGroupDescribeResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ConsumerGroupDescribeResponse_DescribedGroup_1(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        v4 = e2.group_id
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.group_state
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S3.pack(e2.group_epoch, e2.assignment_epoch)
+        v6 = e2.assignor_name
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        xs7 = e2.members
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            v10 = e8.instance_id
+            if v10 is None:
+                w.append(0)
+            else:
+                v10 = v10.encode()
+                ln = len(v10) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v10
+            v11 = e8.rack_id
+            if v11 is None:
+                w.append(0)
+            else:
+                v11 = v11.encode()
+                ln = len(v11) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v11
+            w += _S1.pack(e8.member_epoch)
+            v12 = e8.client_id
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            v13 = e8.client_host
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v13
+            xs14 = e8.subscribed_topic_names
+            ln = len(xs14) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e15 in xs14:
+                v16 = e15
+                v16 = v16.encode()
+                ln = len(v16) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v16
+            v17 = e8.subscribed_topic_regex
+            if v17 is None:
+                w.append(0)
+            else:
+                v17 = v17.encode()
+                ln = len(v17) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v17
+            s18 = e8.assignment
+            xs19 = s18.topic_partitions
+            ln = len(xs19) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e20 in xs19:
+                w += _S4.pack(e20.topic_id)
+                v21 = e20.topic_name
+                v21 = v21.encode()
+                ln = len(v21) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v21
+                xs22 = e20.partitions
+                ln = len(xs22) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs22) < 64:
+                    w += _ARRAY_i[len(xs22)].pack(*xs22)
+                else:
+                    w += _pack('>' + str(len(xs22)) + 'i', *xs22)
+                if e20.unknown_tagged_fields:
+                    _wtags(w, e20.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if s18.unknown_tagged_fields:
+                _wtags(w, s18.unknown_tagged_fields)
+            else:
+                w.append(0)
+            s23 = e8.target_assignment
+            xs24 = s23.topic_partitions
+            ln = len(xs24) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e25 in xs24:
+                w += _S4.pack(e25.topic_id)
+                v26 = e25.topic_name
+                v26 = v26.encode()
+                ln = len(v26) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v26
+                xs27 = e25.partitions
+                ln = len(xs27) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs27) < 64:
+                    w += _ARRAY_i[len(xs27)].pack(*xs27)
+                else:
+                    w += _pack('>' + str(len(xs27)) + 'i', *xs27)
+                if e25.unknown_tagged_fields:
+                    _wtags(w, e25.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if s23.unknown_tagged_fields:
+                _wtags(w, s23.unknown_tagged_fields)
+            else:
+                w.append(0)
+            w += _S5.pack(e8.member_type)
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S1.pack(e2.authorized_operations)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1206,3 +1412,4 @@ ConsumerGroupDescribeRequest._READERS = (_r_ConsumerGroupDescribeRequest_0, _r_C
 ConsumerGroupDescribeRequest._WRITERS = (_w_ConsumerGroupDescribeRequest_0, _w_ConsumerGroupDescribeRequest_0,)
 ConsumerGroupDescribeResponse._READERS = (_r_ConsumerGroupDescribeResponse_0, _r_ConsumerGroupDescribeResponse_1,)
 ConsumerGroupDescribeResponse._WRITERS = (_w_ConsumerGroupDescribeResponse_0, _w_ConsumerGroupDescribeResponse_1,)
+_ConsumerGroupDescribeResponse_Member._LAZY = {'assignment': _ConsumerGroupDescribeResponse_Assignment, 'target_assignment': _ConsumerGroupDescribeResponse_Assignment}

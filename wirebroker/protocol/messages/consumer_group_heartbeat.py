@@ -112,199 +112,191 @@ _ConsumerGroupHeartbeatResponse_TopicPartitions = ConsumerGroupHeartbeatResponse
 _ConsumerGroupHeartbeatResponse_Assignment = ConsumerGroupHeartbeatResponse.Assignment
 
 
-def _r_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p):
-    o = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupHeartbeatRequest_0(b, p):
-    o = _new(ConsumerGroupHeartbeatRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.instance_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n5) + ' past the end')
-        o.instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        o.rack_id = None
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
-    o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        o.subscribed_topic_names = None
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            n12 = b[p]
-            p += 1
-            if n12 > 127:
-                n12, p = _uvt(b, p, n12)
-            n12 -= 1
-            if n12 < 0:
-                raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
-            else:
-                q13 = p + n12
-                if q13 > len(b):
-                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n12) + ' past the end')
-                e11 = str(b[p:q13], 'utf-8')
-                p = q13
-            xs10.append(e11)
-        o.subscribed_topic_names = xs10
-    n14 = b[p]
-    p += 1
-    if n14 > 127:
-        n14, p = _uvt(b, p, n14)
-    n14 -= 1
-    if n14 < 0:
-        o.server_assignor = None
-    else:
-        q15 = p + n14
-        if q15 > len(b):
-            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n14) + ' past the end')
-        o.server_assignor = str(b[p:q15], 'utf-8')
-        p = q15
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        o.topic_partitions = None
-    else:
-        if n16 > len(b) - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18, p = _r_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p)
-            xs17.append(e18)
-        o.topic_partitions = xs17
-    o.subscribed_topic_regex = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupHeartbeatRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ConsumerGroupHeartbeatRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ConsumerGroupHeartbeatRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ConsumerGroupHeartbeatRequest_0(b, p):
+    bl = len(b)
+    o = _new(ConsumerGroupHeartbeatRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.member_epoch, = _S0.unpack_from(b, p)
+    p += 4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.instance_id = None
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n5) + ' past the end')
+        o.instance_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        o.rack_id = None
+    else:
+        q8 = p + n7
+        if q8 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n7) + ' past the end')
+        o.rack_id = str(b[p:q8], 'utf-8')
+        p = q8
+    o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n9 = b[p] - 1
+    p += 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
+        o.subscribed_topic_names = None
+    else:
+        if n9 > bl - p:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n12) + ' past the end')
+                e11 = str(b[p:q13], 'utf-8')
+                p = q13
+            xs10.append(e11)
+        o.subscribed_topic_names = xs10
+    n14 = b[p] - 1
+    p += 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
+        o.server_assignor = None
+    else:
+        q15 = p + n14
+        if q15 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n14) + ' past the end')
+        o.server_assignor = str(b[p:q15], 'utf-8')
+        p = q15
+    n16 = b[p] - 1
+    p += 1
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
+        o.topic_partitions = None
+    else:
+        if n16 > bl - p:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
+            e18.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n19 = b[p] - 1
+            p += 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n19 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n19) + ' past the end')
+                e18.partitions = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                p += 4 * n19
+            if b[p] == 0:  # no tagged fields, the common case
+                e18.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e18)
+            xs17.append(e18)
+        o.topic_partitions = xs17
+    o.subscribed_topic_regex = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ConsumerGroupHeartbeatRequest_0(b, p, o)
     return o, p
 
 
@@ -390,7 +382,21 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e10 in xs9:
-            _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(e10, w)
+            w += _S1.pack(e10.topic_id)
+            xs11 = e10.partitions
+            ln = len(xs11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            if e10.unknown_tagged_fields:
+                _wtags(w, e10.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -398,152 +404,156 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
 
 
 def _r_ConsumerGroupHeartbeatRequest_1(b, p):
+    bl = len(b)
     o = _new(ConsumerGroupHeartbeatRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
     o.member_epoch, = _S0.unpack_from(b, p)
     p += 4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         o.instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n5) + ' past the end')
         o.instance_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         o.rack_id = None
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n7) + ' past the end')
         o.rack_id = str(b[p:q8], 'utf-8')
         p = q8
     o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
     p += 4
-    n9 = b[p]
+    n9 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
     if n9 < 0:
         o.subscribed_topic_names = None
     else:
-        if n9 > len(b) - p:
+        if n9 > bl - p:
             raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n9) + ' past the end')
         xs10 = []
         for _ in range(n9):
-            n12 = b[p]
+            n12 = b[p] - 1
             p += 1
-            if n12 > 127:
-                n12, p = _uvt(b, p, n12)
-            n12 -= 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
             if n12 < 0:
                 raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
             else:
                 q13 = p + n12
-                if q13 > len(b):
+                if q13 > bl:
                     raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n12) + ' past the end')
                 e11 = str(b[p:q13], 'utf-8')
                 p = q13
             xs10.append(e11)
         o.subscribed_topic_names = xs10
-    n14 = b[p]
+    n14 = b[p] - 1
     p += 1
-    if n14 > 127:
-        n14, p = _uvt(b, p, n14)
-    n14 -= 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
     if n14 < 0:
         o.subscribed_topic_regex = None
     else:
         q15 = p + n14
-        if q15 > len(b):
+        if q15 > bl:
             raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex: length ' + str(n14) + ' past the end')
         o.subscribed_topic_regex = str(b[p:q15], 'utf-8')
         p = q15
-    n16 = b[p]
+    n16 = b[p] - 1
     p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
     if n16 < 0:
         o.server_assignor = None
     else:
         q17 = p + n16
-        if q17 > len(b):
+        if q17 > bl:
             raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n16) + ' past the end')
         o.server_assignor = str(b[p:q17], 'utf-8')
         p = q17
-    n18 = b[p]
+    n18 = b[p] - 1
     p += 1
-    if n18 > 127:
-        n18, p = _uvt(b, p, n18)
-    n18 -= 1
+    if n18 > 126:
+        n18, p = _uvt(b, p, n18 + 1)
+        n18 -= 1
     if n18 < 0:
         o.topic_partitions = None
     else:
-        if n18 > len(b) - p:
+        if n18 > bl - p:
             raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n18) + ' past the end')
         xs19 = []
         for _ in range(n18):
-            e20, p = _r_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p)
+            e20 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
+            e20.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n21 = b[p] - 1
+            p += 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n21 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n21) + ' past the end')
+                e20.partitions = list((_ARRAY_i[n21] if n21 < 64 else _struct.Struct('>' + str(n21) + 'i')).unpack_from(b, p))
+                p += 4 * n21
+            if b[p] == 0:  # no tagged fields, the common case
+                e20.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e20)
             xs19.append(e20)
         o.topic_partitions = xs19
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ConsumerGroupHeartbeatRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ConsumerGroupHeartbeatRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ConsumerGroupHeartbeatRequest_0(b, p, o)
     return o, p
 
 
@@ -638,136 +648,101 @@ def _w_ConsumerGroupHeartbeatRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e11 in xs10:
-            _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(e11, w)
+            w += _S1.pack(e11.topic_id)
+            xs12 = e11.partitions
+            ln = len(xs12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            if e11.unknown_tagged_fields:
+                _wtags(w, e11.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_ConsumerGroupHeartbeatResponse_TopicPartitions_0(b, p):
-    o = _new(_ConsumerGroupHeartbeatResponse_TopicPartitions)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupHeartbeatResponse_Assignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicPartitions: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicPartitions: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _r_ConsumerGroupHeartbeatResponse_Assignment_0(b, p):
-    o = _new(_ConsumerGroupHeartbeatResponse_Assignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Assignment.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ConsumerGroupHeartbeatResponse_TopicPartitions_0(b, p)
-            xs2.append(e3)
-        o.topic_partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Assignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Assignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupHeartbeatResponse_Assignment_0(o, w):
-    xs1 = o.topic_partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ConsumerGroupHeartbeatRequest_TopicPartitions_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_ConsumerGroupHeartbeatResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ConsumerGroupHeartbeatResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ConsumerGroupHeartbeatResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_ConsumerGroupHeartbeatResponse_0(b, p):
+    bl = len(b)
     o = _new(ConsumerGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ConsumerGroupHeartbeatResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.member_id = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('ConsumerGroupHeartbeatResponse.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -778,28 +753,52 @@ def _r_ConsumerGroupHeartbeatResponse_0(b, p):
         p += 1
     else:
         p += 1
-        o.assignment, p = _r_ConsumerGroupHeartbeatResponse_Assignment_0(b, p)
+        s5 = _new(_ConsumerGroupHeartbeatResponse_Assignment)
+        n6 = b[p] - 1
+        p += 1
+        if n6 > 126:
+            n6, p = _uvt(b, p, n6 + 1)
+            n6 -= 1
+        if n6 < 0:
+            raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+        else:
+            if n6 > bl - p:
+                raise DecodeError('Assignment.TopicPartitions: count ' + str(n6) + ' past the end')
+            xs7 = []
+            for _ in range(n6):
+                e8 = _new(_ConsumerGroupHeartbeatResponse_TopicPartitions)
+                e8.topic_id, = _S1.unpack_from(b, p)
+                p += 16
+                n9 = b[p] - 1
+                p += 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                else:
+                    if n9 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n9) + ' past the end')
+                    e8.partitions = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                    p += 4 * n9
+                if b[p] == 0:  # no tagged fields, the common case
+                    e8.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e8)
+                xs7.append(e8)
+            s5.topic_partitions = xs7
+        if b[p] == 0:  # no tagged fields, the common case
+            s5.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ConsumerGroupHeartbeatResponse_Assignment_0(b, p, s5)
+        o.assignment = s5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ConsumerGroupHeartbeatResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ConsumerGroupHeartbeatResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ConsumerGroupHeartbeatResponse_0(b, p, o)
     return o, p
 
 
@@ -828,11 +827,37 @@ def _w_ConsumerGroupHeartbeatResponse_0(o, w):
             _wuv(w, ln)
         w += v2
     w += _S3.pack(o.member_epoch, o.heartbeat_interval_ms)
-    if o.assignment is None:
+    s3 = o.assignment
+    if s3 is None:
         w.append(255)
     else:
         w.append(1)
-        _w_ConsumerGroupHeartbeatResponse_Assignment_0(o.assignment, w)
+        xs4 = s3.topic_partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S1.pack(e5.topic_id)
+            xs6 = e5.partitions
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if s3.unknown_tagged_fields:
+            _wtags(w, s3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -76,264 +76,66 @@ _ConsumerGroupMemberMetadataValue_ClassicProtocol = ConsumerGroupMemberMetadataV
 _ConsumerGroupMemberMetadataValue_ClassicMemberMetadata = ConsumerGroupMemberMetadataValue.ClassicMemberMetadata
 
 
-def _r_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p):
-    o = _new(_ConsumerGroupMemberMetadataValue_ClassicProtocol)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ClassicProtocol.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ClassicProtocol.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ClassicProtocol.Metadata: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ClassicProtocol.Metadata: length ' + str(n3) + ' past the end')
-        o.metadata = bytes(b[p:q4])
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ClassicProtocol: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ClassicProtocol: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.metadata
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(b, p):
-    o = _new(_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata)
-    o.session_timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ClassicMemberMetadata.SupportedProtocols: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ClassicMemberMetadata.SupportedProtocols: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p)
-            xs2.append(e3)
-        o.supported_protocols = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ClassicMemberMetadata: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ClassicMemberMetadata: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(o, w):
-    w += _S0.pack(o.session_timeout_ms)
-    xs1 = o.supported_protocols
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupMemberMetadataValue_0(b, p):
-    o = _new(ConsumerGroupMemberMetadataValue)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.instance_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ConsumerGroupMemberMetadataValue.InstanceId: length ' + str(n1) + ' past the end')
-        o.instance_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ConsumerGroupMemberMetadataValue.RackId: length ' + str(n3) + ' past the end')
-        o.rack_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ConsumerGroupMemberMetadataValue.ClientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('ConsumerGroupMemberMetadataValue.ClientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            n12 = b[p]
-            p += 1
-            if n12 > 127:
-                n12, p = _uvt(b, p, n12)
-            n12 -= 1
-            if n12 < 0:
-                raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null element')
-            else:
-                q13 = p + n12
-                if q13 > len(b):
-                    raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: length ' + str(n12) + ' past the end')
-                e11 = str(b[p:q13], 'utf-8')
-                p = q13
-            xs10.append(e11)
-        o.subscribed_topic_names = xs10
-    n14 = b[p]
-    p += 1
-    if n14 > 127:
-        n14, p = _uvt(b, p, n14)
-    n14 -= 1
-    if n14 < 0:
-        o.subscribed_topic_regex = None
-    else:
-        q15 = p + n14
-        if q15 > len(b):
-            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicRegex: length ' + str(n14) + ' past the end')
-        o.subscribed_topic_regex = str(b[p:q15], 'utf-8')
-        p = q15
-    o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        o.server_assignor = None
-    else:
-        q17 = p + n16
-        if q17 > len(b):
-            raise DecodeError('ConsumerGroupMemberMetadataValue.ServerAssignor: length ' + str(n16) + ' past the end')
-        o.server_assignor = str(b[p:q17], 'utf-8')
-        p = q17
-    o.classic_member_metadata = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupMemberMetadataValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ConsumerGroupMemberMetadataValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ConsumerGroupMemberMetadataValue: tagged field past the end')
         if tag == 0:
             if b[p] > 127:
@@ -341,13 +143,186 @@ def _r_ConsumerGroupMemberMetadataValue_0(b, p):
                 p += 1
             else:
                 p += 1
-                o.classic_member_metadata, p = _r_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(b, p)
+                s1 = _new(_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata)
+                s1.session_timeout_ms, = _S0.unpack_from(b, p)
+                p += 4
+                n2 = b[p] - 1
+                p += 1
+                if n2 > 126:
+                    n2, p = _uvt(b, p, n2 + 1)
+                    n2 -= 1
+                if n2 < 0:
+                    raise DecodeError('ClassicMemberMetadata.SupportedProtocols: null where not nullable')
+                else:
+                    if n2 > bl - p:
+                        raise DecodeError('ClassicMemberMetadata.SupportedProtocols: count ' + str(n2) + ' past the end')
+                    xs3 = []
+                    for _ in range(n2):
+                        e4 = _new(_ConsumerGroupMemberMetadataValue_ClassicProtocol)
+                        n5 = b[p] - 1
+                        p += 1
+                        if n5 > 126:
+                            n5, p = _uvt(b, p, n5 + 1)
+                            n5 -= 1
+                        if n5 < 0:
+                            raise DecodeError('ClassicProtocol.Name: null where not nullable')
+                        else:
+                            q6 = p + n5
+                            if q6 > bl:
+                                raise DecodeError('ClassicProtocol.Name: length ' + str(n5) + ' past the end')
+                            e4.name = str(b[p:q6], 'utf-8')
+                            p = q6
+                        n7 = b[p] - 1
+                        p += 1
+                        if n7 > 126:
+                            n7, p = _uvt(b, p, n7 + 1)
+                            n7 -= 1
+                        if n7 < 0:
+                            raise DecodeError('ClassicProtocol.Metadata: null where not nullable')
+                        else:
+                            q8 = p + n7
+                            if q8 > bl:
+                                raise DecodeError('ClassicProtocol.Metadata: length ' + str(n7) + ' past the end')
+                            e4.metadata = bytes(b[p:q8])
+                            p = q8
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e4.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p, e4)
+                        xs3.append(e4)
+                    s1.supported_protocols = xs3
+                if b[p] == 0:  # no tagged fields, the common case
+                    s1.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(b, p, s1)
+                o.classic_member_metadata = s1
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ConsumerGroupMemberMetadataValue_0(b, p):
+    bl = len(b)
+    o = _new(ConsumerGroupMemberMetadataValue)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.instance_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.InstanceId: length ' + str(n1) + ' past the end')
+        o.instance_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        o.rack_id = None
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.RackId: length ' + str(n3) + ' past the end')
+        o.rack_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('ConsumerGroupMemberMetadataValue.ClientId: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientId: length ' + str(n5) + ' past the end')
+        o.client_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('ConsumerGroupMemberMetadataValue.ClientHost: null where not nullable')
+    else:
+        q8 = p + n7
+        if q8 > bl:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientHost: length ' + str(n7) + ' past the end')
+        o.client_host = str(b[p:q8], 'utf-8')
+        p = q8
+    n9 = b[p] - 1
+    p += 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
+        raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
+    else:
+        if n9 > bl - p:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null element')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: length ' + str(n12) + ' past the end')
+                e11 = str(b[p:q13], 'utf-8')
+                p = q13
+            xs10.append(e11)
+        o.subscribed_topic_names = xs10
+    n14 = b[p] - 1
+    p += 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
+        o.subscribed_topic_regex = None
+    else:
+        q15 = p + n14
+        if q15 > bl:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicRegex: length ' + str(n14) + ' past the end')
+        o.subscribed_topic_regex = str(b[p:q15], 'utf-8')
+        p = q15
+    o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n16 = b[p] - 1
+    p += 1
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
+        o.server_assignor = None
+    else:
+        q17 = p + n16
+        if q17 > bl:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.ServerAssignor: length ' + str(n16) + ' past the end')
+        o.server_assignor = str(b[p:q17], 'utf-8')
+        p = q17
+    o.classic_member_metadata = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ConsumerGroupMemberMetadataValue_0(b, p, o)
     return o, p
 
 
@@ -428,19 +403,50 @@ def _w_ConsumerGroupMemberMetadataValue_0(o, w):
         else:
             _wuv(w, ln)
         w += v9
-    tags = []
+    tags10 = []
     if o.classic_member_metadata is not None:
-        t10 = bytearray()
-        if o.classic_member_metadata is None:
-            t10.append(255)
+        t11 = bytearray()
+        s12 = o.classic_member_metadata
+        if s12 is None:
+            t11.append(255)
         else:
-            t10.append(1)
-            _w_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata_0(o.classic_member_metadata, t10)
-        tags.append((0, t10))
+            t11.append(1)
+            t11 += _S0.pack(s12.session_timeout_ms)
+            xs13 = s12.supported_protocols
+            ln = len(xs13) + 1
+            if ln < 128:
+                t11.append(ln)
+            else:
+                _wuv(t11, ln)
+            for e14 in xs13:
+                v15 = e14.name
+                v15 = v15.encode()
+                ln = len(v15) + 1
+                if ln < 128:
+                    t11.append(ln)
+                else:
+                    _wuv(t11, ln)
+                t11 += v15
+                v16 = e14.metadata
+                ln = len(v16) + 1
+                if ln < 128:
+                    t11.append(ln)
+                else:
+                    _wuv(t11, ln)
+                t11 += v16
+                if e14.unknown_tagged_fields:
+                    _wtags(t11, e14.unknown_tagged_fields)
+                else:
+                    t11.append(0)
+            if s12.unknown_tagged_fields:
+                _wtags(t11, s12.unknown_tagged_fields)
+            else:
+                t11.append(0)
+        tags10.append((0, t11))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags10 = sorted(tags10 + o.unknown_tagged_fields, key=_first)
+    if tags10:
+        _wtags(w, tags10)
     else:
         w.append(0)
 

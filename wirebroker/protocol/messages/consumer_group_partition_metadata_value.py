@@ -71,205 +71,169 @@ _ConsumerGroupPartitionMetadataValue_PartitionMetadata = ConsumerGroupPartitionM
 _ConsumerGroupPartitionMetadataValue_TopicMetadata = ConsumerGroupPartitionMetadataValue.TopicMetadata
 
 
-def _r_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p):
-    o = _new(_ConsumerGroupPartitionMetadataValue_PartitionMetadata)
-    o.partition, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionMetadata.Racks: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionMetadata.Racks: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            n4 = b[p]
-            p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
-                raise DecodeError('PartitionMetadata.Racks: null element')
-            else:
-                q5 = p + n4
-                if q5 > len(b):
-                    raise DecodeError('PartitionMetadata.Racks: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
-                p = q5
-            xs2.append(e3)
-        o.racks = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionMetadata: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionMetadata: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(o, w):
-    w += _S1.pack(o.partition)
-    xs1 = o.racks
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        v3 = e2
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v3
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(b, p):
-    o = _new(_ConsumerGroupPartitionMetadataValue_TopicMetadata)
-    o.topic_id, = _S0.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicMetadata.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicMetadata.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.num_partitions, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicMetadata.PartitionMetadata: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicMetadata.PartitionMetadata: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p)
-            xs4.append(e5)
-        o.partition_metadata = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicMetadata: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicMetadata: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(o, w):
-    w += _S0.pack(o.topic_id)
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.num_partitions)
-    xs2 = o.partition_metadata
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
-    o = _new(ConsumerGroupPartitionMetadataValue)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ConsumerGroupPartitionMetadataValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ConsumerGroupPartitionMetadataValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ConsumerGroupPartitionMetadataValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
+    bl = len(b)
+    o = _new(ConsumerGroupPartitionMetadataValue)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ConsumerGroupPartitionMetadataValue_TopicMetadata)
+            e3.topic_id, = _S0.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicMetadata.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicMetadata.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.num_partitions, = _S1.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicMetadata.PartitionMetadata: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicMetadata.PartitionMetadata: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ConsumerGroupPartitionMetadataValue_PartitionMetadata)
+                    e8.partition, = _S1.unpack_from(b, p)
+                    p += 4
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionMetadata.Racks: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionMetadata.Racks: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            n12 = b[p] - 1
+                            p += 1
+                            if n12 > 126:
+                                n12, p = _uvt(b, p, n12 + 1)
+                                n12 -= 1
+                            if n12 < 0:
+                                raise DecodeError('PartitionMetadata.Racks: null element')
+                            else:
+                                q13 = p + n12
+                                if q13 > bl:
+                                    raise DecodeError('PartitionMetadata.Racks: length ' + str(n12) + ' past the end')
+                                e11 = str(b[p:q13], 'utf-8')
+                                p = q13
+                            xs10.append(e11)
+                        e8.racks = xs10
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_metadata = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ConsumerGroupPartitionMetadataValue_0(b, p, o)
     return o, p
 
 
@@ -281,7 +245,47 @@ def _w_ConsumerGroupPartitionMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(e2, w)
+        w += _S0.pack(e2.topic_id)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S1.pack(e2.num_partitions)
+        xs4 = e2.partition_metadata
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S1.pack(e5.partition)
+            xs6 = e5.racks
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e7 in xs6:
+                v8 = e7
+                v8 = v8.encode()
+                ln = len(v8) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v8
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

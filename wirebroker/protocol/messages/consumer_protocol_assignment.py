@@ -60,68 +60,51 @@ class ConsumerProtocolAssignment(Message):
 _ConsumerProtocolAssignment_TopicPartition = ConsumerProtocolAssignment.TopicPartition
 
 
-def _r_ConsumerProtocolAssignment_TopicPartition_0(b, p):
-    o = _new(_ConsumerProtocolAssignment_TopicPartition)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicPartition.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartition.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicPartition.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartition.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ConsumerProtocolAssignment_TopicPartition_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
 def _r_ConsumerProtocolAssignment_0(b, p):
+    bl = len(b)
     o = _new(ConsumerProtocolAssignment)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolAssignment.AssignedPartitions: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ConsumerProtocolAssignment.AssignedPartitions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ConsumerProtocolAssignment_TopicPartition_0(b, p)
+            e3 = _new(_ConsumerProtocolAssignment_TopicPartition)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicPartition.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicPartition.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartition.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.assigned_partitions = xs2
-    n4, = _S0.unpack_from(b, p)
+    n7, = _S0.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n7 < 0:
         o.user_data = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('ConsumerProtocolAssignment.UserData: length ' + str(n4) + ' past the end')
-        o.user_data = b[p:q5]
-        p = q5
+        q8 = p + n7
+        if q8 > bl:
+            raise DecodeError('ConsumerProtocolAssignment.UserData: length ' + str(n7) + ' past the end')
+        o.user_data = b[p:q8]
+        p = q8
     o.unknown_tagged_fields = None
     return o, p
 
@@ -130,13 +113,22 @@ def _w_ConsumerProtocolAssignment_0(o, w):
     xs1 = o.assigned_partitions
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ConsumerProtocolAssignment_TopicPartition_0(e2, w)
-    v3 = o.user_data
-    if v3 is None:
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+    v5 = o.user_data
+    if v5 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(v3))
-        w += v3
+        w += _S0.pack(len(v5))
+        w += v5
 
 
 ConsumerProtocolAssignment._READERS = (_r_ConsumerProtocolAssignment_0, _r_ConsumerProtocolAssignment_0, _r_ConsumerProtocolAssignment_0, _r_ConsumerProtocolAssignment_0,)

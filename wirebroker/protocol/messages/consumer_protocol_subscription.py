@@ -64,13 +64,14 @@ _ConsumerProtocolSubscription_TopicPartition = ConsumerProtocolSubscription.Topi
 
 
 def _r_ConsumerProtocolSubscription_0(b, p):
+    bl = len(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -80,7 +81,7 @@ def _r_ConsumerProtocolSubscription_0(b, p):
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -92,7 +93,7 @@ def _r_ConsumerProtocolSubscription_0(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > len(b):
+        if q7 > bl:
             raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
@@ -119,52 +120,15 @@ def _w_ConsumerProtocolSubscription_0(o, w):
         w += v4
 
 
-def _r_ConsumerProtocolSubscription_TopicPartition_0(b, p):
-    o = _new(_ConsumerProtocolSubscription_TopicPartition)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicPartition.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartition.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicPartition.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartition.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ConsumerProtocolSubscription_TopicPartition_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
 def _r_ConsumerProtocolSubscription_1(b, p):
+    bl = len(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -174,7 +138,7 @@ def _r_ConsumerProtocolSubscription_1(b, p):
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -186,7 +150,7 @@ def _r_ConsumerProtocolSubscription_1(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > len(b):
+        if q7 > bl:
             raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
@@ -195,11 +159,31 @@ def _r_ConsumerProtocolSubscription_1(b, p):
     if n8 < 0:
         raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: null where not nullable')
     else:
-        if n8 > len(b) - p:
+        if n8 > bl - p:
             raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: count ' + str(n8) + ' past the end')
         xs9 = []
         for _ in range(n8):
-            e10, p = _r_ConsumerProtocolSubscription_TopicPartition_0(b, p)
+            e10 = _new(_ConsumerProtocolSubscription_TopicPartition)
+            n11, = _S1.unpack_from(b, p)
+            p += 2
+            if n11 < 0:
+                raise DecodeError('TopicPartition.Topic: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('TopicPartition.Topic: length ' + str(n11) + ' past the end')
+                e10.topic = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
+            p += 4
+            if n13 < 0:
+                raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            else:
+                if n13 > bl - p:
+                    raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
+                e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                p += 4 * n13
+            e10.unknown_tagged_fields = None
             xs9.append(e10)
         o.owned_partitions = xs9
     o.generation_id = -1
@@ -225,17 +209,27 @@ def _w_ConsumerProtocolSubscription_1(o, w):
     xs5 = o.owned_partitions
     w += _S0.pack(len(xs5))
     for e6 in xs5:
-        _w_ConsumerProtocolSubscription_TopicPartition_0(e6, w)
+        v7 = e6.topic
+        v7 = v7.encode()
+        w += _S1.pack(len(v7))
+        w += v7
+        xs8 = e6.partitions
+        w += _S0.pack(len(xs8))
+        if len(xs8) < 64:
+            w += _ARRAY_i[len(xs8)].pack(*xs8)
+        else:
+            w += _pack('>' + str(len(xs8)) + 'i', *xs8)
 
 
 def _r_ConsumerProtocolSubscription_2(b, p):
+    bl = len(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -245,7 +239,7 @@ def _r_ConsumerProtocolSubscription_2(b, p):
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -257,7 +251,7 @@ def _r_ConsumerProtocolSubscription_2(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > len(b):
+        if q7 > bl:
             raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
@@ -266,11 +260,31 @@ def _r_ConsumerProtocolSubscription_2(b, p):
     if n8 < 0:
         raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: null where not nullable')
     else:
-        if n8 > len(b) - p:
+        if n8 > bl - p:
             raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: count ' + str(n8) + ' past the end')
         xs9 = []
         for _ in range(n8):
-            e10, p = _r_ConsumerProtocolSubscription_TopicPartition_0(b, p)
+            e10 = _new(_ConsumerProtocolSubscription_TopicPartition)
+            n11, = _S1.unpack_from(b, p)
+            p += 2
+            if n11 < 0:
+                raise DecodeError('TopicPartition.Topic: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('TopicPartition.Topic: length ' + str(n11) + ' past the end')
+                e10.topic = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
+            p += 4
+            if n13 < 0:
+                raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            else:
+                if n13 > bl - p:
+                    raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
+                e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                p += 4 * n13
+            e10.unknown_tagged_fields = None
             xs9.append(e10)
         o.owned_partitions = xs9
     o.generation_id, = _S0.unpack_from(b, p)
@@ -297,18 +311,28 @@ def _w_ConsumerProtocolSubscription_2(o, w):
     xs5 = o.owned_partitions
     w += _S0.pack(len(xs5))
     for e6 in xs5:
-        _w_ConsumerProtocolSubscription_TopicPartition_0(e6, w)
+        v7 = e6.topic
+        v7 = v7.encode()
+        w += _S1.pack(len(v7))
+        w += v7
+        xs8 = e6.partitions
+        w += _S0.pack(len(xs8))
+        if len(xs8) < 64:
+            w += _ARRAY_i[len(xs8)].pack(*xs8)
+        else:
+            w += _pack('>' + str(len(xs8)) + 'i', *xs8)
     w += _S0.pack(o.generation_id)
 
 
 def _r_ConsumerProtocolSubscription_3(b, p):
+    bl = len(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -318,7 +342,7 @@ def _r_ConsumerProtocolSubscription_3(b, p):
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -330,7 +354,7 @@ def _r_ConsumerProtocolSubscription_3(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > len(b):
+        if q7 > bl:
             raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
@@ -339,25 +363,45 @@ def _r_ConsumerProtocolSubscription_3(b, p):
     if n8 < 0:
         raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: null where not nullable')
     else:
-        if n8 > len(b) - p:
+        if n8 > bl - p:
             raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: count ' + str(n8) + ' past the end')
         xs9 = []
         for _ in range(n8):
-            e10, p = _r_ConsumerProtocolSubscription_TopicPartition_0(b, p)
+            e10 = _new(_ConsumerProtocolSubscription_TopicPartition)
+            n11, = _S1.unpack_from(b, p)
+            p += 2
+            if n11 < 0:
+                raise DecodeError('TopicPartition.Topic: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('TopicPartition.Topic: length ' + str(n11) + ' past the end')
+                e10.topic = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
+            p += 4
+            if n13 < 0:
+                raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            else:
+                if n13 > bl - p:
+                    raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
+                e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                p += 4 * n13
+            e10.unknown_tagged_fields = None
             xs9.append(e10)
         o.owned_partitions = xs9
     o.generation_id, = _S0.unpack_from(b, p)
     p += 4
-    n11, = _S1.unpack_from(b, p)
+    n14, = _S1.unpack_from(b, p)
     p += 2
-    if n11 < 0:
+    if n14 < 0:
         o.rack_id = None
     else:
-        q12 = p + n11
-        if q12 > len(b):
-            raise DecodeError('ConsumerProtocolSubscription.RackId: length ' + str(n11) + ' past the end')
-        o.rack_id = str(b[p:q12], 'utf-8')
-        p = q12
+        q15 = p + n14
+        if q15 > bl:
+            raise DecodeError('ConsumerProtocolSubscription.RackId: length ' + str(n14) + ' past the end')
+        o.rack_id = str(b[p:q15], 'utf-8')
+        p = q15
     o.unknown_tagged_fields = None
     return o, p
 
@@ -379,15 +423,24 @@ def _w_ConsumerProtocolSubscription_3(o, w):
     xs5 = o.owned_partitions
     w += _S0.pack(len(xs5))
     for e6 in xs5:
-        _w_ConsumerProtocolSubscription_TopicPartition_0(e6, w)
-    w += _S0.pack(o.generation_id)
-    v7 = o.rack_id
-    if v7 is None:
-        w += b'\xff\xff'
-    else:
+        v7 = e6.topic
         v7 = v7.encode()
         w += _S1.pack(len(v7))
         w += v7
+        xs8 = e6.partitions
+        w += _S0.pack(len(xs8))
+        if len(xs8) < 64:
+            w += _ARRAY_i[len(xs8)].pack(*xs8)
+        else:
+            w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+    w += _S0.pack(o.generation_id)
+    v9 = o.rack_id
+    if v9 is None:
+        w += b'\xff\xff'
+    else:
+        v9 = v9.encode()
+        w += _S1.pack(len(v9))
+        w += v9
 
 
 ConsumerProtocolSubscription._READERS = (_r_ConsumerProtocolSubscription_0, _r_ConsumerProtocolSubscription_1, _r_ConsumerProtocolSubscription_2, _r_ConsumerProtocolSubscription_3,)

@@ -47,6 +47,7 @@ class ControlRecordTypeSchema(Message):
 
 
 def _r_ControlRecordTypeSchema_0(b, p):
+    bl = len(b)
     o = _new(ControlRecordTypeSchema)
     o.type, = _S0.unpack_from(b, p)
     p += 2

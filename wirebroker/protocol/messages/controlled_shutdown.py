@@ -77,6 +77,7 @@ _ControlledShutdownResponse_RemainingPartition = ControlledShutdownResponse.Rema
 
 
 def _r_ControlledShutdownRequest_0(b, p):
+    bl = len(b)
     o = _new(ControlledShutdownRequest)
     o.broker_id, = _S0.unpack_from(b, p)
     p += 4
@@ -90,6 +91,7 @@ def _w_ControlledShutdownRequest_0(o, w):
 
 
 def _r_ControlledShutdownRequest_1(b, p):
+    bl = len(b)
     o = _new(ControlledShutdownRequest)
     o.broker_id, o.broker_epoch, = _S1.unpack_from(b, p)
     p += 12
@@ -101,31 +103,39 @@ def _w_ControlledShutdownRequest_1(o, w):
     w += _S1.pack(o.broker_id, o.broker_epoch)
 
 
-def _r_ControlledShutdownRequest_2(b, p):
-    o = _new(ControlledShutdownRequest)
-    o.broker_id, o.broker_epoch, = _S1.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ControlledShutdownRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ControlledShutdownRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ControlledShutdownRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ControlledShutdownRequest_2(b, p):
+    bl = len(b)
+    o = _new(ControlledShutdownRequest)
+    o.broker_id, o.broker_epoch, = _S1.unpack_from(b, p)
+    p += 12
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ControlledShutdownRequest_0(b, p, o)
     return o, p
 
 
@@ -137,33 +147,8 @@ def _w_ControlledShutdownRequest_2(o, w):
         w.append(0)
 
 
-def _r_ControlledShutdownResponse_RemainingPartition_0(b, p):
-    o = _new(_ControlledShutdownResponse_RemainingPartition)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('RemainingPartition.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('RemainingPartition.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ControlledShutdownResponse_RemainingPartition_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S0.pack(o.partition_index)
-
-
 def _r_ControlledShutdownResponse_0(b, p):
+    bl = len(b)
     o = _new(ControlledShutdownResponse)
     o.error_code, = _S2.unpack_from(b, p)
     p += 2
@@ -172,11 +157,24 @@ def _r_ControlledShutdownResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ControlledShutdownResponse_RemainingPartition_0(b, p)
+            e3 = _new(_ControlledShutdownResponse_RemainingPartition)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('RemainingPartition.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, = _S0.unpack_from(b, p)
+            p += 4
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.remaining_partitions = xs2
     o.unknown_tagged_fields = None
@@ -188,106 +186,104 @@ def _w_ControlledShutdownResponse_0(o, w):
     xs1 = o.remaining_partitions
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ControlledShutdownResponse_RemainingPartition_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S0.pack(e2.partition_index)
 
 
-def _r_ControlledShutdownResponse_RemainingPartition_1(b, p):
-    o = _new(_ControlledShutdownResponse_RemainingPartition)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('RemainingPartition.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('RemainingPartition.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ControlledShutdownResponse_RemainingPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RemainingPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RemainingPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ControlledShutdownResponse_RemainingPartition_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ControlledShutdownResponse_1(b, p):
-    o = _new(ControlledShutdownResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ControlledShutdownResponse_RemainingPartition_1(b, p)
-            xs2.append(e3)
-        o.remaining_partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ControlledShutdownResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ControlledShutdownResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ControlledShutdownResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ControlledShutdownResponse_1(b, p):
+    bl = len(b)
+    o = _new(ControlledShutdownResponse)
+    o.error_code, = _S2.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ControlledShutdownResponse_RemainingPartition)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('RemainingPartition.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, = _S0.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ControlledShutdownResponse_RemainingPartition_0(b, p, e3)
+            xs2.append(e3)
+        o.remaining_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ControlledShutdownResponse_0(b, p, o)
     return o, p
 
 
@@ -300,7 +296,19 @@ def _w_ControlledShutdownResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ControlledShutdownResponse_RemainingPartition_1(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S0.pack(e2.partition_index)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

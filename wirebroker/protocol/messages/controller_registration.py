@@ -95,196 +95,168 @@ class ControllerRegistrationResponse(Message):
 
 
 
-def _r_ControllerRegistrationRequest_Listener_0(b, p):
-    o = _new(_ControllerRegistrationRequest_Listener)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Listener.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Listener.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Listener.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Listener.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, o.security_protocol, = _S1.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ControllerRegistrationRequest_Listener_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Listener: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Listener: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ControllerRegistrationRequest_Listener_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S1.pack(o.port, o.security_protocol)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ControllerRegistrationRequest_Feature_0(b, p):
-    o = _new(_ControllerRegistrationRequest_Feature)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Feature.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Feature.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.min_supported_version, o.max_supported_version, = _S2.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ControllerRegistrationRequest_Feature_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Feature: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Feature: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ControllerRegistrationRequest_Feature_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ControllerRegistrationRequest_0(b, p):
-    o = _new(ControllerRegistrationRequest)
-    o.controller_id, o.incarnation_id, o.zk_migration_ready, = _S0.unpack_from(b, p)
-    p += 21
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ControllerRegistrationRequest.Listeners: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ControllerRegistrationRequest.Listeners: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ControllerRegistrationRequest_Listener_0(b, p)
-            xs2.append(e3)
-        o.listeners = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('ControllerRegistrationRequest.Features: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_ControllerRegistrationRequest_Feature_0(b, p)
-            xs5.append(e6)
-        o.features = xs5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ControllerRegistrationRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ControllerRegistrationRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ControllerRegistrationRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ControllerRegistrationRequest_0(b, p):
+    bl = len(b)
+    o = _new(ControllerRegistrationRequest)
+    o.controller_id, o.incarnation_id, o.zk_migration_ready, = _S0.unpack_from(b, p)
+    p += 21
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ControllerRegistrationRequest.Listeners: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ControllerRegistrationRequest.Listeners: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ControllerRegistrationRequest_Listener)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n6) + ' past the end')
+                e3.host = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.port, e3.security_protocol, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ControllerRegistrationRequest_Listener_0(b, p, e3)
+            xs2.append(e3)
+        o.listeners = xs2
+    n8 = b[p] - 1
+    p += 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
+        raise DecodeError('ControllerRegistrationRequest.Features: null where not nullable')
+    else:
+        if n8 > bl - p:
+            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ControllerRegistrationRequest_Feature)
+            n11 = b[p] - 1
+            p += 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n11) + ' past the end')
+                e10.name = str(b[p:q12], 'utf-8')
+                p = q12
+            e10.min_supported_version, e10.max_supported_version, = _S2.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ControllerRegistrationRequest_Feature_0(b, p, e10)
+            xs9.append(e10)
+        o.features = xs9
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ControllerRegistrationRequest_0(b, p, o)
     return o, p
 
 
@@ -297,59 +269,99 @@ def _w_ControllerRegistrationRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ControllerRegistrationRequest_Listener_0(e2, w)
-    xs3 = o.features
-    ln = len(xs3) + 1
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.host
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S1.pack(e2.port, e2.security_protocol)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs5 = o.features
+    ln = len(xs5) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_ControllerRegistrationRequest_Feature_0(e4, w)
+    for e6 in xs5:
+        v7 = e6.name
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        w += _S2.pack(e6.min_supported_version, e6.max_supported_version)
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_ControllerRegistrationResponse_0(b, p):
-    o = _new(ControllerRegistrationResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ControllerRegistrationResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ControllerRegistrationResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ControllerRegistrationResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ControllerRegistrationResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ControllerRegistrationResponse_0(b, p):
+    bl = len(b)
+    o = _new(ControllerRegistrationResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ControllerRegistrationResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ControllerRegistrationResponse_0(b, p, o)
     return o, p
 
 

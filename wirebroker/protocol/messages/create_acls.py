@@ -92,78 +92,55 @@ class CreateAclsResponse(Message):
 _CreateAclsResponse_AclCreationResult = CreateAclsResponse.AclCreationResult
 
 
-def _r_CreateAclsRequest_AclCreation_0(b, p):
-    o = _new(_CreateAclsRequest_AclCreation)
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AclCreation.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AclCreation.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('AclCreation.Principal: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AclCreation.Principal: length ' + str(n3) + ' past the end')
-        o.principal = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S2.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('AclCreation.Host: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('AclCreation.Host: length ' + str(n5) + ' past the end')
-        o.host = str(b[p:q6], 'utf-8')
-        p = q6
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    o.resource_pattern_type = 3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateAclsRequest_AclCreation_0(o, w):
-    if o.resource_pattern_type != 3:
-        raise UnsupportedFieldError('AclCreation.ResourcePatternType exists only in versions 1+')
-    w += _S1.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    v2 = o.principal
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    v3 = o.host
-    v3 = v3.encode()
-    w += _S2.pack(len(v3))
-    w += v3
-    w += _S3.pack(o.operation, o.permission_type)
-
-
 def _r_CreateAclsRequest_0(b, p):
+    bl = len(b)
     o = _new(CreateAclsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateAclsRequest.Creations: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateAclsRequest_AclCreation_0(b, p)
+            e3 = _new(_CreateAclsRequest_AclCreation)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('AclCreation.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AclCreation.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('AclCreation.Principal: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AclCreation.Principal: length ' + str(n6) + ' past the end')
+                e3.principal = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S2.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('AclCreation.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('AclCreation.Host: length ' + str(n8) + ' past the end')
+                e3.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            p += 2
+            e3.resource_pattern_type = 3
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.creations = xs2
     o.unknown_tagged_fields = None
@@ -174,81 +151,74 @@ def _w_CreateAclsRequest_0(o, w):
     xs1 = o.creations
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateAclsRequest_AclCreation_0(e2, w)
-
-
-def _r_CreateAclsRequest_AclCreation_1(b, p):
-    o = _new(_CreateAclsRequest_AclCreation)
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AclCreation.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AclCreation.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_pattern_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('AclCreation.Principal: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AclCreation.Principal: length ' + str(n3) + ' past the end')
-        o.principal = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S2.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('AclCreation.Host: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('AclCreation.Host: length ' + str(n5) + ' past the end')
-        o.host = str(b[p:q6], 'utf-8')
-        p = q6
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateAclsRequest_AclCreation_1(o, w):
-    w += _S1.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.resource_pattern_type)
-    v2 = o.principal
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    v3 = o.host
-    v3 = v3.encode()
-    w += _S2.pack(len(v3))
-    w += v3
-    w += _S3.pack(o.operation, o.permission_type)
+        if e2.resource_pattern_type != 3:
+            raise UnsupportedFieldError('AclCreation.ResourcePatternType exists only in versions 1+')
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        v4 = e2.principal
+        v4 = v4.encode()
+        w += _S2.pack(len(v4))
+        w += v4
+        v5 = e2.host
+        v5 = v5.encode()
+        w += _S2.pack(len(v5))
+        w += v5
+        w += _S3.pack(e2.operation, e2.permission_type)
 
 
 def _r_CreateAclsRequest_1(b, p):
+    bl = len(b)
     o = _new(CreateAclsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateAclsRequest.Creations: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateAclsRequest_AclCreation_1(b, p)
+            e3 = _new(_CreateAclsRequest_AclCreation)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('AclCreation.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AclCreation.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_pattern_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('AclCreation.Principal: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AclCreation.Principal: length ' + str(n6) + ' past the end')
+                e3.principal = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S2.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('AclCreation.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('AclCreation.Host: length ' + str(n8) + ' past the end')
+                e3.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            p += 2
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.creations = xs2
     o.unknown_tagged_fields = None
@@ -259,152 +229,142 @@ def _w_CreateAclsRequest_1(o, w):
     xs1 = o.creations
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateAclsRequest_AclCreation_1(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.resource_pattern_type)
+        v4 = e2.principal
+        v4 = v4.encode()
+        w += _S2.pack(len(v4))
+        w += v4
+        v5 = e2.host
+        v5 = v5.encode()
+        w += _S2.pack(len(v5))
+        w += v5
+        w += _S3.pack(e2.operation, e2.permission_type)
 
 
-def _r_CreateAclsRequest_AclCreation_2(b, p):
-    o = _new(_CreateAclsRequest_AclCreation)
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AclCreation.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AclCreation.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_pattern_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AclCreation.Principal: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AclCreation.Principal: length ' + str(n3) + ' past the end')
-        o.principal = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('AclCreation.Host: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('AclCreation.Host: length ' + str(n5) + ' past the end')
-        o.host = str(b[p:q6], 'utf-8')
-        p = q6
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateAclsRequest_AclCreation_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AclCreation: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AclCreation: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateAclsRequest_AclCreation_2(o, w):
-    w += _S1.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.resource_pattern_type)
-    v2 = o.principal
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.host
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    w += _S3.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreateAclsRequest_2(b, p):
-    o = _new(CreateAclsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreateAclsRequest.Creations: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_CreateAclsRequest_AclCreation_2(b, p)
-            xs2.append(e3)
-        o.creations = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateAclsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreateAclsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreateAclsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_CreateAclsRequest_2(b, p):
+    bl = len(b)
+    o = _new(CreateAclsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('CreateAclsRequest.Creations: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_CreateAclsRequest_AclCreation)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AclCreation.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AclCreation.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_pattern_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AclCreation.Principal: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AclCreation.Principal: length ' + str(n6) + ' past the end')
+                e3.principal = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AclCreation.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('AclCreation.Host: length ' + str(n8) + ' past the end')
+                e3.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateAclsRequest_AclCreation_0(b, p, e3)
+            xs2.append(e3)
+        o.creations = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_CreateAclsRequest_0(b, p, o)
     return o, p
 
 
@@ -416,43 +376,45 @@ def _w_CreateAclsRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreateAclsRequest_AclCreation_2(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S1.pack(e2.resource_pattern_type)
+        v4 = e2.principal
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S3.pack(e2.operation, e2.permission_type)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_CreateAclsResponse_AclCreationResult_0(b, p):
-    o = _new(_CreateAclsResponse_AclCreationResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateAclsResponse_AclCreationResult_0(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-
-
 def _r_CreateAclsResponse_0(b, p):
+    bl = len(b)
     o = _new(CreateAclsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -461,11 +423,24 @@ def _r_CreateAclsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('CreateAclsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateAclsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateAclsResponse_AclCreationResult_0(b, p)
+            e3 = _new(_CreateAclsResponse_AclCreationResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.unknown_tagged_fields = None
@@ -477,109 +452,107 @@ def _w_CreateAclsResponse_0(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateAclsResponse_AclCreationResult_0(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
 
 
-def _r_CreateAclsResponse_AclCreationResult_1(b, p):
-    o = _new(_CreateAclsResponse_AclCreationResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateAclsResponse_AclCreationResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AclCreationResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AclCreationResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateAclsResponse_AclCreationResult_1(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreateAclsResponse_1(b, p):
-    o = _new(CreateAclsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreateAclsResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreateAclsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_CreateAclsResponse_AclCreationResult_1(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateAclsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreateAclsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreateAclsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_CreateAclsResponse_1(b, p):
+    bl = len(b)
+    o = _new(CreateAclsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('CreateAclsResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('CreateAclsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_CreateAclsResponse_AclCreationResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateAclsResponse_AclCreationResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_CreateAclsResponse_0(b, p, o)
     return o, p
 
 
@@ -592,7 +565,22 @@ def _w_CreateAclsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreateAclsResponse_AclCreationResult_1(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

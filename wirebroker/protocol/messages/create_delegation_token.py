@@ -88,55 +88,40 @@ class CreateDelegationTokenResponse(Message):
 
 
 
-def _r_CreateDelegationTokenRequest_CreatableRenewers_0(b, p):
-    o = _new(_CreateDelegationTokenRequest_CreatableRenewers)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateDelegationTokenRequest_CreatableRenewers_0(o, w):
-    v1 = o.principal_type
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.principal_name
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-
-
 def _r_CreateDelegationTokenRequest_0(b, p):
+    bl = len(b)
     o = _new(CreateDelegationTokenRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateDelegationTokenRequest_CreatableRenewers_0(b, p)
+            e3 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n4) + ' past the end')
+                e3.principal_type = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n6) + ' past the end')
+                e3.principal_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.renewers = xs2
     o.max_lifetime_ms, = _S2.unpack_from(b, p)
@@ -155,100 +140,110 @@ def _w_CreateDelegationTokenRequest_0(o, w):
     xs1 = o.renewers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateDelegationTokenRequest_CreatableRenewers_0(e2, w)
+        v3 = e2.principal_type
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        v4 = e2.principal_name
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
     w += _S2.pack(o.max_lifetime_ms)
 
 
-def _r_CreateDelegationTokenRequest_CreatableRenewers_1(b, p):
-    o = _new(_CreateDelegationTokenRequest_CreatableRenewers)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatableRenewers: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatableRenewers: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateDelegationTokenRequest_CreatableRenewers_1(o, w):
-    v1 = o.principal_type
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.principal_name
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_CreateDelegationTokenRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('CreateDelegationTokenRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('CreateDelegationTokenRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_CreateDelegationTokenRequest_1(b, p):
+    bl = len(b)
     o = _new(CreateDelegationTokenRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateDelegationTokenRequest_CreatableRenewers_1(b, p)
+            e3 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n4) + ' past the end')
+                e3.principal_type = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n6) + ' past the end')
+                e3.principal_name = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e3)
             xs2.append(e3)
         o.renewers = xs2
     o.max_lifetime_ms, = _S2.unpack_from(b, p)
@@ -257,25 +252,9 @@ def _r_CreateDelegationTokenRequest_1(b, p):
     o.owner_principal_name = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('CreateDelegationTokenRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('CreateDelegationTokenRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_CreateDelegationTokenRequest_0(b, p, o)
     return o, p
 
 
@@ -291,7 +270,26 @@ def _w_CreateDelegationTokenRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreateDelegationTokenRequest_CreatableRenewers_1(e2, w)
+        v3 = e2.principal_type
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.principal_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.max_lifetime_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -300,71 +298,87 @@ def _w_CreateDelegationTokenRequest_1(o, w):
 
 
 def _r_CreateDelegationTokenRequest_2(b, p):
+    bl = len(b)
     o = _new(CreateDelegationTokenRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.owner_principal_type = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('CreateDelegationTokenRequest.OwnerPrincipalType: length ' + str(n1) + ' past the end')
         o.owner_principal_type = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.owner_principal_name = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('CreateDelegationTokenRequest.OwnerPrincipalName: length ' + str(n3) + ' past the end')
         o.owner_principal_name = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_CreateDelegationTokenRequest_CreatableRenewers_1(b, p)
+            e7 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n8) + ' past the end')
+                e7.principal_type = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n10) + ' past the end')
+                e7.principal_name = str(b[p:q11], 'utf-8')
+                p = q11
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e7)
             xs6.append(e7)
         o.renewers = xs6
     o.max_lifetime_ms, = _S2.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('CreateDelegationTokenRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('CreateDelegationTokenRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_CreateDelegationTokenRequest_0(b, p, o)
     return o, p
 
 
@@ -398,7 +412,26 @@ def _w_CreateDelegationTokenRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_CreateDelegationTokenRequest_CreatableRenewers_1(e4, w)
+        v5 = e4.principal_type
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        v6 = e4.principal_name
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.max_lifetime_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -407,6 +440,7 @@ def _w_CreateDelegationTokenRequest_2(o, w):
 
 
 def _r_CreateDelegationTokenResponse_0(b, p):
+    bl = len(b)
     o = _new(CreateDelegationTokenResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
@@ -416,7 +450,7 @@ def _r_CreateDelegationTokenResponse_0(b, p):
         raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n1) + ' past the end')
         o.principal_type = str(b[p:q2], 'utf-8')
         p = q2
@@ -426,7 +460,7 @@ def _r_CreateDelegationTokenResponse_0(b, p):
         raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n3) + ' past the end')
         o.principal_name = str(b[p:q4], 'utf-8')
         p = q4
@@ -438,7 +472,7 @@ def _r_CreateDelegationTokenResponse_0(b, p):
         raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n5) + ' past the end')
         o.token_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -448,7 +482,7 @@ def _r_CreateDelegationTokenResponse_0(b, p):
         raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n7) + ' past the end')
         o.hmac = bytes(b[p:q8])
         p = q8
@@ -485,61 +519,85 @@ def _w_CreateDelegationTokenResponse_0(o, w):
     w += _S0.pack(o.throttle_time_ms)
 
 
+def _t_CreateDelegationTokenResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('CreateDelegationTokenResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('CreateDelegationTokenResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_CreateDelegationTokenResponse_1(b, p):
+    bl = len(b)
     o = _new(CreateDelegationTokenResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n1) + ' past the end')
         o.principal_type = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n3) + ' past the end')
         o.principal_name = str(b[p:q4], 'utf-8')
         p = q4
     o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, = _S3.unpack_from(b, p)
     p += 24
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n5) + ' past the end')
         o.token_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n7) + ' past the end')
         o.hmac = bytes(b[p:q8])
         p = q8
@@ -549,25 +607,9 @@ def _r_CreateDelegationTokenResponse_1(b, p):
     o.token_requester_principal_name = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('CreateDelegationTokenResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('CreateDelegationTokenResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_CreateDelegationTokenResponse_0(b, p, o)
     return o, p
 
 
@@ -617,86 +659,87 @@ def _w_CreateDelegationTokenResponse_1(o, w):
 
 
 def _r_CreateDelegationTokenResponse_2(b, p):
+    bl = len(b)
     o = _new(CreateDelegationTokenResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n1) + ' past the end')
         o.principal_type = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n3) + ' past the end')
         o.principal_name = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: length ' + str(n5) + ' past the end')
         o.token_requester_principal_type = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: length ' + str(n7) + ' past the end')
         o.token_requester_principal_name = str(b[p:q8], 'utf-8')
         p = q8
     o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, = _S3.unpack_from(b, p)
     p += 24
-    n9 = b[p]
+    n9 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
     if n9 < 0:
         raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
     else:
         q10 = p + n9
-        if q10 > len(b):
+        if q10 > bl:
             raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n9) + ' past the end')
         o.token_id = str(b[p:q10], 'utf-8')
         p = q10
-    n11 = b[p]
+    n11 = b[p] - 1
     p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
     if n11 < 0:
         raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
     else:
         q12 = p + n11
-        if q12 > len(b):
+        if q12 > bl:
             raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n11) + ' past the end')
         o.hmac = bytes(b[p:q12])
         p = q12
@@ -704,25 +747,9 @@ def _r_CreateDelegationTokenResponse_2(b, p):
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('CreateDelegationTokenResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('CreateDelegationTokenResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_CreateDelegationTokenResponse_0(b, p, o)
     return o, p
 
 

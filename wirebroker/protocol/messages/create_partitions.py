@@ -101,87 +101,54 @@ class CreatePartitionsResponse(Message):
 _CreatePartitionsResponse_CreatePartitionsTopicResult = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
-def _r_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p):
-    o = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreatePartitionsRequest_CreatePartitionsAssignment_0(o, w):
-    xs1 = o.broker_ids
-    w += _S0.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-
-
-def _r_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p):
-    o = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.count, = _S0.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        o.assignments = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p)
-            xs4.append(e5)
-        o.assignments = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreatePartitionsRequest_CreatePartitionsTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S0.pack(o.count)
-    xs2 = o.assignments
-    if xs2 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S0.pack(len(xs2))
-        for e3 in xs2:
-            _w_CreatePartitionsRequest_CreatePartitionsAssignment_0(e3, w)
-
-
 def _r_CreatePartitionsRequest_0(b, p):
+    bl = len(b)
     o = _new(CreatePartitionsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreatePartitionsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreatePartitionsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p)
+            e3 = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.count, = _S0.unpack_from(b, p)
+            p += 4
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                e3.assignments = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
+                    n9, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n9) + ' past the end')
+                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.assignments = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms, o.validate_only, = _S2.unpack_from(b, p)
@@ -194,188 +161,172 @@ def _w_CreatePartitionsRequest_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreatePartitionsRequest_CreatePartitionsTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S0.pack(e2.count)
+        xs4 = e2.assignments
+        if xs4 is None:
+            w += b'\xff\xff\xff\xff'
+        else:
+            w += _S0.pack(len(xs4))
+            for e5 in xs4:
+                xs6 = e5.broker_ids
+                w += _S0.pack(len(xs6))
+                if len(xs6) < 64:
+                    w += _ARRAY_i[len(xs6)].pack(*xs6)
+                else:
+                    w += _pack('>' + str(len(xs6)) + 'i', *xs6)
     w += _S2.pack(o.timeout_ms, o.validate_only)
 
 
-def _r_CreatePartitionsRequest_CreatePartitionsAssignment_1(b, p):
-    o = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatePartitionsAssignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatePartitionsAssignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreatePartitionsRequest_CreatePartitionsAssignment_1(o, w):
-    xs1 = o.broker_ids
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreatePartitionsRequest_CreatePartitionsTopic_1(b, p):
-    o = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.count, = _S0.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.assignments = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_CreatePartitionsRequest_CreatePartitionsAssignment_1(b, p)
-            xs4.append(e5)
-        o.assignments = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatePartitionsTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatePartitionsTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreatePartitionsRequest_CreatePartitionsTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.count)
-    xs2 = o.assignments
-    if xs2 is None:
-        w.append(0)
-    else:
-        ln = len(xs2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e3 in xs2:
-            _w_CreatePartitionsRequest_CreatePartitionsAssignment_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreatePartitionsRequest_1(b, p):
-    o = _new(CreatePartitionsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreatePartitionsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_CreatePartitionsRequest_CreatePartitionsTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.timeout_ms, o.validate_only, = _S2.unpack_from(b, p)
-    p += 5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreatePartitionsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatePartitionsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatePartitionsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_CreatePartitionsRequest_1(b, p):
+    bl = len(b)
+    o = _new(CreatePartitionsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('CreatePartitionsRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('CreatePartitionsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.count, = _S0.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.assignments = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n9) + ' past the end')
+                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, e8)
+                    xs7.append(e8)
+                e3.assignments = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.timeout_ms, o.validate_only, = _S2.unpack_from(b, p)
+    p += 5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_CreatePartitionsRequest_0(b, p, o)
     return o, p
 
 
@@ -387,7 +338,43 @@ def _w_CreatePartitionsRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreatePartitionsRequest_CreatePartitionsTopic_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S0.pack(e2.count)
+        xs4 = e2.assignments
+        if xs4 is None:
+            w.append(0)
+        else:
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e5 in xs4:
+                xs6 = e5.broker_ids
+                ln = len(xs6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs6) < 64:
+                    w += _ARRAY_i[len(xs6)].pack(*xs6)
+                else:
+                    w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+                if e5.unknown_tagged_fields:
+                    _wtags(w, e5.unknown_tagged_fields)
+                else:
+                    w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.timeout_ms, o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -395,50 +382,8 @@ def _w_CreatePartitionsRequest_1(o, w):
         w.append(0)
 
 
-def _r_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p):
-    o = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreatePartitionsResponse_CreatePartitionsTopicResult_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
-
-
 def _r_CreatePartitionsResponse_0(b, p):
+    bl = len(b)
     o = _new(CreatePartitionsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -447,11 +392,34 @@ def _r_CreatePartitionsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p)
+            e3 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.unknown_tagged_fields = None
@@ -463,130 +431,124 @@ def _w_CreatePartitionsResponse_0(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreatePartitionsResponse_CreatePartitionsTopicResult_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
 
 
-def _r_CreatePartitionsResponse_CreatePartitionsTopicResult_1(b, p):
-    o = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatePartitionsTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatePartitionsTopicResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreatePartitionsResponse_CreatePartitionsTopicResult_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreatePartitionsResponse_1(b, p):
-    o = _new(CreatePartitionsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_CreatePartitionsResponse_CreatePartitionsTopicResult_1(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreatePartitionsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatePartitionsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatePartitionsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_CreatePartitionsResponse_1(b, p):
+    bl = len(b)
+    o = _new(CreatePartitionsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_CreatePartitionsResponse_0(b, p, o)
     return o, p
 
 
@@ -599,7 +561,30 @@ def _w_CreatePartitionsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreatePartitionsResponse_CreatePartitionsTopicResult_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S1.pack(e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -137,143 +137,89 @@ _CreateTopicsResponse_CreatableTopicConfigs = CreateTopicsResponse.CreatableTopi
 _CreateTopicsResponse_CreatableTopicResult = CreateTopicsResponse.CreatableTopicResult
 
 
-def _r_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p):
-    o = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateTopicsRequest_CreatableReplicaAssignment_0(o, w):
-    w += _S0.pack(o.partition_index)
-    xs1 = o.broker_ids
-    w += _S0.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-
-
-def _r_CreateTopicsRequest_CreatableTopicConfig_0(b, p):
-    o = _new(_CreateTopicsRequest_CreatableTopicConfig)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateTopicsRequest_CreatableTopicConfig_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
-
-
-def _r_CreateTopicsRequest_CreatableTopic_0(b, p):
-    o = _new(_CreateTopicsRequest_CreatableTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('CreatableTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.num_partitions, o.replication_factor, = _S2.unpack_from(b, p)
-    p += 6
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('CreatableTopic.Assignments: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('CreatableTopic.Assignments: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p)
-            xs4.append(e5)
-        o.assignments = xs4
-    n6, = _S0.unpack_from(b, p)
-    p += 4
-    if n6 < 0:
-        raise DecodeError('CreatableTopic.Configs: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('CreatableTopic.Configs: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_CreateTopicsRequest_CreatableTopicConfig_0(b, p)
-            xs7.append(e8)
-        o.configs = xs7
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateTopicsRequest_CreatableTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.num_partitions, o.replication_factor)
-    xs2 = o.assignments
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_CreateTopicsRequest_CreatableReplicaAssignment_0(e3, w)
-    xs4 = o.configs
-    w += _S0.pack(len(xs4))
-    for e5 in xs4:
-        _w_CreateTopicsRequest_CreatableTopicConfig_0(e5, w)
-
-
 def _r_CreateTopicsRequest_0(b, p):
+    bl = len(b)
     o = _new(CreateTopicsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateTopicsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateTopicsRequest_CreatableTopic_0(b, p)
+            e3 = _new(_CreateTopicsRequest_CreatableTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatableTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
+            p += 6
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('CreatableTopic.Assignments: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+                    e8.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n9, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
+                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.assignments = xs7
+            n10, = _S0.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('CreatableTopic.Configs: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('CreatableTopic.Configs: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_CreateTopicsRequest_CreatableTopicConfig)
+                    n13, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n13) + ' past the end')
+                        e12.name = str(b[p:q14], 'utf-8')
+                        p = q14
+                    n15, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        e12.value = None
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n15) + ' past the end')
+                        e12.value = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e3.configs = xs11
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
@@ -289,22 +235,121 @@ def _w_CreateTopicsRequest_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateTopicsRequest_CreatableTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        xs4 = e2.assignments
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index)
+            xs6 = e5.broker_ids
+            w += _S0.pack(len(xs6))
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+        xs7 = e2.configs
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.name
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            v10 = e8.value
+            if v10 is None:
+                w += b'\xff\xff'
+            else:
+                v10 = v10.encode()
+                w += _S1.pack(len(v10))
+                w += v10
     w += _S0.pack(o.timeout_ms)
 
 
 def _r_CreateTopicsRequest_1(b, p):
+    bl = len(b)
     o = _new(CreateTopicsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateTopicsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateTopicsRequest_CreatableTopic_0(b, p)
+            e3 = _new(_CreateTopicsRequest_CreatableTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatableTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
+            p += 6
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('CreatableTopic.Assignments: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+                    e8.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n9, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
+                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.assignments = xs7
+            n10, = _S0.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('CreatableTopic.Configs: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('CreatableTopic.Configs: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_CreateTopicsRequest_CreatableTopicConfig)
+                    n13, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n13) + ' past the end')
+                        e12.name = str(b[p:q14], 'utf-8')
+                        p = q14
+                    n15, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        e12.value = None
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n15) + ' past the end')
+                        e12.value = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e3.configs = xs11
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
@@ -317,289 +362,255 @@ def _w_CreateTopicsRequest_1(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateTopicsRequest_CreatableTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        xs4 = e2.assignments
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index)
+            xs6 = e5.broker_ids
+            w += _S0.pack(len(xs6))
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+        xs7 = e2.configs
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.name
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            v10 = e8.value
+            if v10 is None:
+                w += b'\xff\xff'
+            else:
+                v10 = v10.encode()
+                w += _S1.pack(len(v10))
+                w += v10
     w += _S3.pack(o.timeout_ms, o.validate_only)
 
 
-def _r_CreateTopicsRequest_CreatableReplicaAssignment_1(b, p):
-    o = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n1) + ' past the end')
-        o.broker_ids = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatableReplicaAssignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatableReplicaAssignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateTopicsRequest_CreatableReplicaAssignment_1(o, w):
-    w += _S0.pack(o.partition_index)
-    xs1 = o.broker_ids
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreateTopicsRequest_CreatableTopicConfig_1(b, p):
-    o = _new(_CreateTopicsRequest_CreatableTopicConfig)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatableTopicConfig: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatableTopicConfig: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateTopicsRequest_CreatableTopicConfig_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreateTopicsRequest_CreatableTopic_1(b, p):
-    o = _new(_CreateTopicsRequest_CreatableTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatableTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.num_partitions, o.replication_factor, = _S2.unpack_from(b, p)
-    p += 6
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('CreatableTopic.Assignments: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('CreatableTopic.Assignments: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_CreateTopicsRequest_CreatableReplicaAssignment_1(b, p)
-            xs4.append(e5)
-        o.assignments = xs4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('CreatableTopic.Configs: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('CreatableTopic.Configs: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_CreateTopicsRequest_CreatableTopicConfig_1(b, p)
-            xs7.append(e8)
-        o.configs = xs7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateTopicsRequest_CreatableTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatableTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatableTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateTopicsRequest_CreatableTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.num_partitions, o.replication_factor)
-    xs2 = o.assignments
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_CreateTopicsRequest_CreatableReplicaAssignment_1(e3, w)
-    xs4 = o.configs
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_CreateTopicsRequest_CreatableTopicConfig_1(e5, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreateTopicsRequest_2(b, p):
-    o = _new(CreateTopicsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreateTopicsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_CreateTopicsRequest_CreatableTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
-    p += 5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateTopicsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreateTopicsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreateTopicsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_CreateTopicsRequest_2(b, p):
+    bl = len(b)
+    o = _new(CreateTopicsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('CreateTopicsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_CreateTopicsRequest_CreatableTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatableTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
+            p += 6
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('CreatableTopic.Assignments: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+                    e8.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
+                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e8)
+                    xs7.append(e8)
+                e3.assignments = xs7
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('CreatableTopic.Configs: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('CreatableTopic.Configs: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_CreateTopicsRequest_CreatableTopicConfig)
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n13) + ' past the end')
+                        e12.name = str(b[p:q14], 'utf-8')
+                        p = q14
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e12.value = None
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n15) + ' past the end')
+                        e12.value = str(b[p:q16], 'utf-8')
+                        p = q16
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e12.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e12)
+                    xs11.append(e12)
+                e3.configs = xs11
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateTopicsRequest_CreatableTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
+    p += 5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_CreateTopicsRequest_0(b, p, o)
     return o, p
 
 
@@ -611,7 +622,71 @@ def _w_CreateTopicsRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreateTopicsRequest_CreatableTopic_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        xs4 = e2.assignments
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index)
+            xs6 = e5.broker_ids
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        xs7 = e2.configs
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            v9 = e8.name
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            v10 = e8.value
+            if v10 is None:
+                w.append(0)
+            else:
+                v10 = v10.encode()
+                ln = len(v10) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v10
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S3.pack(o.timeout_ms, o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -619,50 +694,38 @@ def _w_CreateTopicsRequest_2(o, w):
         w.append(0)
 
 
-def _r_CreateTopicsResponse_CreatableTopicResult_0(b, p):
-    o = _new(_CreateTopicsResponse_CreatableTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    o.topic_id = UUID_ZERO
-    o.error_message = ''
-    o.topic_config_error_code = 0
-    o.num_partitions = -1
-    o.replication_factor = -1
-    o.configs = []
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateTopicsResponse_CreatableTopicResult_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.error_code)
-
-
 def _r_CreateTopicsResponse_0(b, p):
+    bl = len(b)
     o = _new(CreateTopicsResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateTopicsResponse_CreatableTopicResult_0(b, p)
+            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            e3.topic_id = UUID_ZERO
+            e3.error_message = ''
+            e3.topic_config_error_code = 0
+            e3.num_partitions = -1
+            e3.replication_factor = -1
+            e3.configs = []
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -674,69 +737,54 @@ def _w_CreateTopicsResponse_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateTopicsResponse_CreatableTopicResult_0(e2, w)
-
-
-def _r_CreateTopicsResponse_CreatableTopicResult_1(b, p):
-    o = _new(_CreateTopicsResponse_CreatableTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    o.topic_id = UUID_ZERO
-    o.topic_config_error_code = 0
-    o.num_partitions = -1
-    o.replication_factor = -1
-    o.configs = []
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_CreateTopicsResponse_CreatableTopicResult_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.error_code)
 
 
 def _r_CreateTopicsResponse_1(b, p):
+    bl = len(b)
     o = _new(CreateTopicsResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateTopicsResponse_CreatableTopicResult_1(b, p)
+            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.topic_id = UUID_ZERO
+            e3.topic_config_error_code = 0
+            e3.num_partitions = -1
+            e3.replication_factor = -1
+            e3.configs = []
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -748,10 +796,22 @@ def _w_CreateTopicsResponse_1(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateTopicsResponse_CreatableTopicResult_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
 
 
 def _r_CreateTopicsResponse_2(b, p):
+    bl = len(b)
     o = _new(CreateTopicsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -760,11 +820,39 @@ def _r_CreateTopicsResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateTopicsResponse_CreatableTopicResult_1(b, p)
+            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.topic_id = UUID_ZERO
+            e3.topic_config_error_code = 0
+            e3.num_partitions = -1
+            e3.replication_factor = -1
+            e3.configs = []
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -776,154 +864,57 @@ def _w_CreateTopicsResponse_2(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_CreateTopicsResponse_CreatableTopicResult_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
 
 
-def _r_CreateTopicsResponse_CreatableTopicConfigs_0(b, p):
-    o = _new(_CreateTopicsResponse_CreatableTopicConfigs)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.read_only, o.config_source, o.is_sensitive, = _S4.unpack_from(b, p)
-    p += 3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatableTopicConfigs: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatableTopicConfigs: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateTopicsResponse_CreatableTopicConfigs_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S4.pack(o.read_only, o.config_source, o.is_sensitive)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_CreateTopicsResponse_CreatableTopicResult_2(b, p):
-    o = _new(_CreateTopicsResponse_CreatableTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    o.num_partitions, o.replication_factor, = _S2.unpack_from(b, p)
-    p += 6
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.configs = None
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('CreatableTopicResult.Configs: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_CreateTopicsResponse_CreatableTopicConfigs_0(b, p)
-            xs6.append(e7)
-        o.configs = xs6
-    o.topic_id = UUID_ZERO
-    o.topic_config_error_code = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreatableTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreatableTopicResult: tagged field past the end')
         if tag == 0:
             o.topic_config_error_code, = _S1.unpack_from(b, p)
@@ -934,95 +925,142 @@ def _r_CreateTopicsResponse_CreatableTopicResult_2(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_CreateTopicsResponse_CreatableTopicResult_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S2.pack(o.num_partitions, o.replication_factor)
-    xs3 = o.configs
-    if xs3 is None:
-        w.append(0)
-    else:
-        ln = len(xs3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e4 in xs3:
-            _w_CreateTopicsResponse_CreatableTopicConfigs_0(e4, w)
-    tags = []
-    if o.topic_config_error_code != 0:
-        t5 = bytearray()
-        t5 += _S1.pack(o.topic_config_error_code)
-        tags.append((0, t5))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_CreateTopicsResponse_3(b, p):
-    o = _new(CreateTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_CreateTopicsResponse_CreatableTopicResult_2(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_CreateTopicsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CreateTopicsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CreateTopicsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_CreateTopicsResponse_3(b, p):
+    bl = len(b)
+    o = _new(CreateTopicsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
+            p += 6
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e3.configs = None
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e10.value = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n13) + ' past the end')
+                        e10.value = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.read_only, e10.config_source, e10.is_sensitive, = _S4.unpack_from(b, p)
+                    p += 3
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e10)
+                    xs9.append(e10)
+                e3.configs = xs9
+            e3.topic_id = UUID_ZERO
+            e3.topic_config_error_code = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_CreateTopicsResponse_0(b, p, o)
     return o, p
 
 
@@ -1035,175 +1073,187 @@ def _w_CreateTopicsResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreateTopicsResponse_CreatableTopicResult_2(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S1.pack(e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        xs5 = e2.configs
+        if xs5 is None:
+            w.append(0)
+        else:
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                v7 = e6.name
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+                v8 = e6.value
+                if v8 is None:
+                    w.append(0)
+                else:
+                    v8 = v8.encode()
+                    ln = len(v8) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v8
+                w += _S4.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+        tags9 = []
+        if e2.topic_config_error_code != 0:
+            t10 = bytearray()
+            t10 += _S1.pack(e2.topic_config_error_code)
+            tags9.append((0, t10))
+        if e2.unknown_tagged_fields:
+            tags9 = sorted(tags9 + e2.unknown_tagged_fields, key=_first)
+        if tags9:
+            _wtags(w, tags9)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_CreateTopicsResponse_CreatableTopicResult_3(b, p):
-    o = _new(_CreateTopicsResponse_CreatableTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CreatableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, o.error_code, = _S5.unpack_from(b, p)
-    p += 18
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    o.num_partitions, o.replication_factor, = _S2.unpack_from(b, p)
-    p += 6
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.configs = None
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('CreatableTopicResult.Configs: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_CreateTopicsResponse_CreatableTopicConfigs_0(b, p)
-            xs6.append(e7)
-        o.configs = xs6
-    o.topic_config_error_code = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('CreatableTopicResult: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('CreatableTopicResult: tagged field past the end')
-        if tag == 0:
-            o.topic_config_error_code, = _S1.unpack_from(b, p)
-            p += 2
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_CreateTopicsResponse_CreatableTopicResult_3(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S5.pack(o.topic_id, o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S2.pack(o.num_partitions, o.replication_factor)
-    xs3 = o.configs
-    if xs3 is None:
-        w.append(0)
-    else:
-        ln = len(xs3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e4 in xs3:
-            _w_CreateTopicsResponse_CreatableTopicConfigs_0(e4, w)
-    tags = []
-    if o.topic_config_error_code != 0:
-        t5 = bytearray()
-        t5 += _S1.pack(o.topic_config_error_code)
-        tags.append((0, t5))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
 def _r_CreateTopicsResponse_4(b, p):
+    bl = len(b)
     o = _new(CreateTopicsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_CreateTopicsResponse_CreatableTopicResult_3(b, p)
+            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, e3.error_code, = _S5.unpack_from(b, p)
+            p += 18
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
+            p += 6
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e3.configs = None
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e10.value = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n13) + ' past the end')
+                        e10.value = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.read_only, e10.config_source, e10.is_sensitive, = _S4.unpack_from(b, p)
+                    p += 3
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e10)
+                    xs9.append(e10)
+                e3.configs = xs9
+            e3.topic_config_error_code = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('CreateTopicsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('CreateTopicsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_CreateTopicsResponse_0(b, p, o)
     return o, p
 
 
@@ -1216,7 +1266,72 @@ def _w_CreateTopicsResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_CreateTopicsResponse_CreatableTopicResult_3(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S5.pack(e2.topic_id, e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        xs5 = e2.configs
+        if xs5 is None:
+            w.append(0)
+        else:
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                v7 = e6.name
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+                v8 = e6.value
+                if v8 is None:
+                    w.append(0)
+                else:
+                    v8 = v8.encode()
+                    ln = len(v8) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v8
+                w += _S4.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+        tags9 = []
+        if e2.topic_config_error_code != 0:
+            t10 = bytearray()
+            t10 += _S1.pack(e2.topic_config_error_code)
+            tags9.append((0, t10))
+        if e2.unknown_tagged_fields:
+            tags9 = sorted(tags9 + e2.unknown_tagged_fields, key=_first)
+        if tags9:
+            _wtags(w, tags9)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

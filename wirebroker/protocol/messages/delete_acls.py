@@ -111,87 +111,55 @@ _DeleteAclsResponse_DeleteAclsMatchingAcl = DeleteAclsResponse.DeleteAclsMatchin
 _DeleteAclsResponse_DeleteAclsFilterResult = DeleteAclsResponse.DeleteAclsFilterResult
 
 
-def _r_DeleteAclsRequest_DeleteAclsFilter_0(b, p):
-    o = _new(_DeleteAclsRequest_DeleteAclsFilter)
-    o.resource_type_filter, = _S1.unpack_from(b, p)
-    p += 1
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.resource_name_filter = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n1) + ' past the end')
-        o.resource_name_filter = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.principal_filter = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n3) + ' past the end')
-        o.principal_filter = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S2.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        o.host_filter = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n5) + ' past the end')
-        o.host_filter = str(b[p:q6], 'utf-8')
-        p = q6
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    o.pattern_type_filter = 3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteAclsRequest_DeleteAclsFilter_0(o, w):
-    if o.pattern_type_filter != 3:
-        raise UnsupportedFieldError('DeleteAclsFilter.PatternTypeFilter exists only in versions 1+')
-    w += _S1.pack(o.resource_type_filter)
-    v1 = o.resource_name_filter
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    v2 = o.principal_filter
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S2.pack(len(v2))
-        w += v2
-    v3 = o.host_filter
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
-        v3 = v3.encode()
-        w += _S2.pack(len(v3))
-        w += v3
-    w += _S3.pack(o.operation, o.permission_type)
-
-
 def _r_DeleteAclsRequest_0(b, p):
+    bl = len(b)
     o = _new(DeleteAclsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteAclsRequest.Filters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteAclsRequest_DeleteAclsFilter_0(b, p)
+            e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
+            e3.resource_type_filter, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.resource_name_filter = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n4) + ' past the end')
+                e3.resource_name_filter = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.principal_filter = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n6) + ' past the end')
+                e3.principal_filter = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S2.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                e3.host_filter = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n8) + ' past the end')
+                e3.host_filter = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            p += 2
+            e3.pattern_type_filter = 3
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.filters = xs2
     o.unknown_tagged_fields = None
@@ -202,90 +170,83 @@ def _w_DeleteAclsRequest_0(o, w):
     xs1 = o.filters
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteAclsRequest_DeleteAclsFilter_0(e2, w)
-
-
-def _r_DeleteAclsRequest_DeleteAclsFilter_1(b, p):
-    o = _new(_DeleteAclsRequest_DeleteAclsFilter)
-    o.resource_type_filter, = _S1.unpack_from(b, p)
-    p += 1
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.resource_name_filter = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n1) + ' past the end')
-        o.resource_name_filter = str(b[p:q2], 'utf-8')
-        p = q2
-    o.pattern_type_filter, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.principal_filter = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n3) + ' past the end')
-        o.principal_filter = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S2.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        o.host_filter = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n5) + ' past the end')
-        o.host_filter = str(b[p:q6], 'utf-8')
-        p = q6
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteAclsRequest_DeleteAclsFilter_1(o, w):
-    w += _S1.pack(o.resource_type_filter)
-    v1 = o.resource_name_filter
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    w += _S1.pack(o.pattern_type_filter)
-    v2 = o.principal_filter
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S2.pack(len(v2))
-        w += v2
-    v3 = o.host_filter
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
-        v3 = v3.encode()
-        w += _S2.pack(len(v3))
-        w += v3
-    w += _S3.pack(o.operation, o.permission_type)
+        if e2.pattern_type_filter != 3:
+            raise UnsupportedFieldError('DeleteAclsFilter.PatternTypeFilter exists only in versions 1+')
+        w += _S1.pack(e2.resource_type_filter)
+        v3 = e2.resource_name_filter
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        v4 = e2.principal_filter
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S2.pack(len(v4))
+            w += v4
+        v5 = e2.host_filter
+        if v5 is None:
+            w += b'\xff\xff'
+        else:
+            v5 = v5.encode()
+            w += _S2.pack(len(v5))
+            w += v5
+        w += _S3.pack(e2.operation, e2.permission_type)
 
 
 def _r_DeleteAclsRequest_1(b, p):
+    bl = len(b)
     o = _new(DeleteAclsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteAclsRequest.Filters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteAclsRequest_DeleteAclsFilter_1(b, p)
+            e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
+            e3.resource_type_filter, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.resource_name_filter = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n4) + ' past the end')
+                e3.resource_name_filter = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.pattern_type_filter, = _S1.unpack_from(b, p)
+            p += 1
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.principal_filter = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n6) + ' past the end')
+                e3.principal_filter = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S2.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                e3.host_filter = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n8) + ' past the end')
+                e3.host_filter = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            p += 2
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.filters = xs2
     o.unknown_tagged_fields = None
@@ -296,161 +257,151 @@ def _w_DeleteAclsRequest_1(o, w):
     xs1 = o.filters
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteAclsRequest_DeleteAclsFilter_1(e2, w)
+        w += _S1.pack(e2.resource_type_filter)
+        v3 = e2.resource_name_filter
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        w += _S1.pack(e2.pattern_type_filter)
+        v4 = e2.principal_filter
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S2.pack(len(v4))
+            w += v4
+        v5 = e2.host_filter
+        if v5 is None:
+            w += b'\xff\xff'
+        else:
+            v5 = v5.encode()
+            w += _S2.pack(len(v5))
+            w += v5
+        w += _S3.pack(e2.operation, e2.permission_type)
 
 
-def _r_DeleteAclsRequest_DeleteAclsFilter_2(b, p):
-    o = _new(_DeleteAclsRequest_DeleteAclsFilter)
-    o.resource_type_filter, = _S1.unpack_from(b, p)
-    p += 1
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.resource_name_filter = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n1) + ' past the end')
-        o.resource_name_filter = str(b[p:q2], 'utf-8')
-        p = q2
-    o.pattern_type_filter, = _S1.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.principal_filter = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n3) + ' past the end')
-        o.principal_filter = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.host_filter = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n5) + ' past the end')
-        o.host_filter = str(b[p:q6], 'utf-8')
-        p = q6
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteAclsRequest_DeleteAclsFilter_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteAclsFilter: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteAclsFilter: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteAclsRequest_DeleteAclsFilter_2(o, w):
-    w += _S1.pack(o.resource_type_filter)
-    v1 = o.resource_name_filter
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S1.pack(o.pattern_type_filter)
-    v2 = o.principal_filter
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    v3 = o.host_filter
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v3
-    w += _S3.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteAclsRequest_2(b, p):
-    o = _new(DeleteAclsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteAclsRequest.Filters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteAclsRequest_DeleteAclsFilter_2(b, p)
-            xs2.append(e3)
-        o.filters = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteAclsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteAclsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteAclsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteAclsRequest_2(b, p):
+    bl = len(b)
+    o = _new(DeleteAclsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DeleteAclsRequest.Filters: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
+            e3.resource_type_filter, = _S1.unpack_from(b, p)
+            p += 1
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.resource_name_filter = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n4) + ' past the end')
+                e3.resource_name_filter = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.pattern_type_filter, = _S1.unpack_from(b, p)
+            p += 1
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.principal_filter = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n6) + ' past the end')
+                e3.principal_filter = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e3.host_filter = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n8) + ' past the end')
+                e3.host_filter = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteAclsRequest_DeleteAclsFilter_0(b, p, e3)
+            xs2.append(e3)
+        o.filters = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteAclsRequest_0(b, p, o)
     return o, p
 
 
@@ -462,139 +413,54 @@ def _w_DeleteAclsRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteAclsRequest_DeleteAclsFilter_2(e2, w)
+        w += _S1.pack(e2.resource_type_filter)
+        v3 = e2.resource_name_filter
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        w += _S1.pack(e2.pattern_type_filter)
+        v4 = e2.principal_filter
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        v5 = e2.host_filter
+        if v5 is None:
+            w.append(0)
+        else:
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+        w += _S3.pack(e2.operation, e2.permission_type)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p):
-    o = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S2.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n5) + ' past the end')
-        o.principal = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S2.unpack_from(b, p)
-    p += 2
-    if n7 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n7) + ' past the end')
-        o.host = str(b[p:q8], 'utf-8')
-        p = q8
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    o.pattern_type = 3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteAclsResponse_DeleteAclsMatchingAcl_0(o, w):
-    if o.pattern_type != 3:
-        raise UnsupportedFieldError('DeleteAclsMatchingAcl.PatternType exists only in versions 1+')
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    v3 = o.principal
-    v3 = v3.encode()
-    w += _S2.pack(len(v3))
-    w += v3
-    v4 = o.host
-    v4 = v4.encode()
-    w += _S2.pack(len(v4))
-    w += v4
-    w += _S3.pack(o.operation, o.permission_type)
-
-
-def _r_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p):
-    o = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p)
-            xs4.append(e5)
-        o.matching_acls = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteAclsResponse_DeleteAclsFilterResult_0(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    xs2 = o.matching_acls
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_DeleteAclsResponse_DeleteAclsMatchingAcl_0(e3, w)
-
-
 def _r_DeleteAclsResponse_0(b, p):
+    bl = len(b)
     o = _new(DeleteAclsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -603,11 +469,84 @@ def _r_DeleteAclsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p)
+            e3 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
+                    e8.error_code, = _S2.unpack_from(b, p)
+                    p += 2
+                    n9, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.resource_type, = _S1.unpack_from(b, p)
+                    p += 1
+                    n11, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n11) + ' past the end')
+                        e8.resource_name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n13) + ' past the end')
+                        e8.principal = str(b[p:q14], 'utf-8')
+                        p = q14
+                    n15, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n15) + ' past the end')
+                        e8.host = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e8.operation, e8.permission_type, = _S3.unpack_from(b, p)
+                    p += 2
+                    e8.pattern_type = 3
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.matching_acls = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.filter_results = xs2
     o.unknown_tagged_fields = None
@@ -619,135 +558,45 @@ def _w_DeleteAclsResponse_0(o, w):
     xs1 = o.filter_results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteAclsResponse_DeleteAclsFilterResult_0(e2, w)
-
-
-def _r_DeleteAclsResponse_DeleteAclsMatchingAcl_1(b, p):
-    o = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.pattern_type, = _S1.unpack_from(b, p)
-    p += 1
-    n5, = _S2.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n5) + ' past the end')
-        o.principal = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S2.unpack_from(b, p)
-    p += 2
-    if n7 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n7) + ' past the end')
-        o.host = str(b[p:q8], 'utf-8')
-        p = q8
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteAclsResponse_DeleteAclsMatchingAcl_1(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    w += _S1.pack(o.pattern_type)
-    v3 = o.principal
-    v3 = v3.encode()
-    w += _S2.pack(len(v3))
-    w += v3
-    v4 = o.host
-    v4 = v4.encode()
-    w += _S2.pack(len(v4))
-    w += v4
-    w += _S3.pack(o.operation, o.permission_type)
-
-
-def _r_DeleteAclsResponse_DeleteAclsFilterResult_1(b, p):
-    o = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteAclsResponse_DeleteAclsMatchingAcl_1(b, p)
-            xs4.append(e5)
-        o.matching_acls = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteAclsResponse_DeleteAclsFilterResult_1(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    xs2 = o.matching_acls
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_DeleteAclsResponse_DeleteAclsMatchingAcl_1(e3, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        xs4 = e2.matching_acls
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.pattern_type != 3:
+                raise UnsupportedFieldError('DeleteAclsMatchingAcl.PatternType exists only in versions 1+')
+            w += _S2.pack(e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S2.pack(len(v6))
+                w += v6
+            w += _S1.pack(e5.resource_type)
+            v7 = e5.resource_name
+            v7 = v7.encode()
+            w += _S2.pack(len(v7))
+            w += v7
+            v8 = e5.principal
+            v8 = v8.encode()
+            w += _S2.pack(len(v8))
+            w += v8
+            v9 = e5.host
+            v9 = v9.encode()
+            w += _S2.pack(len(v9))
+            w += v9
+            w += _S3.pack(e5.operation, e5.permission_type)
 
 
 def _r_DeleteAclsResponse_1(b, p):
+    bl = len(b)
     o = _new(DeleteAclsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -756,11 +605,85 @@ def _r_DeleteAclsResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteAclsResponse_DeleteAclsFilterResult_1(b, p)
+            e3 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
+                    e8.error_code, = _S2.unpack_from(b, p)
+                    p += 2
+                    n9, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.resource_type, = _S1.unpack_from(b, p)
+                    p += 1
+                    n11, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n11) + ' past the end')
+                        e8.resource_name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e8.pattern_type, = _S1.unpack_from(b, p)
+                    p += 1
+                    n13, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n13) + ' past the end')
+                        e8.principal = str(b[p:q14], 'utf-8')
+                        p = q14
+                    n15, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n15) + ' past the end')
+                        e8.host = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e8.operation, e8.permission_type, = _S3.unpack_from(b, p)
+                    p += 2
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.matching_acls = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.filter_results = xs2
     o.unknown_tagged_fields = None
@@ -772,264 +695,236 @@ def _w_DeleteAclsResponse_1(o, w):
     xs1 = o.filter_results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteAclsResponse_DeleteAclsFilterResult_1(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        xs4 = e2.matching_acls
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S2.pack(e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S2.pack(len(v6))
+                w += v6
+            w += _S1.pack(e5.resource_type)
+            v7 = e5.resource_name
+            v7 = v7.encode()
+            w += _S2.pack(len(v7))
+            w += v7
+            w += _S1.pack(e5.pattern_type)
+            v8 = e5.principal
+            v8 = v8.encode()
+            w += _S2.pack(len(v8))
+            w += v8
+            v9 = e5.host
+            v9 = v9.encode()
+            w += _S2.pack(len(v9))
+            w += v9
+            w += _S3.pack(e5.operation, e5.permission_type)
 
 
-def _r_DeleteAclsResponse_DeleteAclsMatchingAcl_2(b, p):
-    o = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.pattern_type, = _S1.unpack_from(b, p)
-    p += 1
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n5) + ' past the end')
-        o.principal = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n7) + ' past the end')
-        o.host = str(b[p:q8], 'utf-8')
-        p = q8
-    o.operation, o.permission_type, = _S3.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteAclsMatchingAcl: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteAclsMatchingAcl: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteAclsResponse_DeleteAclsMatchingAcl_2(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S1.pack(o.pattern_type)
-    v3 = o.principal
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.host
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    w += _S3.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteAclsResponse_DeleteAclsFilterResult_2(b, p):
-    o = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteAclsResponse_DeleteAclsMatchingAcl_2(b, p)
-            xs4.append(e5)
-        o.matching_acls = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteAclsFilterResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteAclsFilterResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteAclsResponse_DeleteAclsFilterResult_2(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    xs2 = o.matching_acls
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DeleteAclsResponse_DeleteAclsMatchingAcl_2(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteAclsResponse_2(b, p):
-    o = _new(DeleteAclsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteAclsResponse_DeleteAclsFilterResult_2(b, p)
-            xs2.append(e3)
-        o.filter_results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteAclsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteAclsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteAclsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteAclsResponse_2(b, p):
+    bl = len(b)
+    o = _new(DeleteAclsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
+                    e8.error_code, = _S2.unpack_from(b, p)
+                    p += 2
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.resource_type, = _S1.unpack_from(b, p)
+                    p += 1
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n11) + ' past the end')
+                        e8.resource_name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e8.pattern_type, = _S1.unpack_from(b, p)
+                    p += 1
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n13) + ' past the end')
+                        e8.principal = str(b[p:q14], 'utf-8')
+                        p = q14
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n15) + ' past the end')
+                        e8.host = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e8.operation, e8.permission_type, = _S3.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p, e8)
+                    xs7.append(e8)
+                e3.matching_acls = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p, e3)
+            xs2.append(e3)
+        o.filter_results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteAclsResponse_0(b, p, o)
     return o, p
 
 
@@ -1042,7 +937,72 @@ def _w_DeleteAclsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteAclsResponse_DeleteAclsFilterResult_2(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        xs4 = e2.matching_acls
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S2.pack(e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            w += _S1.pack(e5.resource_type)
+            v7 = e5.resource_name
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v7
+            w += _S1.pack(e5.pattern_type)
+            v8 = e5.principal
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+            v9 = e5.host
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            w += _S3.pack(e5.operation, e5.permission_type)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -75,13 +75,14 @@ _DeleteGroupsResponse_DeletableGroupResult = DeleteGroupsResponse.DeletableGroup
 
 
 def _r_DeleteGroupsRequest_0(b, p):
+    bl = len(b)
     o = _new(DeleteGroupsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteGroupsRequest.GroupsNames: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteGroupsRequest.GroupsNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -91,7 +92,7 @@ def _r_DeleteGroupsRequest_0(b, p):
                 raise DecodeError('DeleteGroupsRequest.GroupsNames: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DeleteGroupsRequest.GroupsNames: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -111,30 +112,54 @@ def _w_DeleteGroupsRequest_0(o, w):
         w += v3
 
 
-def _r_DeleteGroupsRequest_1(b, p):
-    o = _new(DeleteGroupsRequest)
-    n1 = b[p]
+def _t_DeleteGroupsRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DeleteGroupsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DeleteGroupsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteGroupsRequest_1(b, p):
+    bl = len(b)
+    o = _new(DeleteGroupsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DeleteGroupsRequest.GroupsNames: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteGroupsRequest.GroupsNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('DeleteGroupsRequest.GroupsNames: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DeleteGroupsRequest.GroupsNames: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -142,25 +167,9 @@ def _r_DeleteGroupsRequest_1(b, p):
         o.groups_names = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DeleteGroupsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DeleteGroupsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DeleteGroupsRequest_0(b, p, o)
     return o, p
 
 
@@ -186,33 +195,8 @@ def _w_DeleteGroupsRequest_1(o, w):
         w.append(0)
 
 
-def _r_DeleteGroupsResponse_DeletableGroupResult_0(b, p):
-    o = _new(_DeleteGroupsResponse_DeletableGroupResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteGroupsResponse_DeletableGroupResult_0(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.error_code)
-
-
 def _r_DeleteGroupsResponse_0(b, p):
+    bl = len(b)
     o = _new(DeleteGroupsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -221,11 +205,24 @@ def _r_DeleteGroupsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteGroupsResponse_DeletableGroupResult_0(b, p)
+            e3 = _new(_DeleteGroupsResponse_DeletableGroupResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.unknown_tagged_fields = None
@@ -237,106 +234,104 @@ def _w_DeleteGroupsResponse_0(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteGroupsResponse_DeletableGroupResult_0(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.error_code)
 
 
-def _r_DeleteGroupsResponse_DeletableGroupResult_1(b, p):
-    o = _new(_DeleteGroupsResponse_DeletableGroupResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteGroupsResponse_DeletableGroupResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeletableGroupResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeletableGroupResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteGroupsResponse_DeletableGroupResult_1(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteGroupsResponse_1(b, p):
-    o = _new(DeleteGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteGroupsResponse_DeletableGroupResult_1(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteGroupsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteGroupsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteGroupsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteGroupsResponse_1(b, p):
+    bl = len(b)
+    o = _new(DeleteGroupsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DeleteGroupsResponse_DeletableGroupResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteGroupsResponse_DeletableGroupResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteGroupsResponse_0(b, p, o)
     return o, p
 
 
@@ -349,7 +344,19 @@ def _w_DeleteGroupsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteGroupsResponse_DeletableGroupResult_1(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S1.pack(e2.error_code)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

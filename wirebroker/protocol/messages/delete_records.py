@@ -111,69 +111,45 @@ _DeleteRecordsResponse_DeleteRecordsPartitionResult = DeleteRecordsResponse.Dele
 _DeleteRecordsResponse_DeleteRecordsTopicResult = DeleteRecordsResponse.DeleteRecordsTopicResult
 
 
-def _r_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p):
-    o = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
-    o.partition_index, o.offset, = _S2.unpack_from(b, p)
-    p += 12
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteRecordsRequest_DeleteRecordsPartition_0(o, w):
-    w += _S2.pack(o.partition_index, o.offset)
-
-
-def _r_DeleteRecordsRequest_DeleteRecordsTopic_0(b, p):
-    o = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteRecordsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteRecordsRequest_DeleteRecordsTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_DeleteRecordsRequest_DeleteRecordsPartition_0(e3, w)
-
-
 def _r_DeleteRecordsRequest_0(b, p):
+    bl = len(b)
     o = _new(DeleteRecordsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteRecordsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteRecordsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteRecordsRequest_DeleteRecordsTopic_0(b, p)
+            e3 = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteRecordsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
+                    e8.partition_index, e8.offset, = _S2.unpack_from(b, p)
+                    p += 12
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
@@ -186,163 +162,151 @@ def _w_DeleteRecordsRequest_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteRecordsRequest_DeleteRecordsTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S2.pack(e5.partition_index, e5.offset)
     w += _S0.pack(o.timeout_ms)
 
 
-def _r_DeleteRecordsRequest_DeleteRecordsPartition_1(b, p):
-    o = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
-    o.partition_index, o.offset, = _S2.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteRecordsPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteRecordsPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteRecordsRequest_DeleteRecordsPartition_1(o, w):
-    w += _S2.pack(o.partition_index, o.offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteRecordsRequest_DeleteRecordsTopic_1(b, p):
-    o = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteRecordsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteRecordsRequest_DeleteRecordsPartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteRecordsRequest_DeleteRecordsTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteRecordsTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteRecordsTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteRecordsRequest_DeleteRecordsTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DeleteRecordsRequest_DeleteRecordsPartition_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteRecordsRequest_1(b, p):
-    o = _new(DeleteRecordsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteRecordsRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteRecordsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteRecordsRequest_DeleteRecordsTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteRecordsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteRecordsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteRecordsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteRecordsRequest_1(b, p):
+    bl = len(b)
+    o = _new(DeleteRecordsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteRecordsRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DeleteRecordsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteRecordsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
+                    e8.partition_index, e8.offset, = _S2.unpack_from(b, p)
+                    p += 12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteRecordsRequest_DeleteRecordsTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteRecordsRequest_0(b, p, o)
     return o, p
 
 
@@ -354,7 +318,30 @@ def _w_DeleteRecordsRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteRecordsRequest_DeleteRecordsTopic_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S2.pack(e5.partition_index, e5.offset)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -362,58 +349,8 @@ def _w_DeleteRecordsRequest_1(o, w):
         w.append(0)
 
 
-def _r_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p):
-    o = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
-    o.partition_index, o.low_watermark, o.error_code, = _S3.unpack_from(b, p)
-    p += 14
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(o, w):
-    w += _S3.pack(o.partition_index, o.low_watermark, o.error_code)
-
-
-def _r_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p):
-    o = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteRecordsResponse_DeleteRecordsTopicResult_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(e3, w)
-
-
 def _r_DeleteRecordsResponse_0(b, p):
+    bl = len(b)
     o = _new(DeleteRecordsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -422,11 +359,37 @@ def _r_DeleteRecordsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p)
+            e3 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
+                    e8.partition_index, e8.low_watermark, e8.error_code, = _S3.unpack_from(b, p)
+                    p += 14
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -438,162 +401,150 @@ def _w_DeleteRecordsResponse_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteRecordsResponse_DeleteRecordsTopicResult_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.low_watermark, e5.error_code)
 
 
-def _r_DeleteRecordsResponse_DeleteRecordsPartitionResult_1(b, p):
-    o = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
-    o.partition_index, o.low_watermark, o.error_code, = _S3.unpack_from(b, p)
-    p += 14
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteRecordsPartitionResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteRecordsPartitionResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteRecordsResponse_DeleteRecordsPartitionResult_1(o, w):
-    w += _S3.pack(o.partition_index, o.low_watermark, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteRecordsResponse_DeleteRecordsTopicResult_1(b, p):
-    o = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteRecordsResponse_DeleteRecordsPartitionResult_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteRecordsTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteRecordsTopicResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteRecordsResponse_DeleteRecordsTopicResult_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DeleteRecordsResponse_DeleteRecordsPartitionResult_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteRecordsResponse_1(b, p):
-    o = _new(DeleteRecordsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteRecordsResponse_DeleteRecordsTopicResult_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteRecordsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteRecordsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteRecordsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteRecordsResponse_1(b, p):
+    bl = len(b)
+    o = _new(DeleteRecordsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
+                    e8.partition_index, e8.low_watermark, e8.error_code, = _S3.unpack_from(b, p)
+                    p += 14
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteRecordsResponse_0(b, p, o)
     return o, p
 
 
@@ -606,7 +557,30 @@ def _w_DeleteRecordsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteRecordsResponse_DeleteRecordsTopicResult_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.low_watermark, e5.error_code)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

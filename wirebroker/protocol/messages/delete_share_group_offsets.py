@@ -89,111 +89,106 @@ class DeleteShareGroupOffsetsResponse(Message):
 _DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic = DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic
 
 
-def _r_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p):
-    o = _new(_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteShareGroupOffsetsRequestTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteShareGroupOffsetsRequestTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteShareGroupOffsetsRequest_0(b, p):
-    o = _new(DeleteShareGroupOffsetsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteShareGroupOffsetsRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupOffsetsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteShareGroupOffsetsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteShareGroupOffsetsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteShareGroupOffsetsRequest_0(b, p):
+    bl = len(b)
+    o = _new(DeleteShareGroupOffsetsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteShareGroupOffsetsRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('DeleteShareGroupOffsetsRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p, e5)
+            xs4.append(e5)
+        o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteShareGroupOffsetsRequest_0(b, p, o)
     return o, p
 
 
@@ -213,147 +208,141 @@ def _w_DeleteShareGroupOffsetsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(e3, w)
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p):
-    o = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, o.error_code, = _S1.unpack_from(b, p)
-    p += 18
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeleteShareGroupOffsetsResponseTopic.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteShareGroupOffsetsResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteShareGroupOffsetsResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.topic_id, o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteShareGroupOffsetsResponse_0(b, p):
-    o = _new(DeleteShareGroupOffsetsResponse)
-    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteShareGroupOffsetsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p)
-            xs4.append(e5)
-        o.responses = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupOffsetsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteShareGroupOffsetsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteShareGroupOffsetsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteShareGroupOffsetsResponse_0(b, p):
+    bl = len(b)
+    o = _new(DeleteShareGroupOffsetsResponse)
+    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('DeleteShareGroupOffsetsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e5.topic_id, e5.error_code, = _S1.unpack_from(b, p)
+            p += 18
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e5.error_message = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.ErrorMessage: length ' + str(n8) + ' past the end')
+                e5.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p, e5)
+            xs4.append(e5)
+        o.responses = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteShareGroupOffsetsResponse_0(b, p, o)
     return o, p
 
 
@@ -377,7 +366,30 @@ def _w_DeleteShareGroupOffsetsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(e3, w)
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S1.pack(e3.topic_id, e3.error_code)
+        v5 = e3.error_message
+        if v5 is None:
+            w.append(0)
+        else:
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -108,152 +108,140 @@ _DeleteShareGroupStateResponse_PartitionResult = DeleteShareGroupStateResponse.P
 _DeleteShareGroupStateResponse_DeleteStateResult = DeleteShareGroupStateResponse.DeleteStateResult
 
 
-def _r_DeleteShareGroupStateRequest_PartitionData_0(b, p):
-    o = _new(_DeleteShareGroupStateRequest_PartitionData)
-    o.partition, = _S1.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupStateRequest_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteShareGroupStateRequest_PartitionData_0(o, w):
-    w += _S1.pack(o.partition)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteShareGroupStateRequest_DeleteStateData_0(b, p):
-    o = _new(_DeleteShareGroupStateRequest_DeleteStateData)
-    o.topic_id, = _S0.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteStateData.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteStateData.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteShareGroupStateRequest_PartitionData_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupStateRequest_DeleteStateData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteStateData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteStateData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteShareGroupStateRequest_DeleteStateData_0(o, w):
-    w += _S0.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_DeleteShareGroupStateRequest_PartitionData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteShareGroupStateRequest_0(b, p):
-    o = _new(DeleteShareGroupStateRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteShareGroupStateRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteShareGroupStateRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DeleteShareGroupStateRequest.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DeleteShareGroupStateRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DeleteShareGroupStateRequest_DeleteStateData_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupStateRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteShareGroupStateRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteShareGroupStateRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteShareGroupStateRequest_0(b, p):
+    bl = len(b)
+    o = _new(DeleteShareGroupStateRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteShareGroupStateRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('DeleteShareGroupStateRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DeleteShareGroupStateRequest.Topics: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('DeleteShareGroupStateRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_DeleteShareGroupStateRequest_DeleteStateData)
+            e5.topic_id, = _S0.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DeleteStateData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DeleteStateData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DeleteShareGroupStateRequest_PartitionData)
+                    e8.partition, = _S1.unpack_from(b, p)
+                    p += 4
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DeleteShareGroupStateRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e5.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteShareGroupStateRequest_DeleteStateData_0(b, p, e5)
+            xs4.append(e5)
+        o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteShareGroupStateRequest_0(b, p, o)
     return o, p
 
 
@@ -273,170 +261,163 @@ def _w_DeleteShareGroupStateRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_DeleteShareGroupStateRequest_DeleteStateData_0(e3, w)
+        w += _S0.pack(e3.topic_id)
+        xs4 = e3.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S1.pack(e5.partition)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DeleteShareGroupStateResponse_PartitionResult_0(b, p):
-    o = _new(_DeleteShareGroupStateResponse_PartitionResult)
-    o.partition, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupStateResponse_PartitionResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteShareGroupStateResponse_PartitionResult_0(o, w):
-    w += _S2.pack(o.partition, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteShareGroupStateResponse_DeleteStateResult_0(b, p):
-    o = _new(_DeleteShareGroupStateResponse_DeleteStateResult)
-    o.topic_id, = _S0.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteStateResult.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteStateResult.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteShareGroupStateResponse_PartitionResult_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupStateResponse_DeleteStateResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteStateResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteStateResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteShareGroupStateResponse_DeleteStateResult_0(o, w):
-    w += _S0.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_DeleteShareGroupStateResponse_PartitionResult_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteShareGroupStateResponse_0(b, p):
-    o = _new(DeleteShareGroupStateResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteShareGroupStateResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteShareGroupStateResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteShareGroupStateResponse_DeleteStateResult_0(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteShareGroupStateResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteShareGroupStateResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteShareGroupStateResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteShareGroupStateResponse_0(b, p):
+    bl = len(b)
+    o = _new(DeleteShareGroupStateResponse)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteShareGroupStateResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DeleteShareGroupStateResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DeleteShareGroupStateResponse_DeleteStateResult)
+            e3.topic_id, = _S0.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeleteStateResult.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('DeleteStateResult.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_DeleteShareGroupStateResponse_PartitionResult)
+                    e6.partition, e6.error_code, = _S2.unpack_from(b, p)
+                    p += 6
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        e6.error_message = None
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n7) + ' past the end')
+                        e6.error_message = str(b[p:q8], 'utf-8')
+                        p = q8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DeleteShareGroupStateResponse_PartitionResult_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteShareGroupStateResponse_DeleteStateResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteShareGroupStateResponse_0(b, p, o)
     return o, p
 
 
@@ -448,7 +429,34 @@ def _w_DeleteShareGroupStateResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteShareGroupStateResponse_DeleteStateResult_0(e2, w)
+        w += _S0.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S2.pack(e4.partition, e4.error_code)
+            v5 = e4.error_message
+            if v5 is None:
+                w.append(0)
+            else:
+                v5 = v5.encode()
+                ln = len(v5) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v5
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

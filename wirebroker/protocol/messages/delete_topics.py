@@ -92,13 +92,14 @@ _DeleteTopicsResponse_DeletableTopicResult = DeleteTopicsResponse.DeletableTopic
 
 
 def _r_DeleteTopicsRequest_0(b, p):
+    bl = len(b)
     o = _new(DeleteTopicsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteTopicsRequest.TopicNames: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteTopicsRequest.TopicNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -108,7 +109,7 @@ def _r_DeleteTopicsRequest_0(b, p):
                 raise DecodeError('DeleteTopicsRequest.TopicNames: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DeleteTopicsRequest.TopicNames: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -134,30 +135,54 @@ def _w_DeleteTopicsRequest_0(o, w):
     w += _S0.pack(o.timeout_ms)
 
 
-def _r_DeleteTopicsRequest_1(b, p):
-    o = _new(DeleteTopicsRequest)
-    n1 = b[p]
+def _t_DeleteTopicsRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DeleteTopicsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DeleteTopicsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteTopicsRequest_1(b, p):
+    bl = len(b)
+    o = _new(DeleteTopicsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DeleteTopicsRequest.TopicNames: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteTopicsRequest.TopicNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('DeleteTopicsRequest.TopicNames: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DeleteTopicsRequest.TopicNames: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -168,25 +193,9 @@ def _r_DeleteTopicsRequest_1(b, p):
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DeleteTopicsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DeleteTopicsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DeleteTopicsRequest_0(b, p, o)
     return o, p
 
 
@@ -215,81 +224,65 @@ def _w_DeleteTopicsRequest_1(o, w):
         w.append(0)
 
 
-def _r_DeleteTopicsRequest_DeleteTopicState_0(b, p):
-    o = _new(_DeleteTopicsRequest_DeleteTopicState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.name = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeleteTopicState.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, = _S2.unpack_from(b, p)
-    p += 16
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteTopicsRequest_DeleteTopicState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteTopicState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteTopicState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DeleteTopicsRequest_DeleteTopicState_0(o, w):
-    v1 = o.name
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S2.pack(o.topic_id)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_DeleteTopicsRequest_2(b, p):
+    bl = len(b)
     o = _new(DeleteTopicsRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DeleteTopicsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteTopicsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteTopicsRequest_DeleteTopicState_0(b, p)
+            e3 = _new(_DeleteTopicsRequest_DeleteTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.name = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeleteTopicState.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, = _S2.unpack_from(b, p)
+            p += 16
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteTopicsRequest_DeleteTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
@@ -297,25 +290,9 @@ def _r_DeleteTopicsRequest_2(b, p):
     o.topic_names = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DeleteTopicsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DeleteTopicsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DeleteTopicsRequest_0(b, p, o)
     return o, p
 
 
@@ -327,7 +304,22 @@ def _w_DeleteTopicsRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteTopicsRequest_DeleteTopicState_0(e2, w)
+        v3 = e2.name
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        w += _S2.pack(e2.topic_id)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -335,46 +327,34 @@ def _w_DeleteTopicsRequest_2(o, w):
         w.append(0)
 
 
-def _r_DeleteTopicsResponse_DeletableTopicResult_0(b, p):
-    o = _new(_DeleteTopicsResponse_DeletableTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DeletableTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeletableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    o.topic_id = UUID_ZERO
-    o.error_message = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DeleteTopicsResponse_DeletableTopicResult_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.error_code)
-
-
 def _r_DeleteTopicsResponse_0(b, p):
+    bl = len(b)
     o = _new(DeleteTopicsResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_0(b, p)
+            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            e3.topic_id = UUID_ZERO
+            e3.error_message = None
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms = 0
@@ -386,10 +366,15 @@ def _w_DeleteTopicsResponse_0(o, w):
     xs1 = o.responses
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteTopicsResponse_DeletableTopicResult_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.error_code)
 
 
 def _r_DeleteTopicsResponse_1(b, p):
+    bl = len(b)
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -398,11 +383,26 @@ def _r_DeleteTopicsResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_0(b, p)
+            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            e3.topic_id = UUID_ZERO
+            e3.error_message = None
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.unknown_tagged_fields = None
@@ -414,108 +414,106 @@ def _w_DeleteTopicsResponse_1(o, w):
     xs1 = o.responses
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DeleteTopicsResponse_DeletableTopicResult_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.error_code)
 
 
-def _r_DeleteTopicsResponse_DeletableTopicResult_1(b, p):
-    o = _new(_DeleteTopicsResponse_DeletableTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeletableTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeletableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    o.topic_id = UUID_ZERO
-    o.error_message = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeletableTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeletableTopicResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DeleteTopicsResponse_DeletableTopicResult_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteTopicsResponse_2(b, p):
-    o = _new(DeleteTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_1(b, p)
-            xs2.append(e3)
-        o.responses = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DeleteTopicsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DeleteTopicsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DeleteTopicsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DeleteTopicsResponse_2(b, p):
+    bl = len(b)
+    o = _new(DeleteTopicsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            e3.topic_id = UUID_ZERO
+            e3.error_message = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e3)
+            xs2.append(e3)
+        o.responses = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DeleteTopicsResponse_0(b, p, o)
     return o, p
 
 
@@ -528,89 +526,19 @@ def _w_DeleteTopicsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteTopicsResponse_DeletableTopicResult_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteTopicsResponse_DeletableTopicResult_2(b, p):
-    o = _new(_DeleteTopicsResponse_DeletableTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeletableTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeletableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DeletableTopicResult: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DeletableTopicResult: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DeleteTopicsResponse_DeletableTopicResult_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v2
+        w += v3
+        w += _S1.pack(e2.error_code)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -618,45 +546,64 @@ def _w_DeleteTopicsResponse_DeletableTopicResult_2(o, w):
 
 
 def _r_DeleteTopicsResponse_3(b, p):
+    bl = len(b)
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_2(b, p)
+            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DeleteTopicsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DeleteTopicsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DeleteTopicsResponse_0(b, p, o)
     return o, p
 
 
@@ -669,91 +616,30 @@ def _w_DeleteTopicsResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteTopicsResponse_DeletableTopicResult_2(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DeleteTopicsResponse_DeletableTopicResult_3(b, p):
-    o = _new(_DeleteTopicsResponse_DeletableTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.name = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DeletableTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, o.error_code, = _S3.unpack_from(b, p)
-    p += 18
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DeletableTopicResult: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DeletableTopicResult: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DeleteTopicsResponse_DeletableTopicResult_3(o, w):
-    v1 = o.name
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v1
-    w += _S3.pack(o.topic_id, o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
+        w += v3
+        w += _S1.pack(e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w.append(0)
         else:
-            _wuv(w, ln)
-        w += v2
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -761,45 +647,63 @@ def _w_DeleteTopicsResponse_DeletableTopicResult_3(o, w):
 
 
 def _r_DeleteTopicsResponse_4(b, p):
+    bl = len(b)
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DeleteTopicsResponse_DeletableTopicResult_3(b, p)
+            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.name = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, e3.error_code, = _S3.unpack_from(b, p)
+            p += 18
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e3.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DeleteTopicsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DeleteTopicsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DeleteTopicsResponse_0(b, p, o)
     return o, p
 
 
@@ -812,7 +716,33 @@ def _w_DeleteTopicsResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DeleteTopicsResponse_DeletableTopicResult_3(e2, w)
+        v3 = e2.name
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        w += _S3.pack(e2.topic_id, e2.error_code)
+        v4 = e2.error_message
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

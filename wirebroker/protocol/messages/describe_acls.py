@@ -101,6 +101,7 @@ _DescribeAclsResponse_DescribeAclsResource = DescribeAclsResponse.DescribeAclsRe
 
 
 def _r_DescribeAclsRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeAclsRequest)
     o.resource_type_filter, = _S0.unpack_from(b, p)
     p += 1
@@ -110,7 +111,7 @@ def _r_DescribeAclsRequest_0(b, p):
         o.resource_name_filter = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n1) + ' past the end')
         o.resource_name_filter = str(b[p:q2], 'utf-8')
         p = q2
@@ -120,7 +121,7 @@ def _r_DescribeAclsRequest_0(b, p):
         o.principal_filter = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n3) + ' past the end')
         o.principal_filter = str(b[p:q4], 'utf-8')
         p = q4
@@ -130,7 +131,7 @@ def _r_DescribeAclsRequest_0(b, p):
         o.host_filter = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n5) + ' past the end')
         o.host_filter = str(b[p:q6], 'utf-8')
         p = q6
@@ -170,6 +171,7 @@ def _w_DescribeAclsRequest_0(o, w):
 
 
 def _r_DescribeAclsRequest_1(b, p):
+    bl = len(b)
     o = _new(DescribeAclsRequest)
     o.resource_type_filter, = _S0.unpack_from(b, p)
     p += 1
@@ -179,7 +181,7 @@ def _r_DescribeAclsRequest_1(b, p):
         o.resource_name_filter = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n1) + ' past the end')
         o.resource_name_filter = str(b[p:q2], 'utf-8')
         p = q2
@@ -191,7 +193,7 @@ def _r_DescribeAclsRequest_1(b, p):
         o.principal_filter = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n3) + ' past the end')
         o.principal_filter = str(b[p:q4], 'utf-8')
         p = q4
@@ -201,7 +203,7 @@ def _r_DescribeAclsRequest_1(b, p):
         o.host_filter = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n5) + ' past the end')
         o.host_filter = str(b[p:q6], 'utf-8')
         p = q6
@@ -238,48 +240,72 @@ def _w_DescribeAclsRequest_1(o, w):
     w += _S2.pack(o.operation, o.permission_type)
 
 
+def _t_DescribeAclsRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DescribeAclsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DescribeAclsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_DescribeAclsRequest_2(b, p):
+    bl = len(b)
     o = _new(DescribeAclsRequest)
     o.resource_type_filter, = _S0.unpack_from(b, p)
     p += 1
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.resource_name_filter = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n1) + ' past the end')
         o.resource_name_filter = str(b[p:q2], 'utf-8')
         p = q2
     o.pattern_type_filter, = _S0.unpack_from(b, p)
     p += 1
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.principal_filter = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n3) + ' past the end')
         o.principal_filter = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         o.host_filter = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n5) + ' past the end')
         o.host_filter = str(b[p:q6], 'utf-8')
         p = q6
@@ -287,25 +313,9 @@ def _r_DescribeAclsRequest_2(b, p):
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeAclsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeAclsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeAclsRequest_0(b, p, o)
     return o, p
 
 
@@ -352,92 +362,8 @@ def _w_DescribeAclsRequest_2(o, w):
         w.append(0)
 
 
-def _r_DescribeAclsResponse_AclDescription_0(b, p):
-    o = _new(_DescribeAclsResponse_AclDescription)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AclDescription.Principal: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AclDescription.Principal: length ' + str(n1) + ' past the end')
-        o.principal = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('AclDescription.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AclDescription.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.operation, o.permission_type, = _S2.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeAclsResponse_AclDescription_0(o, w):
-    v1 = o.principal
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-    w += _S2.pack(o.operation, o.permission_type)
-
-
-def _r_DescribeAclsResponse_DescribeAclsResource_0(b, p):
-    o = _new(_DescribeAclsResponse_DescribeAclsResource)
-    o.resource_type, = _S0.unpack_from(b, p)
-    p += 1
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S4.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeAclsResource.Acls: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeAclsResponse_AclDescription_0(b, p)
-            xs4.append(e5)
-        o.acls = xs4
-    o.pattern_type = 3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeAclsResponse_DescribeAclsResource_0(o, w):
-    if o.pattern_type != 3:
-        raise UnsupportedFieldError('DescribeAclsResource.PatternType exists only in versions 1+')
-    w += _S0.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.acls
-    w += _S4.pack(len(xs2))
-    for e3 in xs2:
-        _w_DescribeAclsResponse_AclDescription_0(e3, w)
-
-
 def _r_DescribeAclsResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeAclsResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
@@ -447,7 +373,7 @@ def _r_DescribeAclsResponse_0(b, p):
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
@@ -456,11 +382,60 @@ def _r_DescribeAclsResponse_0(b, p):
     if n3 < 0:
         raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_DescribeAclsResponse_DescribeAclsResource_0(b, p)
+            e5 = _new(_DescribeAclsResponse_DescribeAclsResource)
+            e5.resource_type, = _S0.unpack_from(b, p)
+            p += 1
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n6) + ' past the end')
+                e5.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S4.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeAclsResponse_AclDescription)
+                    n11, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        raise DecodeError('AclDescription.Principal: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('AclDescription.Principal: length ' + str(n11) + ' past the end')
+                        e10.principal = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        raise DecodeError('AclDescription.Host: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('AclDescription.Host: length ' + str(n13) + ' past the end')
+                        e10.host = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
+                    p += 2
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e5.acls = xs9
+            e5.pattern_type = 3
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.resources = xs4
     o.unknown_tagged_fields = None
@@ -479,55 +454,29 @@ def _w_DescribeAclsResponse_0(o, w):
     xs2 = o.resources
     w += _S4.pack(len(xs2))
     for e3 in xs2:
-        _w_DescribeAclsResponse_DescribeAclsResource_0(e3, w)
-
-
-def _r_DescribeAclsResponse_DescribeAclsResource_1(b, p):
-    o = _new(_DescribeAclsResponse_DescribeAclsResource)
-    o.resource_type, = _S0.unpack_from(b, p)
-    p += 1
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.pattern_type, = _S0.unpack_from(b, p)
-    p += 1
-    n3, = _S4.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeAclsResource.Acls: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeAclsResponse_AclDescription_0(b, p)
-            xs4.append(e5)
-        o.acls = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeAclsResponse_DescribeAclsResource_1(o, w):
-    w += _S0.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S0.pack(o.pattern_type)
-    xs2 = o.acls
-    w += _S4.pack(len(xs2))
-    for e3 in xs2:
-        _w_DescribeAclsResponse_AclDescription_0(e3, w)
+        if e3.pattern_type != 3:
+            raise UnsupportedFieldError('DescribeAclsResource.PatternType exists only in versions 1+')
+        w += _S0.pack(e3.resource_type)
+        v4 = e3.resource_name
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
+        xs5 = e3.acls
+        w += _S4.pack(len(xs5))
+        for e6 in xs5:
+            v7 = e6.principal
+            v7 = v7.encode()
+            w += _S1.pack(len(v7))
+            w += v7
+            v8 = e6.host
+            v8 = v8.encode()
+            w += _S1.pack(len(v8))
+            w += v8
+            w += _S2.pack(e6.operation, e6.permission_type)
 
 
 def _r_DescribeAclsResponse_1(b, p):
+    bl = len(b)
     o = _new(DescribeAclsResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
@@ -537,7 +486,7 @@ def _r_DescribeAclsResponse_1(b, p):
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
@@ -546,11 +495,61 @@ def _r_DescribeAclsResponse_1(b, p):
     if n3 < 0:
         raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_DescribeAclsResponse_DescribeAclsResource_1(b, p)
+            e5 = _new(_DescribeAclsResponse_DescribeAclsResource)
+            e5.resource_type, = _S0.unpack_from(b, p)
+            p += 1
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n6) + ' past the end')
+                e5.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e5.pattern_type, = _S0.unpack_from(b, p)
+            p += 1
+            n8, = _S4.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeAclsResponse_AclDescription)
+                    n11, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        raise DecodeError('AclDescription.Principal: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('AclDescription.Principal: length ' + str(n11) + ' past the end')
+                        e10.principal = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        raise DecodeError('AclDescription.Host: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('AclDescription.Host: length ' + str(n13) + ' past the end')
+                        e10.host = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
+                    p += 2
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e5.acls = xs9
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.resources = xs4
     o.unknown_tagged_fields = None
@@ -569,223 +568,203 @@ def _w_DescribeAclsResponse_1(o, w):
     xs2 = o.resources
     w += _S4.pack(len(xs2))
     for e3 in xs2:
-        _w_DescribeAclsResponse_DescribeAclsResource_1(e3, w)
+        w += _S0.pack(e3.resource_type)
+        v4 = e3.resource_name
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
+        w += _S0.pack(e3.pattern_type)
+        xs5 = e3.acls
+        w += _S4.pack(len(xs5))
+        for e6 in xs5:
+            v7 = e6.principal
+            v7 = v7.encode()
+            w += _S1.pack(len(v7))
+            w += v7
+            v8 = e6.host
+            v8 = v8.encode()
+            w += _S1.pack(len(v8))
+            w += v8
+            w += _S2.pack(e6.operation, e6.permission_type)
 
 
-def _r_DescribeAclsResponse_AclDescription_1(b, p):
-    o = _new(_DescribeAclsResponse_AclDescription)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AclDescription.Principal: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AclDescription.Principal: length ' + str(n1) + ' past the end')
-        o.principal = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AclDescription.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AclDescription.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.operation, o.permission_type, = _S2.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeAclsResponse_AclDescription_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AclDescription: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AclDescription: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeAclsResponse_AclDescription_1(o, w):
-    v1 = o.principal
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S2.pack(o.operation, o.permission_type)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeAclsResponse_DescribeAclsResource_2(b, p):
-    o = _new(_DescribeAclsResponse_DescribeAclsResource)
-    o.resource_type, = _S0.unpack_from(b, p)
-    p += 1
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.pattern_type, = _S0.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeAclsResource.Acls: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeAclsResponse_AclDescription_1(b, p)
-            xs4.append(e5)
-        o.acls = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeAclsResponse_DescribeAclsResource_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeAclsResource: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeAclsResource: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeAclsResponse_DescribeAclsResource_2(o, w):
-    w += _S0.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.pattern_type)
-    xs2 = o.acls
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeAclsResponse_AclDescription_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeAclsResponse_2(b, p):
-    o = _new(DescribeAclsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeAclsResponse_DescribeAclsResource_2(b, p)
-            xs4.append(e5)
-        o.resources = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeAclsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeAclsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeAclsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeAclsResponse_2(b, p):
+    bl = len(b)
+    o = _new(DescribeAclsResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_DescribeAclsResponse_DescribeAclsResource)
+            e5.resource_type, = _S0.unpack_from(b, p)
+            p += 1
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n6) + ' past the end')
+                e5.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e5.pattern_type, = _S0.unpack_from(b, p)
+            p += 1
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeAclsResponse_AclDescription)
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('AclDescription.Principal: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('AclDescription.Principal: length ' + str(n11) + ' past the end')
+                        e10.principal = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('AclDescription.Host: null where not nullable')
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('AclDescription.Host: length ' + str(n13) + ' past the end')
+                        e10.host = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeAclsResponse_AclDescription_0(b, p, e10)
+                    xs9.append(e10)
+                e5.acls = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeAclsResponse_DescribeAclsResource_0(b, p, e5)
+            xs4.append(e5)
+        o.resources = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeAclsResponse_0(b, p, o)
     return o, p
 
 
@@ -809,7 +788,48 @@ def _w_DescribeAclsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_DescribeAclsResponse_DescribeAclsResource_2(e3, w)
+        w += _S0.pack(e3.resource_type)
+        v4 = e3.resource_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S0.pack(e3.pattern_type)
+        xs5 = e3.acls
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            v7 = e6.principal
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v7
+            v8 = e6.host
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+            w += _S2.pack(e6.operation, e6.permission_type)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

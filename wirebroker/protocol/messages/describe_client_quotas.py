@@ -115,61 +115,42 @@ _DescribeClientQuotasResponse_ValueData = DescribeClientQuotasResponse.ValueData
 _DescribeClientQuotasResponse_EntryData = DescribeClientQuotasResponse.EntryData
 
 
-def _r_DescribeClientQuotasRequest_ComponentData_0(b, p):
-    o = _new(_DescribeClientQuotasRequest_ComponentData)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ComponentData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ComponentData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    o.match_type, = _S2.unpack_from(b, p)
-    p += 1
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.match = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ComponentData.Match: length ' + str(n3) + ' past the end')
-        o.match = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeClientQuotasRequest_ComponentData_0(o, w):
-    v1 = o.entity_type
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.match_type)
-    v2 = o.match
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
-
-
 def _r_DescribeClientQuotasRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeClientQuotasRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeClientQuotasRequest.Components: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeClientQuotasRequest.Components: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeClientQuotasRequest_ComponentData_0(b, p)
+            e3 = _new(_DescribeClientQuotasRequest_ComponentData)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ComponentData.EntityType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ComponentData.EntityType: length ' + str(n4) + ' past the end')
+                e3.entity_type = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.match_type, = _S2.unpack_from(b, p)
+            p += 1
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.match = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ComponentData.Match: length ' + str(n6) + ' past the end')
+                e3.match = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.components = xs2
     o.strict, = _S3.unpack_from(b, p)
@@ -182,131 +163,125 @@ def _w_DescribeClientQuotasRequest_0(o, w):
     xs1 = o.components
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeClientQuotasRequest_ComponentData_0(e2, w)
+        v3 = e2.entity_type
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S2.pack(e2.match_type)
+        v4 = e2.match
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
     w += _S3.pack(o.strict)
 
 
-def _r_DescribeClientQuotasRequest_ComponentData_1(b, p):
-    o = _new(_DescribeClientQuotasRequest_ComponentData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ComponentData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ComponentData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    o.match_type, = _S2.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.match = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ComponentData.Match: length ' + str(n3) + ' past the end')
-        o.match = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeClientQuotasRequest_ComponentData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ComponentData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ComponentData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeClientQuotasRequest_ComponentData_1(o, w):
-    v1 = o.entity_type
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.match_type)
-    v2 = o.match
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeClientQuotasRequest_1(b, p):
-    o = _new(DescribeClientQuotasRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeClientQuotasRequest.Components: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeClientQuotasRequest.Components: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeClientQuotasRequest_ComponentData_1(b, p)
-            xs2.append(e3)
-        o.components = xs2
-    o.strict, = _S3.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeClientQuotasRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeClientQuotasRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeClientQuotasRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeClientQuotasRequest_1(b, p):
+    bl = len(b)
+    o = _new(DescribeClientQuotasRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeClientQuotasRequest.Components: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeClientQuotasRequest.Components: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeClientQuotasRequest_ComponentData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ComponentData.EntityType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ComponentData.EntityType: length ' + str(n4) + ' past the end')
+                e3.entity_type = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.match_type, = _S2.unpack_from(b, p)
+            p += 1
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.match = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ComponentData.Match: length ' + str(n6) + ' past the end')
+                e3.match = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeClientQuotasRequest_ComponentData_0(b, p, e3)
+            xs2.append(e3)
+        o.components = xs2
+    o.strict, = _S3.unpack_from(b, p)
+    p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeClientQuotasRequest_0(b, p, o)
     return o, p
 
 
@@ -318,7 +293,30 @@ def _w_DescribeClientQuotasRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeClientQuotasRequest_ComponentData_1(e2, w)
+        v3 = e2.entity_type
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S2.pack(e2.match_type)
+        v4 = e2.match
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S3.pack(o.strict)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -326,114 +324,8 @@ def _w_DescribeClientQuotasRequest_1(o, w):
         w.append(0)
 
 
-def _r_DescribeClientQuotasResponse_EntityData_0(b, p):
-    o = _new(_DescribeClientQuotasResponse_EntityData)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('EntityData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntityData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.entity_name = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
-        o.entity_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeClientQuotasResponse_EntityData_0(o, w):
-    v1 = o.entity_type
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.entity_name
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
-
-
-def _r_DescribeClientQuotasResponse_ValueData_0(b, p):
-    o = _new(_DescribeClientQuotasResponse_ValueData)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ValueData.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ValueData.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    o.value, = _S5.unpack_from(b, p)
-    p += 8
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeClientQuotasResponse_ValueData_0(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S5.pack(o.value)
-
-
-def _r_DescribeClientQuotasResponse_EntryData_0(b, p):
-    o = _new(_DescribeClientQuotasResponse_EntryData)
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('EntryData.Entity: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('EntryData.Entity: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeClientQuotasResponse_EntityData_0(b, p)
-            xs2.append(e3)
-        o.entity = xs2
-    n4, = _S0.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        raise DecodeError('EntryData.Values: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('EntryData.Values: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_DescribeClientQuotasResponse_ValueData_0(b, p)
-            xs5.append(e6)
-        o.values = xs5
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeClientQuotasResponse_EntryData_0(o, w):
-    xs1 = o.entity
-    w += _S0.pack(len(xs1))
-    for e2 in xs1:
-        _w_DescribeClientQuotasResponse_EntityData_0(e2, w)
-    xs3 = o.values
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_DescribeClientQuotasResponse_ValueData_0(e4, w)
-
-
 def _r_DescribeClientQuotasResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeClientQuotasResponse)
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
@@ -443,7 +335,7 @@ def _r_DescribeClientQuotasResponse_0(b, p):
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
@@ -452,11 +344,70 @@ def _r_DescribeClientQuotasResponse_0(b, p):
     if n3 < 0:
         o.entries = None
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_DescribeClientQuotasResponse_EntryData_0(b, p)
+            e5 = _new(_DescribeClientQuotasResponse_EntryData)
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('EntryData.Entity: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeClientQuotasResponse_EntityData)
+                    n9, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
+                        e8.entity_type = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        e8.entity_name = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
+                        e8.entity_name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e5.entity = xs7
+            n13, = _S0.unpack_from(b, p)
+            p += 4
+            if n13 < 0:
+                raise DecodeError('EntryData.Values: null where not nullable')
+            else:
+                if n13 > bl - p:
+                    raise DecodeError('EntryData.Values: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_DescribeClientQuotasResponse_ValueData)
+                    n16, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n16 < 0:
+                        raise DecodeError('ValueData.Key: null where not nullable')
+                    else:
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('ValueData.Key: length ' + str(n16) + ' past the end')
+                        e15.key = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e15.value, = _S5.unpack_from(b, p)
+                    p += 8
+                    e15.unknown_tagged_fields = None
+                    xs14.append(e15)
+                e5.values = xs14
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.entries = xs4
     o.unknown_tagged_fields = None
@@ -478,276 +429,246 @@ def _w_DescribeClientQuotasResponse_0(o, w):
     else:
         w += _S0.pack(len(xs2))
         for e3 in xs2:
-            _w_DescribeClientQuotasResponse_EntryData_0(e3, w)
+            xs4 = e3.entity
+            w += _S0.pack(len(xs4))
+            for e5 in xs4:
+                v6 = e5.entity_type
+                v6 = v6.encode()
+                w += _S1.pack(len(v6))
+                w += v6
+                v7 = e5.entity_name
+                if v7 is None:
+                    w += b'\xff\xff'
+                else:
+                    v7 = v7.encode()
+                    w += _S1.pack(len(v7))
+                    w += v7
+            xs8 = e3.values
+            w += _S0.pack(len(xs8))
+            for e9 in xs8:
+                v10 = e9.key
+                v10 = v10.encode()
+                w += _S1.pack(len(v10))
+                w += v10
+                w += _S5.pack(e9.value)
 
 
-def _r_DescribeClientQuotasResponse_EntityData_1(b, p):
-    o = _new(_DescribeClientQuotasResponse_EntityData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EntityData.EntityType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EntityData.EntityType: length ' + str(n1) + ' past the end')
-        o.entity_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.entity_name = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('EntityData.EntityName: length ' + str(n3) + ' past the end')
-        o.entity_name = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeClientQuotasResponse_EntityData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EntityData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EntityData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeClientQuotasResponse_EntityData_1(o, w):
-    v1 = o.entity_type
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.entity_name
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeClientQuotasResponse_ValueData_1(b, p):
-    o = _new(_DescribeClientQuotasResponse_ValueData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ValueData.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ValueData.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    o.value, = _S5.unpack_from(b, p)
-    p += 8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeClientQuotasResponse_ValueData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ValueData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ValueData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeClientQuotasResponse_ValueData_1(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S5.pack(o.value)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeClientQuotasResponse_EntryData_1(b, p):
-    o = _new(_DescribeClientQuotasResponse_EntryData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EntryData.Entity: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('EntryData.Entity: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeClientQuotasResponse_EntityData_1(b, p)
-            xs2.append(e3)
-        o.entity = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('EntryData.Values: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('EntryData.Values: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_DescribeClientQuotasResponse_ValueData_1(b, p)
-            xs5.append(e6)
-        o.values = xs5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeClientQuotasResponse_EntryData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EntryData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EntryData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeClientQuotasResponse_EntryData_1(o, w):
-    xs1 = o.entity
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_DescribeClientQuotasResponse_EntityData_1(e2, w)
-    xs3 = o.values
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_DescribeClientQuotasResponse_ValueData_1(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeClientQuotasResponse_1(b, p):
-    o = _new(DescribeClientQuotasResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.entries = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeClientQuotasResponse_EntryData_1(b, p)
-            xs4.append(e5)
-        o.entries = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeClientQuotasResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeClientQuotasResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeClientQuotasResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeClientQuotasResponse_1(b, p):
+    bl = len(b)
+    o = _new(DescribeClientQuotasResponse)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        o.entries = None
+    else:
+        if n3 > bl - p:
+            raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_DescribeClientQuotasResponse_EntryData)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('EntryData.Entity: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeClientQuotasResponse_EntityData)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
+                        e8.entity_type = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e8.entity_name = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
+                        e8.entity_name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e8)
+                    xs7.append(e8)
+                e5.entity = xs7
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('EntryData.Values: null where not nullable')
+            else:
+                if n13 > bl - p:
+                    raise DecodeError('EntryData.Values: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_DescribeClientQuotasResponse_ValueData)
+                    n16 = b[p] - 1
+                    p += 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        raise DecodeError('ValueData.Key: null where not nullable')
+                    else:
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('ValueData.Key: length ' + str(n16) + ' past the end')
+                        e15.key = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e15.value, = _S5.unpack_from(b, p)
+                    p += 8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e15.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e15)
+                    xs14.append(e15)
+                e5.values = xs14
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeClientQuotasResponse_EntryData_0(b, p, e5)
+            xs4.append(e5)
+        o.entries = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeClientQuotasResponse_0(b, p, o)
     return o, p
 
 
@@ -774,7 +695,60 @@ def _w_DescribeClientQuotasResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e3 in xs2:
-            _w_DescribeClientQuotasResponse_EntryData_1(e3, w)
+            xs4 = e3.entity
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e5 in xs4:
+                v6 = e5.entity_type
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+                v7 = e5.entity_name
+                if v7 is None:
+                    w.append(0)
+                else:
+                    v7 = v7.encode()
+                    ln = len(v7) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v7
+                if e5.unknown_tagged_fields:
+                    _wtags(w, e5.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs8 = e3.values
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e9 in xs8:
+                v10 = e9.key
+                v10 = v10.encode()
+                ln = len(v10) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v10
+                w += _S5.pack(e9.value)
+                if e9.unknown_tagged_fields:
+                    _wtags(w, e9.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e3.unknown_tagged_fields:
+                _wtags(w, e3.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

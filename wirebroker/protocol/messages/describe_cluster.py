@@ -89,7 +89,31 @@ class DescribeClusterResponse(Message):
 _DescribeClusterResponse_DescribeClusterBroker = DescribeClusterResponse.DescribeClusterBroker
 
 
+def _t_DescribeClusterRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DescribeClusterRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DescribeClusterRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_DescribeClusterRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeClusterRequest)
     o.include_cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 1
@@ -97,25 +121,9 @@ def _r_DescribeClusterRequest_0(b, p):
     o.include_fenced_brokers = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeClusterRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeClusterRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeClusterRequest_0(b, p, o)
     return o, p
 
 
@@ -132,31 +140,16 @@ def _w_DescribeClusterRequest_0(o, w):
 
 
 def _r_DescribeClusterRequest_1(b, p):
+    bl = len(b)
     o = _new(DescribeClusterRequest)
     o.include_cluster_authorized_operations, o.endpoint_type, = _S1.unpack_from(b, p)
     p += 2
     o.include_fenced_brokers = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeClusterRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeClusterRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeClusterRequest_0(b, p, o)
     return o, p
 
 
@@ -171,30 +164,15 @@ def _w_DescribeClusterRequest_1(o, w):
 
 
 def _r_DescribeClusterRequest_2(b, p):
+    bl = len(b)
     o = _new(DescribeClusterRequest)
     o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers, = _S2.unpack_from(b, p)
     p += 3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeClusterRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeClusterRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeClusterRequest_0(b, p, o)
     return o, p
 
 
@@ -206,138 +184,134 @@ def _w_DescribeClusterRequest_2(o, w):
         w.append(0)
 
 
-def _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p):
-    o = _new(_DescribeClusterResponse_DescribeClusterBroker)
-    o.broker_id, = _S4.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeClusterBroker.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S4.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    o.is_fenced = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeClusterBroker: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeClusterBroker: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeClusterResponse_DescribeClusterBroker_0(o, w):
-    if o.is_fenced != False:
-        raise UnsupportedFieldError('DescribeClusterBroker.IsFenced exists only in versions 2+')
-    w += _S4.pack(o.broker_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S4.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_DescribeClusterResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DescribeClusterResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DescribeClusterResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_DescribeClusterResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
         o.cluster_id = str(b[p:q4], 'utf-8')
         p = q4
     o.controller_id, = _S4.unpack_from(b, p)
     p += 4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p)
+            e7 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+            e7.broker_id, = _S4.unpack_from(b, p)
+            p += 4
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n8) + ' past the end')
+                e7.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e7.port, = _S4.unpack_from(b, p)
+            p += 4
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                e7.rack = None
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n10) + ' past the end')
+                e7.rack = str(b[p:q11], 'utf-8')
+                p = q11
+            e7.is_fenced = False
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e7)
             xs6.append(e7)
         o.brokers = xs6
     o.cluster_authorized_operations, = _S4.unpack_from(b, p)
@@ -345,25 +319,9 @@ def _r_DescribeClusterResponse_0(b, p):
     o.endpoint_type = 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeClusterResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeClusterResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeClusterResponse_0(b, p, o)
     return o, p
 
 
@@ -398,7 +356,33 @@ def _w_DescribeClusterResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_DescribeClusterResponse_DescribeClusterBroker_0(e4, w)
+        if e4.is_fenced != False:
+            raise UnsupportedFieldError('DescribeClusterBroker.IsFenced exists only in versions 2+')
+        w += _S4.pack(e4.broker_id)
+        v5 = e4.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S4.pack(e4.port)
+        v6 = e4.rack
+        if v6 is None:
+            w.append(0)
+        else:
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S4.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -407,77 +391,98 @@ def _w_DescribeClusterResponse_0(o, w):
 
 
 def _r_DescribeClusterResponse_1(b, p):
+    bl = len(b)
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
     o.endpoint_type, = _S5.unpack_from(b, p)
     p += 1
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
         o.cluster_id = str(b[p:q4], 'utf-8')
         p = q4
     o.controller_id, = _S4.unpack_from(b, p)
     p += 4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_DescribeClusterResponse_DescribeClusterBroker_0(b, p)
+            e7 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+            e7.broker_id, = _S4.unpack_from(b, p)
+            p += 4
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n8) + ' past the end')
+                e7.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e7.port, = _S4.unpack_from(b, p)
+            p += 4
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                e7.rack = None
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n10) + ' past the end')
+                e7.rack = str(b[p:q11], 'utf-8')
+                p = q11
+            e7.is_fenced = False
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e7)
             xs6.append(e7)
         o.brokers = xs6
     o.cluster_authorized_operations, = _S4.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeClusterResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeClusterResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeClusterResponse_0(b, p, o)
     return o, p
 
 
@@ -511,7 +516,33 @@ def _w_DescribeClusterResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_DescribeClusterResponse_DescribeClusterBroker_0(e4, w)
+        if e4.is_fenced != False:
+            raise UnsupportedFieldError('DescribeClusterBroker.IsFenced exists only in versions 2+')
+        w += _S4.pack(e4.broker_id)
+        v5 = e4.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S4.pack(e4.port)
+        v6 = e4.rack
+        if v6 is None:
+            w.append(0)
+        else:
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S4.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -519,165 +550,100 @@ def _w_DescribeClusterResponse_1(o, w):
         w.append(0)
 
 
-def _r_DescribeClusterResponse_DescribeClusterBroker_1(b, p):
-    o = _new(_DescribeClusterResponse_DescribeClusterBroker)
-    o.broker_id, = _S4.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeClusterBroker.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S4.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    o.is_fenced, = _S0.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeClusterBroker: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeClusterBroker: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeClusterResponse_DescribeClusterBroker_1(o, w):
-    w += _S4.pack(o.broker_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S4.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S0.pack(o.is_fenced)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
 def _r_DescribeClusterResponse_2(b, p):
+    bl = len(b)
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
     o.endpoint_type, = _S5.unpack_from(b, p)
     p += 1
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
         o.cluster_id = str(b[p:q4], 'utf-8')
         p = q4
     o.controller_id, = _S4.unpack_from(b, p)
     p += 4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_DescribeClusterResponse_DescribeClusterBroker_1(b, p)
+            e7 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+            e7.broker_id, = _S4.unpack_from(b, p)
+            p += 4
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n8) + ' past the end')
+                e7.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e7.port, = _S4.unpack_from(b, p)
+            p += 4
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                e7.rack = None
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n10) + ' past the end')
+                e7.rack = str(b[p:q11], 'utf-8')
+                p = q11
+            e7.is_fenced, = _S0.unpack_from(b, p)
+            p += 1
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e7)
             xs6.append(e7)
         o.brokers = xs6
     o.cluster_authorized_operations, = _S4.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeClusterResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeClusterResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeClusterResponse_0(b, p, o)
     return o, p
 
 
@@ -711,7 +677,32 @@ def _w_DescribeClusterResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_DescribeClusterResponse_DescribeClusterBroker_1(e4, w)
+        w += _S4.pack(e4.broker_id)
+        v5 = e4.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S4.pack(e4.port)
+        v6 = e4.rack
+        if v6 is None:
+            w.append(0)
+        else:
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+        w += _S0.pack(e4.is_fenced)
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S4.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

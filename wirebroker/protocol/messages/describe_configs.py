@@ -126,75 +126,53 @@ _DescribeConfigsResponse_DescribeConfigsResourceResult = DescribeConfigsResponse
 _DescribeConfigsResponse_DescribeConfigsResult = DescribeConfigsResponse.DescribeConfigsResult
 
 
-def _r_DescribeConfigsRequest_DescribeConfigsResource_0(b, p):
-    o = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        o.configuration_keys = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            n6, = _S2.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
-                raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
-            else:
-                q7 = p + n6
-                if q7 > len(b):
-                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n6) + ' past the end')
-                e5 = str(b[p:q7], 'utf-8')
-                p = q7
-            xs4.append(e5)
-        o.configuration_keys = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsRequest_DescribeConfigsResource_0(o, w):
-    w += _S1.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.configuration_keys
-    if xs2 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S0.pack(len(xs2))
-        for e3 in xs2:
-            v4 = e3
-            v4 = v4.encode()
-            w += _S2.pack(len(v4))
-            w += v4
-
-
 def _r_DescribeConfigsRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeConfigsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeConfigsRequest.Resources: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeConfigsRequest_DescribeConfigsResource_0(b, p)
+            e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                e3.configuration_keys = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    n9, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
+                        e8 = str(b[p:q10], 'utf-8')
+                        p = q10
+                    xs7.append(e8)
+                e3.configuration_keys = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
     o.include_synonyms = False
@@ -211,21 +189,70 @@ def _w_DescribeConfigsRequest_0(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeConfigsRequest_DescribeConfigsResource_0(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.configuration_keys
+        if xs4 is None:
+            w += b'\xff\xff\xff\xff'
+        else:
+            w += _S0.pack(len(xs4))
+            for e5 in xs4:
+                v6 = e5
+                v6 = v6.encode()
+                w += _S2.pack(len(v6))
+                w += v6
 
 
 def _r_DescribeConfigsRequest_1(b, p):
+    bl = len(b)
     o = _new(DescribeConfigsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeConfigsRequest.Resources: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeConfigsRequest_DescribeConfigsResource_0(b, p)
+            e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                e3.configuration_keys = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    n9, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
+                        e8 = str(b[p:q10], 'utf-8')
+                        p = q10
+                    xs7.append(e8)
+                e3.configuration_keys = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
     o.include_synonyms, = _S3.unpack_from(b, p)
@@ -241,22 +268,71 @@ def _w_DescribeConfigsRequest_1(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeConfigsRequest_DescribeConfigsResource_0(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.configuration_keys
+        if xs4 is None:
+            w += b'\xff\xff\xff\xff'
+        else:
+            w += _S0.pack(len(xs4))
+            for e5 in xs4:
+                v6 = e5
+                v6 = v6.encode()
+                w += _S2.pack(len(v6))
+                w += v6
     w += _S3.pack(o.include_synonyms)
 
 
 def _r_DescribeConfigsRequest_2(b, p):
+    bl = len(b)
     o = _new(DescribeConfigsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeConfigsRequest.Resources: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeConfigsRequest_DescribeConfigsResource_0(b, p)
+            e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                e3.configuration_keys = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    n9, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
+                        e8 = str(b[p:q10], 'utf-8')
+                        p = q10
+                    xs7.append(e8)
+                e3.configuration_keys = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
     o.include_synonyms, o.include_documentation, = _S4.unpack_from(b, p)
@@ -269,152 +345,142 @@ def _w_DescribeConfigsRequest_2(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeConfigsRequest_DescribeConfigsResource_0(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.configuration_keys
+        if xs4 is None:
+            w += b'\xff\xff\xff\xff'
+        else:
+            w += _S0.pack(len(xs4))
+            for e5 in xs4:
+                v6 = e5
+                v6 = v6.encode()
+                w += _S2.pack(len(v6))
+                w += v6
     w += _S4.pack(o.include_synonyms, o.include_documentation)
 
 
-def _r_DescribeConfigsRequest_DescribeConfigsResource_1(b, p):
-    o = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.configuration_keys = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            n6 = b[p]
-            p += 1
-            if n6 > 127:
-                n6, p = _uvt(b, p, n6)
-            n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
-            else:
-                q7 = p + n6
-                if q7 > len(b):
-                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n6) + ' past the end')
-                e5 = str(b[p:q7], 'utf-8')
-                p = q7
-            xs4.append(e5)
-        o.configuration_keys = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeConfigsRequest_DescribeConfigsResource_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeConfigsResource: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeConfigsResource: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeConfigsRequest_DescribeConfigsResource_1(o, w):
-    w += _S1.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.configuration_keys
-    if xs2 is None:
-        w.append(0)
-    else:
-        ln = len(xs2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e3 in xs2:
-            v4 = e3
-            v4 = v4.encode()
-            ln = len(v4) + 1
-            if ln < 128:
-                w.append(ln)
-            else:
-                _wuv(w, ln)
-            w += v4
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeConfigsRequest_3(b, p):
-    o = _new(DescribeConfigsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeConfigsRequest.Resources: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeConfigsRequest_DescribeConfigsResource_1(b, p)
-            xs2.append(e3)
-        o.resources = xs2
-    o.include_synonyms, o.include_documentation, = _S4.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeConfigsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeConfigsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeConfigsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeConfigsRequest_3(b, p):
+    bl = len(b)
+    o = _new(DescribeConfigsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeConfigsRequest.Resources: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.configuration_keys = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
+                        e8 = str(b[p:q10], 'utf-8')
+                        p = q10
+                    xs7.append(e8)
+                e3.configuration_keys = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeConfigsRequest_DescribeConfigsResource_0(b, p, e3)
+            xs2.append(e3)
+        o.resources = xs2
+    o.include_synonyms, o.include_documentation, = _S4.unpack_from(b, p)
+    p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeConfigsRequest_0(b, p, o)
     return o, p
 
 
@@ -426,7 +492,37 @@ def _w_DescribeConfigsRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeConfigsRequest_DescribeConfigsResource_1(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.configuration_keys
+        if xs4 is None:
+            w.append(0)
+        else:
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e5 in xs4:
+                v6 = e5
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S4.pack(o.include_synonyms, o.include_documentation)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -434,116 +530,8 @@ def _w_DescribeConfigsRequest_3(o, w):
         w.append(0)
 
 
-def _r_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.read_only, o.is_default, o.is_sensitive, = _S5.unpack_from(b, p)
-    p += 3
-    o.config_source = -1
-    o.synonyms = []
-    o.config_type = 0
-    o.documentation = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsResponse_DescribeConfigsResourceResult_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S2.pack(len(v2))
-        w += v2
-    w += _S5.pack(o.read_only, o.is_default, o.is_sensitive)
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsResult_0(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
-        raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p)
-            xs6.append(e7)
-        o.configs = xs6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsResponse_DescribeConfigsResult_0(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    xs3 = o.configs
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_DescribeConfigsResponse_DescribeConfigsResourceResult_0(e4, w)
-
-
 def _r_DescribeConfigsResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeConfigsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -552,11 +540,75 @@ def _r_DescribeConfigsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeConfigsResponse_DescribeConfigsResult_0(b, p)
+            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
+                e3.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n11, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e10.value = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
+                        e10.value = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.read_only, e10.is_default, e10.is_sensitive, = _S5.unpack_from(b, p)
+                    p += 3
+                    e10.config_source = -1
+                    e10.synonyms = []
+                    e10.config_type = 0
+                    e10.documentation = ''
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e3.configs = xs9
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.unknown_tagged_fields = None
@@ -568,179 +620,38 @@ def _w_DescribeConfigsResponse_0(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeConfigsResponse_DescribeConfigsResult_0(e2, w)
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.source, = _S1.unpack_from(b, p)
-    p += 1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsResponse_DescribeConfigsSynonym_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S2.pack(len(v2))
-        w += v2
-    w += _S1.pack(o.source)
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsResourceResult_1(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.read_only, o.config_source, o.is_sensitive, = _S6.unpack_from(b, p)
-    p += 3
-    n5, = _S0.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
-        raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p)
-            xs6.append(e7)
-        o.synonyms = xs6
-    o.is_default = False
-    o.config_type = 0
-    o.documentation = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsResponse_DescribeConfigsResourceResult_1(o, w):
-    if o.is_default != False:
-        raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S2.pack(len(v2))
-        w += v2
-    w += _S6.pack(o.read_only, o.config_source, o.is_sensitive)
-    xs3 = o.synonyms
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_DescribeConfigsResponse_DescribeConfigsSynonym_0(e4, w)
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsResult_1(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
-        raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeConfigsResponse_DescribeConfigsResourceResult_1(b, p)
-            xs6.append(e7)
-        o.configs = xs6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsResponse_DescribeConfigsResult_1(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    xs3 = o.configs
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_DescribeConfigsResponse_DescribeConfigsResourceResult_1(e4, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        w += _S1.pack(e2.resource_type)
+        v4 = e2.resource_name
+        v4 = v4.encode()
+        w += _S2.pack(len(v4))
+        w += v4
+        xs5 = e2.configs
+        w += _S0.pack(len(xs5))
+        for e6 in xs5:
+            v7 = e6.name
+            v7 = v7.encode()
+            w += _S2.pack(len(v7))
+            w += v7
+            v8 = e6.value
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S2.pack(len(v8))
+                w += v8
+            w += _S5.pack(e6.read_only, e6.is_default, e6.is_sensitive)
 
 
 def _r_DescribeConfigsResponse_1(b, p):
+    bl = len(b)
     o = _new(DescribeConfigsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -749,11 +660,109 @@ def _r_DescribeConfigsResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeConfigsResponse_DescribeConfigsResult_1(b, p)
+            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
+                e3.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n11, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e10.value = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
+                        e10.value = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.read_only, e10.config_source, e10.is_sensitive, = _S6.unpack_from(b, p)
+                    p += 3
+                    n15, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n15 < 0:
+                        raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n15) + ' past the end')
+                        xs16 = []
+                        for _ in range(n15):
+                            e17 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                            n18, = _S2.unpack_from(b, p)
+                            p += 2
+                            if n18 < 0:
+                                raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
+                            else:
+                                q19 = p + n18
+                                if q19 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n18) + ' past the end')
+                                e17.name = str(b[p:q19], 'utf-8')
+                                p = q19
+                            n20, = _S2.unpack_from(b, p)
+                            p += 2
+                            if n20 < 0:
+                                e17.value = None
+                            else:
+                                q21 = p + n20
+                                if q21 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n20) + ' past the end')
+                                e17.value = str(b[p:q21], 'utf-8')
+                                p = q21
+                            e17.source, = _S1.unpack_from(b, p)
+                            p += 1
+                            e17.unknown_tagged_fields = None
+                            xs16.append(e17)
+                        e10.synonyms = xs16
+                    e10.is_default = False
+                    e10.config_type = 0
+                    e10.documentation = ''
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e3.configs = xs9
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.unknown_tagged_fields = None
@@ -765,154 +774,55 @@ def _w_DescribeConfigsResponse_1(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeConfigsResponse_DescribeConfigsResult_1(e2, w)
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsResourceResult_2(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.read_only, o.config_source, o.is_sensitive, = _S6.unpack_from(b, p)
-    p += 3
-    n5, = _S0.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
-        raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p)
-            xs6.append(e7)
-        o.synonyms = xs6
-    o.config_type, = _S1.unpack_from(b, p)
-    p += 1
-    n8, = _S2.unpack_from(b, p)
-    p += 2
-    if n8 < 0:
-        o.documentation = None
-    else:
-        q9 = p + n8
-        if q9 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n8) + ' past the end')
-        o.documentation = str(b[p:q9], 'utf-8')
-        p = q9
-    o.is_default = False
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsResponse_DescribeConfigsResourceResult_2(o, w):
-    if o.is_default != False:
-        raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S2.pack(len(v2))
-        w += v2
-    w += _S6.pack(o.read_only, o.config_source, o.is_sensitive)
-    xs3 = o.synonyms
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_DescribeConfigsResponse_DescribeConfigsSynonym_0(e4, w)
-    w += _S1.pack(o.config_type)
-    v5 = o.documentation
-    if v5 is None:
-        w += b'\xff\xff'
-    else:
-        v5 = v5.encode()
-        w += _S2.pack(len(v5))
-        w += v5
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsResult_2(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
-        raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeConfigsResponse_DescribeConfigsResourceResult_2(b, p)
-            xs6.append(e7)
-        o.configs = xs6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeConfigsResponse_DescribeConfigsResult_2(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    xs3 = o.configs
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_DescribeConfigsResponse_DescribeConfigsResourceResult_2(e4, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        w += _S1.pack(e2.resource_type)
+        v4 = e2.resource_name
+        v4 = v4.encode()
+        w += _S2.pack(len(v4))
+        w += v4
+        xs5 = e2.configs
+        w += _S0.pack(len(xs5))
+        for e6 in xs5:
+            if e6.is_default != False:
+                raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
+            v7 = e6.name
+            v7 = v7.encode()
+            w += _S2.pack(len(v7))
+            w += v7
+            v8 = e6.value
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S2.pack(len(v8))
+                w += v8
+            w += _S6.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+            xs9 = e6.synonyms
+            w += _S0.pack(len(xs9))
+            for e10 in xs9:
+                v11 = e10.name
+                v11 = v11.encode()
+                w += _S2.pack(len(v11))
+                w += v11
+                v12 = e10.value
+                if v12 is None:
+                    w += b'\xff\xff'
+                else:
+                    v12 = v12.encode()
+                    w += _S2.pack(len(v12))
+                    w += v12
+                w += _S1.pack(e10.source)
 
 
 def _r_DescribeConfigsResponse_2(b, p):
+    bl = len(b)
     o = _new(DescribeConfigsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -921,11 +831,119 @@ def _r_DescribeConfigsResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeConfigsResponse_DescribeConfigsResult_2(b, p)
+            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
+                e3.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n11, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e10.value = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
+                        e10.value = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.read_only, e10.config_source, e10.is_sensitive, = _S6.unpack_from(b, p)
+                    p += 3
+                    n15, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n15 < 0:
+                        raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n15) + ' past the end')
+                        xs16 = []
+                        for _ in range(n15):
+                            e17 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                            n18, = _S2.unpack_from(b, p)
+                            p += 2
+                            if n18 < 0:
+                                raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
+                            else:
+                                q19 = p + n18
+                                if q19 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n18) + ' past the end')
+                                e17.name = str(b[p:q19], 'utf-8')
+                                p = q19
+                            n20, = _S2.unpack_from(b, p)
+                            p += 2
+                            if n20 < 0:
+                                e17.value = None
+                            else:
+                                q21 = p + n20
+                                if q21 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n20) + ' past the end')
+                                e17.value = str(b[p:q21], 'utf-8')
+                                p = q21
+                            e17.source, = _S1.unpack_from(b, p)
+                            p += 1
+                            e17.unknown_tagged_fields = None
+                            xs16.append(e17)
+                        e10.synonyms = xs16
+                    e10.config_type, = _S1.unpack_from(b, p)
+                    p += 1
+                    n22, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n22 < 0:
+                        e10.documentation = None
+                    else:
+                        q23 = p + n22
+                        if q23 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n22) + ' past the end')
+                        e10.documentation = str(b[p:q23], 'utf-8')
+                        p = q23
+                    e10.is_default = False
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e3.configs = xs9
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.unknown_tagged_fields = None
@@ -937,371 +955,325 @@ def _w_DescribeConfigsResponse_2(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeConfigsResponse_DescribeConfigsResult_2(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        w += _S1.pack(e2.resource_type)
+        v4 = e2.resource_name
+        v4 = v4.encode()
+        w += _S2.pack(len(v4))
+        w += v4
+        xs5 = e2.configs
+        w += _S0.pack(len(xs5))
+        for e6 in xs5:
+            if e6.is_default != False:
+                raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
+            v7 = e6.name
+            v7 = v7.encode()
+            w += _S2.pack(len(v7))
+            w += v7
+            v8 = e6.value
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S2.pack(len(v8))
+                w += v8
+            w += _S6.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+            xs9 = e6.synonyms
+            w += _S0.pack(len(xs9))
+            for e10 in xs9:
+                v11 = e10.name
+                v11 = v11.encode()
+                w += _S2.pack(len(v11))
+                w += v11
+                v12 = e10.value
+                if v12 is None:
+                    w += b'\xff\xff'
+                else:
+                    v12 = v12.encode()
+                    w += _S2.pack(len(v12))
+                    w += v12
+                w += _S1.pack(e10.source)
+            w += _S1.pack(e6.config_type)
+            v13 = e6.documentation
+            if v13 is None:
+                w += b'\xff\xff'
+            else:
+                v13 = v13.encode()
+                w += _S2.pack(len(v13))
+                w += v13
 
 
-def _r_DescribeConfigsResponse_DescribeConfigsSynonym_1(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.source, = _S1.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeConfigsSynonym: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeConfigsSynonym: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeConfigsResponse_DescribeConfigsSynonym_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S1.pack(o.source)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsResourceResult_3(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.read_only, o.config_source, o.is_sensitive, = _S6.unpack_from(b, p)
-    p += 3
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeConfigsResponse_DescribeConfigsSynonym_1(b, p)
-            xs6.append(e7)
-        o.synonyms = xs6
-    o.config_type, = _S1.unpack_from(b, p)
-    p += 1
-    n8 = b[p]
-    p += 1
-    if n8 > 127:
-        n8, p = _uvt(b, p, n8)
-    n8 -= 1
-    if n8 < 0:
-        o.documentation = None
-    else:
-        q9 = p + n8
-        if q9 > len(b):
-            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n8) + ' past the end')
-        o.documentation = str(b[p:q9], 'utf-8')
-        p = q9
-    o.is_default = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeConfigsResourceResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeConfigsResourceResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeConfigsResponse_DescribeConfigsResourceResult_3(o, w):
-    if o.is_default != False:
-        raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S6.pack(o.read_only, o.config_source, o.is_sensitive)
-    xs3 = o.synonyms
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_DescribeConfigsResponse_DescribeConfigsSynonym_1(e4, w)
-    w += _S1.pack(o.config_type)
-    v5 = o.documentation
-    if v5 is None:
-        w.append(0)
-    else:
-        v5 = v5.encode()
-        ln = len(v5) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v5
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeConfigsResponse_DescribeConfigsResult_3(b, p):
-    o = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeConfigsResponse_DescribeConfigsResourceResult_3(b, p)
-            xs6.append(e7)
-        o.configs = xs6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeConfigsResponse_DescribeConfigsResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeConfigsResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeConfigsResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeConfigsResponse_DescribeConfigsResult_3(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    xs3 = o.configs
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_DescribeConfigsResponse_DescribeConfigsResourceResult_3(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeConfigsResponse_3(b, p):
-    o = _new(DescribeConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeConfigsResponse_DescribeConfigsResult_3(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeConfigsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeConfigsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeConfigsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeConfigsResponse_3(b, p):
+    bl = len(b)
+    o = _new(DescribeConfigsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
+                e3.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e10.value = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
+                        e10.value = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.read_only, e10.config_source, e10.is_sensitive, = _S6.unpack_from(b, p)
+                    p += 3
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n15) + ' past the end')
+                        xs16 = []
+                        for _ in range(n15):
+                            e17 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                            n18 = b[p] - 1
+                            p += 1
+                            if n18 > 126:
+                                n18, p = _uvt(b, p, n18 + 1)
+                                n18 -= 1
+                            if n18 < 0:
+                                raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
+                            else:
+                                q19 = p + n18
+                                if q19 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n18) + ' past the end')
+                                e17.name = str(b[p:q19], 'utf-8')
+                                p = q19
+                            n20 = b[p] - 1
+                            p += 1
+                            if n20 > 126:
+                                n20, p = _uvt(b, p, n20 + 1)
+                                n20 -= 1
+                            if n20 < 0:
+                                e17.value = None
+                            else:
+                                q21 = p + n20
+                                if q21 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n20) + ' past the end')
+                                e17.value = str(b[p:q21], 'utf-8')
+                                p = q21
+                            e17.source, = _S1.unpack_from(b, p)
+                            p += 1
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e17.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e17)
+                            xs16.append(e17)
+                        e10.synonyms = xs16
+                    e10.config_type, = _S1.unpack_from(b, p)
+                    p += 1
+                    n22 = b[p] - 1
+                    p += 1
+                    if n22 > 126:
+                        n22, p = _uvt(b, p, n22 + 1)
+                        n22 -= 1
+                    if n22 < 0:
+                        e10.documentation = None
+                    else:
+                        q23 = p + n22
+                        if q23 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n22) + ' past the end')
+                        e10.documentation = str(b[p:q23], 'utf-8')
+                        p = q23
+                    e10.is_default = False
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p, e10)
+                    xs9.append(e10)
+                e3.configs = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeConfigsResponse_DescribeConfigsResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeConfigsResponse_0(b, p, o)
     return o, p
 
 
@@ -1314,7 +1286,107 @@ def _w_DescribeConfigsResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeConfigsResponse_DescribeConfigsResult_3(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        w += _S1.pack(e2.resource_type)
+        v4 = e2.resource_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e2.configs
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            if e6.is_default != False:
+                raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
+            v7 = e6.name
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v7
+            v8 = e6.value
+            if v8 is None:
+                w.append(0)
+            else:
+                v8 = v8.encode()
+                ln = len(v8) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v8
+            w += _S6.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+            xs9 = e6.synonyms
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e10 in xs9:
+                v11 = e10.name
+                v11 = v11.encode()
+                ln = len(v11) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v11
+                v12 = e10.value
+                if v12 is None:
+                    w.append(0)
+                else:
+                    v12 = v12.encode()
+                    ln = len(v12) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v12
+                w += _S1.pack(e10.source)
+                if e10.unknown_tagged_fields:
+                    _wtags(w, e10.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            w += _S1.pack(e6.config_type)
+            v13 = e6.documentation
+            if v13 is None:
+                w.append(0)
+            else:
+                v13 = v13.encode()
+                ln = len(v13) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v13
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -106,55 +106,40 @@ _DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer = DescribeDeleg
 _DescribeDelegationTokenResponse_DescribedDelegationToken = DescribeDelegationTokenResponse.DescribedDelegationToken
 
 
-def _r_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(b, p):
-    o = _new(_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(o, w):
-    v1 = o.principal_type
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.principal_name
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-
-
 def _r_DescribeDelegationTokenRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeDelegationTokenRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.owners = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeDelegationTokenRequest.Owners: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(b, p)
+            e3 = _new(_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: length ' + str(n4) + ' past the end')
+                e3.principal_type = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: length ' + str(n6) + ' past the end')
+                e3.principal_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.owners = xs2
     o.unknown_tagged_fields = None
@@ -168,122 +153,116 @@ def _w_DescribeDelegationTokenRequest_0(o, w):
     else:
         w += _S0.pack(len(xs1))
         for e2 in xs1:
-            _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(e2, w)
+            v3 = e2.principal_type
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
+            v4 = e2.principal_name
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
 
 
-def _r_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(b, p):
-    o = _new(_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeDelegationTokenOwner: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeDelegationTokenOwner: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(o, w):
-    v1 = o.principal_type
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.principal_name
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeDelegationTokenRequest_1(b, p):
-    o = _new(DescribeDelegationTokenRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.owners = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeDelegationTokenRequest.Owners: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(b, p)
-            xs2.append(e3)
-        o.owners = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeDelegationTokenRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeDelegationTokenRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeDelegationTokenRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeDelegationTokenRequest_1(b, p):
+    bl = len(b)
+    o = _new(DescribeDelegationTokenRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.owners = None
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeDelegationTokenRequest.Owners: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: length ' + str(n4) + ' past the end')
+                e3.principal_type = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: length ' + str(n6) + ' past the end')
+                e3.principal_name = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(b, p, e3)
+            xs2.append(e3)
+        o.owners = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeDelegationTokenRequest_0(b, p, o)
     return o, p
 
 
@@ -298,129 +277,34 @@ def _w_DescribeDelegationTokenRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(e2, w)
+            v3 = e2.principal_type
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+            v4 = e2.principal_name
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p):
-    o = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _r_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p):
-    o = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, = _S2.unpack_from(b, p)
-    p += 24
-    n5, = _S1.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n5) + ' past the end')
-        o.token_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S0.unpack_from(b, p)
-    p += 4
-    if n7 < 0:
-        raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n7) + ' past the end')
-        o.hmac = bytes(b[p:q8])
-        p = q8
-    n9, = _S0.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p)
-            xs10.append(e11)
-        o.renewers = xs10
-    o.token_requester_principal_type = ''
-    o.token_requester_principal_name = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeDelegationTokenResponse_DescribedDelegationToken_0(o, w):
-    if o.token_requester_principal_type:
-        raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalType exists only in versions 3+')
-    if o.token_requester_principal_name:
-        raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalName exists only in versions 3+')
-    v1 = o.principal_type
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.principal_name
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-    w += _S2.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
-    v3 = o.token_id
-    v3 = v3.encode()
-    w += _S1.pack(len(v3))
-    w += v3
-    v4 = o.hmac
-    w += _S0.pack(len(v4))
-    w += v4
-    xs5 = o.renewers
-    w += _S0.pack(len(xs5))
-    for e6 in xs5:
-        _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(e6, w)
-
-
 def _r_DescribeDelegationTokenResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeDelegationTokenResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
@@ -429,11 +313,89 @@ def _r_DescribeDelegationTokenResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p)
+            e3 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n4) + ' past the end')
+                e3.principal_type = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n6) + ' past the end')
+                e3.principal_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.issue_timestamp, e3.expiry_timestamp, e3.max_timestamp, = _S2.unpack_from(b, p)
+            p += 24
+            n8, = _S1.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n8) + ' past the end')
+                e3.token_id = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S0.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n10) + ' past the end')
+                e3.hmac = bytes(b[p:q11])
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
+                    n15, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n15) + ' past the end')
+                        e14.principal_type = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n17) + ' past the end')
+                        e14.principal_name = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e3.renewers = xs13
+            e3.token_requester_principal_type = ''
+            e3.token_requester_principal_name = ''
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.tokens = xs2
     o.throttle_time_ms, = _S0.unpack_from(b, p)
@@ -447,252 +409,243 @@ def _w_DescribeDelegationTokenResponse_0(o, w):
     xs1 = o.tokens
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeDelegationTokenResponse_DescribedDelegationToken_0(e2, w)
+        if e2.token_requester_principal_type:
+            raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalType exists only in versions 3+')
+        if e2.token_requester_principal_name:
+            raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalName exists only in versions 3+')
+        v3 = e2.principal_type
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        v4 = e2.principal_name
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
+        w += _S2.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
+        v5 = e2.token_id
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
+        v6 = e2.hmac
+        w += _S0.pack(len(v6))
+        w += v6
+        xs7 = e2.renewers
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.principal_type
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            v10 = e8.principal_name
+            v10 = v10.encode()
+            w += _S1.pack(len(v10))
+            w += v10
     w += _S0.pack(o.throttle_time_ms)
 
 
-def _r_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_1(b, p):
-    o = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribedDelegationTokenRenewer: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribedDelegationTokenRenewer: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _r_DescribeDelegationTokenResponse_DescribedDelegationToken_1(b, p):
-    o = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, = _S2.unpack_from(b, p)
-    p += 24
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n5) + ' past the end')
-        o.token_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n7) + ' past the end')
-        o.hmac = bytes(b[p:q8])
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_1(b, p)
-            xs10.append(e11)
-        o.renewers = xs10
-    o.token_requester_principal_type = ''
-    o.token_requester_principal_name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribedDelegationToken: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribedDelegationToken: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeDelegationTokenResponse_DescribedDelegationToken_1(o, w):
-    if o.token_requester_principal_type:
-        raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalType exists only in versions 3+')
-    if o.token_requester_principal_name:
-        raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalName exists only in versions 3+')
-    v1 = o.principal_type
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.principal_name
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S2.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
-    v3 = o.token_id
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.hmac
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    xs5 = o.renewers
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(e6, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeDelegationTokenResponse_1(b, p):
-    o = _new(DescribeDelegationTokenResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeDelegationTokenResponse_DescribedDelegationToken_1(b, p)
-            xs2.append(e3)
-        o.tokens = xs2
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeDelegationTokenResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeDelegationTokenResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeDelegationTokenResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeDelegationTokenResponse_1(b, p):
+    bl = len(b)
+    o = _new(DescribeDelegationTokenResponse)
+    o.error_code, = _S1.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n4) + ' past the end')
+                e3.principal_type = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n6) + ' past the end')
+                e3.principal_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.issue_timestamp, e3.expiry_timestamp, e3.max_timestamp, = _S2.unpack_from(b, p)
+            p += 24
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n8) + ' past the end')
+                e3.token_id = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n10) + ' past the end')
+                e3.hmac = bytes(b[p:q11])
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n15) + ' past the end')
+                        e14.principal_type = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n17) + ' past the end')
+                        e14.principal_name = str(b[p:q18], 'utf-8')
+                        p = q18
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e14)
+                    xs13.append(e14)
+                e3.renewers = xs13
+            e3.token_requester_principal_type = ''
+            e3.token_requester_principal_name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e3)
+            xs2.append(e3)
+        o.tokens = xs2
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeDelegationTokenResponse_0(b, p, o)
     return o, p
 
 
@@ -705,7 +658,73 @@ def _w_DescribeDelegationTokenResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeDelegationTokenResponse_DescribedDelegationToken_1(e2, w)
+        if e2.token_requester_principal_type:
+            raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalType exists only in versions 3+')
+        if e2.token_requester_principal_name:
+            raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalName exists only in versions 3+')
+        v3 = e2.principal_type
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.principal_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S2.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
+        v5 = e2.token_id
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        v6 = e2.hmac
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        xs7 = e2.renewers
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            v9 = e8.principal_type
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            v10 = e8.principal_name
+            v10 = v10.encode()
+            ln = len(v10) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v10
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -713,232 +732,164 @@ def _w_DescribeDelegationTokenResponse_1(o, w):
         w.append(0)
 
 
-def _r_DescribeDelegationTokenResponse_DescribedDelegationToken_2(b, p):
-    o = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: length ' + str(n5) + ' past the end')
-        o.token_requester_principal_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: length ' + str(n7) + ' past the end')
-        o.token_requester_principal_name = str(b[p:q8], 'utf-8')
-        p = q8
-    o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, = _S2.unpack_from(b, p)
-    p += 24
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n9) + ' past the end')
-        o.token_id = str(b[p:q10], 'utf-8')
-        p = q10
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
-    else:
-        q12 = p + n11
-        if q12 > len(b):
-            raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n11) + ' past the end')
-        o.hmac = bytes(b[p:q12])
-        p = q12
-    n13 = b[p]
-    p += 1
-    if n13 > 127:
-        n13, p = _uvt(b, p, n13)
-    n13 -= 1
-    if n13 < 0:
-        raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
-    else:
-        if n13 > len(b) - p:
-            raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15, p = _r_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_1(b, p)
-            xs14.append(e15)
-        o.renewers = xs14
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribedDelegationToken: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribedDelegationToken: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeDelegationTokenResponse_DescribedDelegationToken_2(o, w):
-    v1 = o.principal_type
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.principal_name
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.token_requester_principal_type
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.token_requester_principal_name
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    w += _S2.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
-    v5 = o.token_id
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    v6 = o.hmac
-    ln = len(v6) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v6
-    xs7 = o.renewers
-    ln = len(xs7) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e8 in xs7:
-        _w_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_1(e8, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
 def _r_DescribeDelegationTokenResponse_2(b, p):
+    bl = len(b)
     o = _new(DescribeDelegationTokenResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeDelegationTokenResponse_DescribedDelegationToken_2(b, p)
+            e3 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n4) + ' past the end')
+                e3.principal_type = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n6) + ' past the end')
+                e3.principal_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: length ' + str(n8) + ' past the end')
+                e3.token_requester_principal_type = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: length ' + str(n10) + ' past the end')
+                e3.token_requester_principal_name = str(b[p:q11], 'utf-8')
+                p = q11
+            e3.issue_timestamp, e3.expiry_timestamp, e3.max_timestamp, = _S2.unpack_from(b, p)
+            p += 24
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n12) + ' past the end')
+                e3.token_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n14) + ' past the end')
+                e3.hmac = bytes(b[p:q15])
+                p = q15
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
+            else:
+                if n16 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n16) + ' past the end')
+                xs17 = []
+                for _ in range(n16):
+                    e18 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n19) + ' past the end')
+                        e18.principal_type = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n21) + ' past the end')
+                        e18.principal_name = str(b[p:q22], 'utf-8')
+                        p = q22
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e18.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e18)
+                    xs17.append(e18)
+                e3.renewers = xs17
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e3)
             xs2.append(e3)
         o.tokens = xs2
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeDelegationTokenResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeDelegationTokenResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeDelegationTokenResponse_0(b, p, o)
     return o, p
 
 
@@ -951,7 +902,85 @@ def _w_DescribeDelegationTokenResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeDelegationTokenResponse_DescribedDelegationToken_2(e2, w)
+        v3 = e2.principal_type
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.principal_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.token_requester_principal_type
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        v6 = e2.token_requester_principal_name
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        w += _S2.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
+        v7 = e2.token_id
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        v8 = e2.hmac
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        xs9 = e2.renewers
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e10 in xs9:
+            v11 = e10.principal_type
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v11
+            v12 = e10.principal_name
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            if e10.unknown_tagged_fields:
+                _wtags(w, e10.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

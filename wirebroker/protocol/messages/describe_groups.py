@@ -98,13 +98,14 @@ _DescribeGroupsResponse_DescribedGroup = DescribeGroupsResponse.DescribedGroup
 
 
 def _r_DescribeGroupsRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeGroupsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -114,7 +115,7 @@ def _r_DescribeGroupsRequest_0(b, p):
                 raise DecodeError('DescribeGroupsRequest.Groups: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DescribeGroupsRequest.Groups: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -138,13 +139,14 @@ def _w_DescribeGroupsRequest_0(o, w):
 
 
 def _r_DescribeGroupsRequest_1(b, p):
+    bl = len(b)
     o = _new(DescribeGroupsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -154,7 +156,7 @@ def _r_DescribeGroupsRequest_1(b, p):
                 raise DecodeError('DescribeGroupsRequest.Groups: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DescribeGroupsRequest.Groups: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -177,30 +179,54 @@ def _w_DescribeGroupsRequest_1(o, w):
     w += _S2.pack(o.include_authorized_operations)
 
 
-def _r_DescribeGroupsRequest_2(b, p):
-    o = _new(DescribeGroupsRequest)
-    n1 = b[p]
+def _t_DescribeGroupsRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DescribeGroupsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DescribeGroupsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeGroupsRequest_2(b, p):
+    bl = len(b)
+    o = _new(DescribeGroupsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('DescribeGroupsRequest.Groups: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DescribeGroupsRequest.Groups: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -210,25 +236,9 @@ def _r_DescribeGroupsRequest_2(b, p):
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeGroupsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeGroupsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeGroupsRequest_0(b, p, o)
     return o, p
 
 
@@ -255,186 +265,128 @@ def _w_DescribeGroupsRequest_2(o, w):
         w.append(0)
 
 
-def _r_DescribeGroupsResponse_DescribedGroupMember_0(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroupMember)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n3) + ' past the end')
-        o.client_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n5) + ' past the end')
-        o.client_host = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S0.unpack_from(b, p)
-    p += 4
-    if n7 < 0:
-        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n7) + ' past the end')
-        o.member_metadata = bytes(b[p:q8])
-        p = q8
-    n9, = _S0.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n9) + ' past the end')
-        o.member_assignment = bytes(b[p:q10])
-        p = q10
-    o.group_instance_id = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeGroupsResponse_DescribedGroupMember_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.client_id
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-    v3 = o.client_host
-    v3 = v3.encode()
-    w += _S1.pack(len(v3))
-    w += v3
-    v4 = o.member_metadata
-    w += _S0.pack(len(v4))
-    w += v4
-    v5 = o.member_assignment
-    w += _S0.pack(len(v5))
-    w += v5
-
-
-def _r_DescribeGroupsResponse_DescribedGroup_0(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroup)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n3) + ' past the end')
-        o.group_state = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n5) + ' past the end')
-        o.protocol_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
-    p += 2
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n7) + ' past the end')
-        o.protocol_data = str(b[p:q8], 'utf-8')
-        p = q8
-    n9, = _S0.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_DescribeGroupsResponse_DescribedGroupMember_0(b, p)
-            xs10.append(e11)
-        o.members = xs10
-    o.error_message = None
-    o.authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeGroupsResponse_DescribedGroup_0(o, w):
-    if o.error_message is not None:
-        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
-    if o.authorized_operations != -2147483648:
-        raise UnsupportedFieldError('DescribedGroup.AuthorizedOperations exists only in versions 3+')
-    w += _S1.pack(o.error_code)
-    v1 = o.group_id
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.group_state
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-    v3 = o.protocol_type
-    v3 = v3.encode()
-    w += _S1.pack(len(v3))
-    w += v3
-    v4 = o.protocol_data
-    v4 = v4.encode()
-    w += _S1.pack(len(v4))
-    w += v4
-    xs5 = o.members
-    w += _S0.pack(len(xs5))
-    for e6 in xs5:
-        _w_DescribeGroupsResponse_DescribedGroupMember_0(e6, w)
-
-
 def _r_DescribeGroupsResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeGroupsResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeGroupsResponse_DescribedGroup_0(b, p)
+            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
+                e3.group_state = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
+                e3.protocol_type = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
+                e3.protocol_data = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    n15, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n17) + ' past the end')
+                        e14.client_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n19 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n19) + ' past the end')
+                        e14.client_host = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n21 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n21) + ' past the end')
+                        e14.member_metadata = bytes(b[p:q22])
+                        p = q22
+                    n23, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n23 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n23) + ' past the end')
+                        e14.member_assignment = bytes(b[p:q24])
+                        p = q24
+                    e14.group_instance_id = None
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.error_message = None
+            e3.authorized_operations = -2147483648
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.groups = xs2
     o.throttle_time_ms = 0
@@ -446,10 +398,52 @@ def _w_DescribeGroupsResponse_0(o, w):
     xs1 = o.groups
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeGroupsResponse_DescribedGroup_0(e2, w)
+        if e2.error_message is not None:
+            raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
+        if e2.authorized_operations != -2147483648:
+            raise UnsupportedFieldError('DescribedGroup.AuthorizedOperations exists only in versions 3+')
+        w += _S1.pack(e2.error_code)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        v4 = e2.group_state
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
+        v5 = e2.protocol_type
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
+        v6 = e2.protocol_data
+        v6 = v6.encode()
+        w += _S1.pack(len(v6))
+        w += v6
+        xs7 = e2.members
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            v10 = e8.client_id
+            v10 = v10.encode()
+            w += _S1.pack(len(v10))
+            w += v10
+            v11 = e8.client_host
+            v11 = v11.encode()
+            w += _S1.pack(len(v11))
+            w += v11
+            v12 = e8.member_metadata
+            w += _S0.pack(len(v12))
+            w += v12
+            v13 = e8.member_assignment
+            w += _S0.pack(len(v13))
+            w += v13
 
 
 def _r_DescribeGroupsResponse_1(b, p):
+    bl = len(b)
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -458,11 +452,120 @@ def _r_DescribeGroupsResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeGroupsResponse_DescribedGroup_0(b, p)
+            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
+                e3.group_state = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
+                e3.protocol_type = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
+                e3.protocol_data = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    n15, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n17) + ' past the end')
+                        e14.client_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n19 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n19) + ' past the end')
+                        e14.client_host = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n21 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n21) + ' past the end')
+                        e14.member_metadata = bytes(b[p:q22])
+                        p = q22
+                    n23, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n23 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n23) + ' past the end')
+                        e14.member_assignment = bytes(b[p:q24])
+                        p = q24
+                    e14.group_instance_id = None
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.error_message = None
+            e3.authorized_operations = -2147483648
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.groups = xs2
     o.unknown_tagged_fields = None
@@ -474,100 +577,52 @@ def _w_DescribeGroupsResponse_1(o, w):
     xs1 = o.groups
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeGroupsResponse_DescribedGroup_0(e2, w)
-
-
-def _r_DescribeGroupsResponse_DescribedGroup_1(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroup)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n3) + ' past the end')
-        o.group_state = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n5) + ' past the end')
-        o.protocol_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
-    p += 2
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n7) + ' past the end')
-        o.protocol_data = str(b[p:q8], 'utf-8')
-        p = q8
-    n9, = _S0.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_DescribeGroupsResponse_DescribedGroupMember_0(b, p)
-            xs10.append(e11)
-        o.members = xs10
-    o.authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    o.error_message = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeGroupsResponse_DescribedGroup_1(o, w):
-    if o.error_message is not None:
-        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
-    w += _S1.pack(o.error_code)
-    v1 = o.group_id
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.group_state
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-    v3 = o.protocol_type
-    v3 = v3.encode()
-    w += _S1.pack(len(v3))
-    w += v3
-    v4 = o.protocol_data
-    v4 = v4.encode()
-    w += _S1.pack(len(v4))
-    w += v4
-    xs5 = o.members
-    w += _S0.pack(len(xs5))
-    for e6 in xs5:
-        _w_DescribeGroupsResponse_DescribedGroupMember_0(e6, w)
-    w += _S0.pack(o.authorized_operations)
+        if e2.error_message is not None:
+            raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
+        if e2.authorized_operations != -2147483648:
+            raise UnsupportedFieldError('DescribedGroup.AuthorizedOperations exists only in versions 3+')
+        w += _S1.pack(e2.error_code)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        v4 = e2.group_state
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
+        v5 = e2.protocol_type
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
+        v6 = e2.protocol_data
+        v6 = v6.encode()
+        w += _S1.pack(len(v6))
+        w += v6
+        xs7 = e2.members
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            v10 = e8.client_id
+            v10 = v10.encode()
+            w += _S1.pack(len(v10))
+            w += v10
+            v11 = e8.client_host
+            v11 = v11.encode()
+            w += _S1.pack(len(v11))
+            w += v11
+            v12 = e8.member_metadata
+            w += _S0.pack(len(v12))
+            w += v12
+            v13 = e8.member_assignment
+            w += _S0.pack(len(v13))
+            w += v13
 
 
 def _r_DescribeGroupsResponse_2(b, p):
+    bl = len(b)
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -576,11 +631,121 @@ def _r_DescribeGroupsResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeGroupsResponse_DescribedGroup_1(b, p)
+            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
+                e3.group_state = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
+                e3.protocol_type = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
+                e3.protocol_data = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    n15, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n17) + ' past the end')
+                        e14.client_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n19 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n19) + ' past the end')
+                        e14.client_host = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n21 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n21) + ' past the end')
+                        e14.member_metadata = bytes(b[p:q22])
+                        p = q22
+                    n23, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n23 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n23) + ' past the end')
+                        e14.member_assignment = bytes(b[p:q24])
+                        p = q24
+                    e14.group_instance_id = None
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            e3.error_message = None
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.groups = xs2
     o.unknown_tagged_fields = None
@@ -592,194 +757,51 @@ def _w_DescribeGroupsResponse_2(o, w):
     xs1 = o.groups
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeGroupsResponse_DescribedGroup_1(e2, w)
-
-
-def _r_DescribeGroupsResponse_DescribedGroupMember_1(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroupMember)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
-    p += 2
-    if n7 < 0:
-        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
-        p = q8
-    n9, = _S0.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n9) + ' past the end')
-        o.member_metadata = bytes(b[p:q10])
-        p = q10
-    n11, = _S0.unpack_from(b, p)
-    p += 4
-    if n11 < 0:
-        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
-    else:
-        q12 = p + n11
-        if q12 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n11) + ' past the end')
-        o.member_assignment = bytes(b[p:q12])
-        p = q12
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeGroupsResponse_DescribedGroupMember_1(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
-    v3 = o.client_id
-    v3 = v3.encode()
-    w += _S1.pack(len(v3))
-    w += v3
-    v4 = o.client_host
-    v4 = v4.encode()
-    w += _S1.pack(len(v4))
-    w += v4
-    v5 = o.member_metadata
-    w += _S0.pack(len(v5))
-    w += v5
-    v6 = o.member_assignment
-    w += _S0.pack(len(v6))
-    w += v6
-
-
-def _r_DescribeGroupsResponse_DescribedGroup_2(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroup)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n3) + ' past the end')
-        o.group_state = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n5) + ' past the end')
-        o.protocol_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
-    p += 2
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n7) + ' past the end')
-        o.protocol_data = str(b[p:q8], 'utf-8')
-        p = q8
-    n9, = _S0.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_DescribeGroupsResponse_DescribedGroupMember_1(b, p)
-            xs10.append(e11)
-        o.members = xs10
-    o.authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    o.error_message = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeGroupsResponse_DescribedGroup_2(o, w):
-    if o.error_message is not None:
-        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
-    w += _S1.pack(o.error_code)
-    v1 = o.group_id
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    v2 = o.group_state
-    v2 = v2.encode()
-    w += _S1.pack(len(v2))
-    w += v2
-    v3 = o.protocol_type
-    v3 = v3.encode()
-    w += _S1.pack(len(v3))
-    w += v3
-    v4 = o.protocol_data
-    v4 = v4.encode()
-    w += _S1.pack(len(v4))
-    w += v4
-    xs5 = o.members
-    w += _S0.pack(len(xs5))
-    for e6 in xs5:
-        _w_DescribeGroupsResponse_DescribedGroupMember_1(e6, w)
-    w += _S0.pack(o.authorized_operations)
+        if e2.error_message is not None:
+            raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
+        w += _S1.pack(e2.error_code)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        v4 = e2.group_state
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
+        v5 = e2.protocol_type
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
+        v6 = e2.protocol_data
+        v6 = v6.encode()
+        w += _S1.pack(len(v6))
+        w += v6
+        xs7 = e2.members
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            v10 = e8.client_id
+            v10 = v10.encode()
+            w += _S1.pack(len(v10))
+            w += v10
+            v11 = e8.client_host
+            v11 = v11.encode()
+            w += _S1.pack(len(v11))
+            w += v11
+            v12 = e8.member_metadata
+            w += _S0.pack(len(v12))
+            w += v12
+            v13 = e8.member_assignment
+            w += _S0.pack(len(v13))
+            w += v13
+        w += _S0.pack(e2.authorized_operations)
 
 
 def _r_DescribeGroupsResponse_3(b, p):
+    bl = len(b)
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -788,11 +810,130 @@ def _r_DescribeGroupsResponse_3(b, p):
     if n1 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeGroupsResponse_DescribedGroup_2(b, p)
+            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
+                e3.group_state = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
+                e3.protocol_type = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
+                e3.protocol_data = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    n15, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        e14.group_instance_id = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n17) + ' past the end')
+                        e14.group_instance_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n19 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
+                        e14.client_id = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n21 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
+                        e14.client_host = str(b[p:q22], 'utf-8')
+                        p = q22
+                    n23, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n23 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
+                        e14.member_metadata = bytes(b[p:q24])
+                        p = q24
+                    n25, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n25 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
+                        e14.member_assignment = bytes(b[p:q26])
+                        p = q26
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            e3.error_message = None
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.groups = xs2
     o.unknown_tagged_fields = None
@@ -804,358 +945,310 @@ def _w_DescribeGroupsResponse_3(o, w):
     xs1 = o.groups
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeGroupsResponse_DescribedGroup_2(e2, w)
+        if e2.error_message is not None:
+            raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
+        w += _S1.pack(e2.error_code)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        v4 = e2.group_state
+        v4 = v4.encode()
+        w += _S1.pack(len(v4))
+        w += v4
+        v5 = e2.protocol_type
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
+        v6 = e2.protocol_data
+        v6 = v6.encode()
+        w += _S1.pack(len(v6))
+        w += v6
+        xs7 = e2.members
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            w += _S1.pack(len(v9))
+            w += v9
+            v10 = e8.group_instance_id
+            if v10 is None:
+                w += b'\xff\xff'
+            else:
+                v10 = v10.encode()
+                w += _S1.pack(len(v10))
+                w += v10
+            v11 = e8.client_id
+            v11 = v11.encode()
+            w += _S1.pack(len(v11))
+            w += v11
+            v12 = e8.client_host
+            v12 = v12.encode()
+            w += _S1.pack(len(v12))
+            w += v12
+            v13 = e8.member_metadata
+            w += _S0.pack(len(v13))
+            w += v13
+            v14 = e8.member_assignment
+            w += _S0.pack(len(v14))
+            w += v14
+        w += _S0.pack(e2.authorized_operations)
 
 
-def _r_DescribeGroupsResponse_DescribedGroupMember_2(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroupMember)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n9) + ' past the end')
-        o.member_metadata = bytes(b[p:q10])
-        p = q10
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
-    else:
-        q12 = p + n11
-        if q12 > len(b):
-            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n11) + ' past the end')
-        o.member_assignment = bytes(b[p:q12])
-        p = q12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribedGroupMember: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribedGroupMember: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeGroupsResponse_DescribedGroupMember_2(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    v3 = o.client_id
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.client_host
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    v5 = o.member_metadata
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    v6 = o.member_assignment
-    ln = len(v6) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v6
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeGroupsResponse_DescribedGroup_3(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroup)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n3) + ' past the end')
-        o.group_state = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n5) + ' past the end')
-        o.protocol_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n7) + ' past the end')
-        o.protocol_data = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_DescribeGroupsResponse_DescribedGroupMember_2(b, p)
-            xs10.append(e11)
-        o.members = xs10
-    o.authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    o.error_message = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeGroupsResponse_DescribedGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribedGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribedGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeGroupsResponse_DescribedGroup_3(o, w):
-    if o.error_message is not None:
-        raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
-    w += _S1.pack(o.error_code)
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.group_state
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.protocol_type
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.protocol_data
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    xs5 = o.members
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        _w_DescribeGroupsResponse_DescribedGroupMember_2(e6, w)
-    w += _S0.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeGroupsResponse_4(b, p):
-    o = _new(DescribeGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeGroupsResponse_DescribedGroup_3(b, p)
-            xs2.append(e3)
-        o.groups = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeGroupsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeGroupsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeGroupsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeGroupsResponse_4(b, p):
+    bl = len(b)
+    o = _new(DescribeGroupsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
+                e3.group_state = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
+                e3.protocol_type = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
+                e3.protocol_data = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        e14.group_instance_id = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n17) + ' past the end')
+                        e14.group_instance_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
+                        e14.client_id = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
+                        e14.client_host = str(b[p:q22], 'utf-8')
+                        p = q22
+                    n23 = b[p] - 1
+                    p += 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
+                        e14.member_metadata = bytes(b[p:q24])
+                        p = q24
+                    n25 = b[p] - 1
+                    p += 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
+                        e14.member_assignment = bytes(b[p:q26])
+                        p = q26
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e14)
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            e3.error_message = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e3)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeGroupsResponse_0(b, p, o)
     return o, p
 
 
@@ -1168,177 +1261,106 @@ def _w_DescribeGroupsResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeGroupsResponse_DescribedGroup_3(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeGroupsResponse_DescribedGroup_4(b, p):
-    o = _new(_DescribeGroupsResponse_DescribedGroup)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n5) + ' past the end')
-        o.group_state = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n7) + ' past the end')
-        o.protocol_type = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n9) + ' past the end')
-        o.protocol_data = str(b[p:q10], 'utf-8')
-        p = q10
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n11 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13, p = _r_DescribeGroupsResponse_DescribedGroupMember_2(b, p)
-            xs12.append(e13)
-        o.members = xs12
-    o.authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribedGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribedGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeGroupsResponse_DescribedGroup_4(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
+        if e2.error_message is not None:
+            raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
+        w += _S1.pack(e2.error_code)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v1
-    v2 = o.group_id
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.group_state
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.protocol_type
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    v5 = o.protocol_data
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    xs6 = o.members
-    ln = len(xs6) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e7 in xs6:
-        _w_DescribeGroupsResponse_DescribedGroupMember_2(e7, w)
-    w += _S0.pack(o.authorized_operations)
+        w += v3
+        v4 = e2.group_state
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.protocol_type
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        v6 = e2.protocol_data
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        xs7 = e2.members
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            v10 = e8.group_instance_id
+            if v10 is None:
+                w.append(0)
+            else:
+                v10 = v10.encode()
+                ln = len(v10) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v10
+            v11 = e8.client_id
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v11
+            v12 = e8.client_host
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            v13 = e8.member_metadata
+            ln = len(v13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v13
+            v14 = e8.member_assignment
+            ln = len(v14) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v14
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e2.authorized_operations)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1346,45 +1368,202 @@ def _w_DescribeGroupsResponse_DescribedGroup_4(o, w):
 
 
 def _r_DescribeGroupsResponse_5(b, p):
+    bl = len(b)
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeGroupsResponse_DescribedGroup_4(b, p)
+            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e3.group_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e3.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
+                e3.protocol_type = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
+                e3.protocol_data = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n14 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
+                        e16.member_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        e16.group_instance_id = None
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n19) + ' past the end')
+                        e16.group_instance_id = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n21) + ' past the end')
+                        e16.client_id = str(b[p:q22], 'utf-8')
+                        p = q22
+                    n23 = b[p] - 1
+                    p += 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n23) + ' past the end')
+                        e16.client_host = str(b[p:q24], 'utf-8')
+                        p = q24
+                    n25 = b[p] - 1
+                    p += 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n25) + ' past the end')
+                        e16.member_metadata = bytes(b[p:q26])
+                        p = q26
+                    n27 = b[p] - 1
+                    p += 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n27) + ' past the end')
+                        e16.member_assignment = bytes(b[p:q28])
+                        p = q28
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e16.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e16)
+                    xs15.append(e16)
+                e3.members = xs15
+            e3.authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeGroupsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeGroupsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeGroupsResponse_0(b, p, o)
     return o, p
 
 
@@ -1397,7 +1576,115 @@ def _w_DescribeGroupsResponse_5(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeGroupsResponse_DescribedGroup_4(e2, w)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        v4 = e2.group_id
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.group_state
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        v6 = e2.protocol_type
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        v7 = e2.protocol_data
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        xs8 = e2.members
+        ln = len(xs8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e9 in xs8:
+            v10 = e9.member_id
+            v10 = v10.encode()
+            ln = len(v10) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v10
+            v11 = e9.group_instance_id
+            if v11 is None:
+                w.append(0)
+            else:
+                v11 = v11.encode()
+                ln = len(v11) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v11
+            v12 = e9.client_id
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            v13 = e9.client_host
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v13
+            v14 = e9.member_metadata
+            ln = len(v14) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v14
+            v15 = e9.member_assignment
+            ln = len(v15) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v15
+            if e9.unknown_tagged_fields:
+                _wtags(w, e9.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e2.authorized_operations)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -119,56 +119,39 @@ _DescribeLogDirsResponse_DescribeLogDirsTopic = DescribeLogDirsResponse.Describe
 _DescribeLogDirsResponse_DescribeLogDirsResult = DescribeLogDirsResponse.DescribeLogDirsResult
 
 
-def _r_DescribeLogDirsRequest_DescribableLogDirTopic_0(b, p):
-    o = _new(_DescribeLogDirsRequest_DescribableLogDirTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribableLogDirTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribableLogDirTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DescribableLogDirTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeLogDirsRequest_DescribableLogDirTopic_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
 def _r_DescribeLogDirsRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeLogDirsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeLogDirsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeLogDirsRequest_DescribableLogDirTopic_0(b, p)
+            e3 = _new(_DescribeLogDirsRequest_DescribableLogDirTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribableLogDirTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribableLogDirTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('DescribableLogDirTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -182,123 +165,117 @@ def _w_DescribeLogDirsRequest_0(o, w):
     else:
         w += _S0.pack(len(xs1))
         for e2 in xs1:
-            _w_DescribeLogDirsRequest_DescribableLogDirTopic_0(e2, w)
+            v3 = e2.topic
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
+            xs4 = e2.partitions
+            w += _S0.pack(len(xs4))
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
 
 
-def _r_DescribeLogDirsRequest_DescribableLogDirTopic_1(b, p):
-    o = _new(_DescribeLogDirsRequest_DescribableLogDirTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribableLogDirTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribableLogDirTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribableLogDirTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeLogDirsRequest_DescribableLogDirTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribableLogDirTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribableLogDirTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeLogDirsRequest_DescribableLogDirTopic_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeLogDirsRequest_1(b, p):
-    o = _new(DescribeLogDirsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeLogDirsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeLogDirsRequest_DescribableLogDirTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeLogDirsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeLogDirsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeLogDirsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeLogDirsRequest_1(b, p):
+    bl = len(b)
+    o = _new(DescribeLogDirsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.topics = None
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeLogDirsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeLogDirsRequest_DescribableLogDirTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribableLogDirTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribableLogDirTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribableLogDirTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeLogDirsRequest_DescribableLogDirTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeLogDirsRequest_0(b, p, o)
     return o, p
 
 
@@ -313,110 +290,36 @@ def _w_DescribeLogDirsRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_DescribeLogDirsRequest_DescribableLogDirTopic_1(e2, w)
+            v3 = e2.topic
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+            xs4 = e2.partitions
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-    o.partition_index, o.partition_size, o.offset_lag, o.is_future_key, = _S2.unpack_from(b, p)
-    p += 21
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeLogDirsResponse_DescribeLogDirsPartition_0(o, w):
-    w += _S2.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
-
-
-def _r_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeLogDirsResponse_DescribeLogDirsTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_DescribeLogDirsResponse_DescribeLogDirsPartition_0(e3, w)
-
-
-def _r_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n1) + ' past the end')
-        o.log_dir = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.total_bytes = -1
-    o.usable_bytes = -1
-    o.is_cordoned = False
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_DescribeLogDirsResponse_DescribeLogDirsResult_0(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.log_dir
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.topics
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_DescribeLogDirsResponse_DescribeLogDirsTopic_0(e3, w)
-
-
 def _r_DescribeLogDirsResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -425,11 +328,65 @@ def _r_DescribeLogDirsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p)
+            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
+                e3.log_dir = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+                    n9, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                            p += 21
+                            e13.unknown_tagged_fields = None
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.total_bytes = -1
+            e3.usable_bytes = -1
+            e3.is_cordoned = False
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.results = xs2
     o.error_code = 0
@@ -442,246 +399,220 @@ def _w_DescribeLogDirsResponse_0(o, w):
     xs1 = o.results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_DescribeLogDirsResponse_DescribeLogDirsResult_0(e2, w)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.log_dir
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.topics
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            w += _S1.pack(len(v6))
+            w += v6
+            xs7 = e5.partitions
+            w += _S0.pack(len(xs7))
+            for e8 in xs7:
+                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
 
 
-def _r_DescribeLogDirsResponse_DescribeLogDirsPartition_1(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-    o.partition_index, o.partition_size, o.offset_lag, o.is_future_key, = _S2.unpack_from(b, p)
-    p += 21
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeLogDirsPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeLogDirsPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeLogDirsResponse_DescribeLogDirsPartition_1(o, w):
-    w += _S2.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeLogDirsResponse_DescribeLogDirsTopic_1(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsPartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeLogDirsTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeLogDirsTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeLogDirsResponse_DescribeLogDirsPartition_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeLogDirsResponse_DescribeLogDirsResult_1(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n1) + ' past the end')
-        o.log_dir = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsTopic_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.total_bytes = -1
-    o.usable_bytes = -1
-    o.is_cordoned = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeLogDirsResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeLogDirsResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeLogDirsResponse_DescribeLogDirsResult_1(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.log_dir
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeLogDirsResponse_1(b, p):
-    o = _new(DescribeLogDirsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_1(b, p)
-            xs2.append(e3)
-        o.results = xs2
-    o.error_code = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeLogDirsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeLogDirsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeLogDirsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeLogDirsResponse_1(b, p):
+    bl = len(b)
+    o = _new(DescribeLogDirsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
+                e3.log_dir = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                            p += 21
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.total_bytes = -1
+            e3.usable_bytes = -1
+            e3.is_cordoned = False
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
+            xs2.append(e3)
+        o.results = xs2
+    o.error_code = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeLogDirsResponse_0(b, p, o)
     return o, p
 
 
@@ -694,7 +625,50 @@ def _w_DescribeLogDirsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeLogDirsResponse_DescribeLogDirsResult_1(e2, w)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.log_dir
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -702,45 +676,108 @@ def _w_DescribeLogDirsResponse_1(o, w):
 
 
 def _r_DescribeLogDirsResponse_2(b, p):
+    bl = len(b)
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_1(b, p)
+            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
+                e3.log_dir = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                            p += 21
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.total_bytes = -1
+            e3.usable_bytes = -1
+            e3.is_cordoned = False
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
             xs2.append(e3)
         o.results = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeLogDirsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeLogDirsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeLogDirsResponse_0(b, p, o)
     return o, p
 
 
@@ -753,91 +790,50 @@ def _w_DescribeLogDirsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeLogDirsResponse_DescribeLogDirsResult_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeLogDirsResponse_DescribeLogDirsResult_2(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n1) + ' past the end')
-        o.log_dir = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsTopic_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.total_bytes, o.usable_bytes, = _S4.unpack_from(b, p)
-    p += 16
-    o.is_cordoned = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeLogDirsResult: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeLogDirsResult: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeLogDirsResponse_DescribeLogDirsResult_2(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.log_dir
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(e3, w)
-    w += _S4.pack(o.total_bytes, o.usable_bytes)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.log_dir
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -845,45 +841,108 @@ def _w_DescribeLogDirsResponse_DescribeLogDirsResult_2(o, w):
 
 
 def _r_DescribeLogDirsResponse_3(b, p):
+    bl = len(b)
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_2(b, p)
+            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
+                e3.log_dir = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                            p += 21
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.total_bytes, e3.usable_bytes, = _S4.unpack_from(b, p)
+            p += 16
+            e3.is_cordoned = False
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
             xs2.append(e3)
         o.results = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeLogDirsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeLogDirsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeLogDirsResponse_0(b, p, o)
     return o, p
 
 
@@ -896,90 +955,51 @@ def _w_DescribeLogDirsResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeLogDirsResponse_DescribeLogDirsResult_2(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeLogDirsResponse_DescribeLogDirsResult_3(b, p):
-    o = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n1) + ' past the end')
-        o.log_dir = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeLogDirsResponse_DescribeLogDirsTopic_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.total_bytes, o.usable_bytes, o.is_cordoned, = _S5.unpack_from(b, p)
-    p += 17
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeLogDirsResult: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeLogDirsResult: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeLogDirsResponse_DescribeLogDirsResult_3(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.log_dir
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeLogDirsResponse_DescribeLogDirsTopic_1(e3, w)
-    w += _S5.pack(o.total_bytes, o.usable_bytes, o.is_cordoned)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.log_dir
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S4.pack(e2.total_bytes, e2.usable_bytes)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -987,45 +1007,107 @@ def _w_DescribeLogDirsResponse_DescribeLogDirsResult_3(o, w):
 
 
 def _r_DescribeLogDirsResponse_4(b, p):
+    bl = len(b)
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeLogDirsResponse_DescribeLogDirsResult_3(b, p)
+            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
+                e3.log_dir = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                            p += 21
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.total_bytes, e3.usable_bytes, e3.is_cordoned, = _S5.unpack_from(b, p)
+            p += 17
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
             xs2.append(e3)
         o.results = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeLogDirsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeLogDirsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeLogDirsResponse_0(b, p, o)
     return o, p
 
 
@@ -1038,7 +1120,51 @@ def _w_DescribeLogDirsResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeLogDirsResponse_DescribeLogDirsResult_3(e2, w)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.log_dir
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S5.pack(e2.total_bytes, e2.usable_bytes, e2.is_cordoned)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -115,120 +115,105 @@ _DescribeProducersResponse_PartitionResponse = DescribeProducersResponse.Partiti
 _DescribeProducersResponse_TopicResponse = DescribeProducersResponse.TopicResponse
 
 
-def _r_DescribeProducersRequest_TopicRequest_0(b, p):
-    o = _new(_DescribeProducersRequest_TopicRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicRequest.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicRequest.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicRequest.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicRequest.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeProducersRequest_TopicRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeProducersRequest_TopicRequest_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_indexes
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeProducersRequest_0(b, p):
-    o = _new(DescribeProducersRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeProducersRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeProducersRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeProducersRequest_TopicRequest_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeProducersRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeProducersRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeProducersRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeProducersRequest_0(b, p):
+    bl = len(b)
+    o = _new(DescribeProducersRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeProducersRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeProducersRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeProducersRequest_TopicRequest)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicRequest.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicRequest.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicRequest.PartitionIndexes: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicRequest.PartitionIndexes: count ' + str(n6) + ' past the end')
+                e3.partition_indexes = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeProducersRequest_TopicRequest_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeProducersRequest_0(b, p, o)
     return o, p
 
 
@@ -240,249 +225,226 @@ def _w_DescribeProducersRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeProducersRequest_TopicRequest_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_indexes
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeProducersResponse_ProducerState_0(b, p):
-    o = _new(_DescribeProducersResponse_ProducerState)
-    o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset, = _S2.unpack_from(b, p)
-    p += 36
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeProducersResponse_ProducerState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ProducerState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ProducerState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeProducersResponse_ProducerState_0(o, w):
-    w += _S2.pack(o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeProducersResponse_PartitionResponse_0(b, p):
-    o = _new(_DescribeProducersResponse_PartitionResponse)
-    o.partition_index, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('PartitionResponse.ActiveProducers: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeProducersResponse_ProducerState_0(b, p)
-            xs4.append(e5)
-        o.active_producers = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeProducersResponse_PartitionResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeProducersResponse_PartitionResponse_0(o, w):
-    w += _S1.pack(o.partition_index, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    xs2 = o.active_producers
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeProducersResponse_ProducerState_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeProducersResponse_TopicResponse_0(b, p):
-    o = _new(_DescribeProducersResponse_TopicResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeProducersResponse_PartitionResponse_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeProducersResponse_TopicResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeProducersResponse_TopicResponse_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeProducersResponse_PartitionResponse_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeProducersResponse_0(b, p):
-    o = _new(DescribeProducersResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeProducersResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeProducersResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeProducersResponse_TopicResponse_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeProducersResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeProducersResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeProducersResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeProducersResponse_0(b, p):
+    bl = len(b)
+    o = _new(DescribeProducersResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeProducersResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeProducersResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeProducersResponse_TopicResponse)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeProducersResponse_PartitionResponse)
+                    e8.partition_index, e8.error_code, = _S1.unpack_from(b, p)
+                    p += 6
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResponse.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('PartitionResponse.ActiveProducers: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeProducersResponse_ProducerState)
+                            e13.producer_id, e13.producer_epoch, e13.last_sequence, e13.last_timestamp, e13.coordinator_epoch, e13.current_txn_start_offset, = _S2.unpack_from(b, p)
+                            p += 36
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeProducersResponse_ProducerState_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.active_producers = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeProducersResponse_PartitionResponse_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeProducersResponse_TopicResponse_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeProducersResponse_0(b, p, o)
     return o, p
 
 
@@ -495,7 +457,53 @@ def _w_DescribeProducersResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeProducersResponse_TopicResponse_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S1.pack(e5.partition_index, e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            xs7 = e5.active_producers
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.producer_id, e8.producer_epoch, e8.last_sequence, e8.last_timestamp, e8.coordinator_epoch, e8.current_txn_start_offset)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -158,157 +158,138 @@ _DescribeQuorumResponse_Listener = DescribeQuorumResponse.Listener
 _DescribeQuorumResponse_Node = DescribeQuorumResponse.Node
 
 
-def _r_DescribeQuorumRequest_PartitionData_0(b, p):
-    o = _new(_DescribeQuorumRequest_PartitionData)
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeQuorumRequest_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeQuorumRequest_PartitionData_0(o, w):
-    w += _S0.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumRequest_TopicData_0(b, p):
-    o = _new(_DescribeQuorumRequest_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeQuorumRequest_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeQuorumRequest_TopicData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeQuorumRequest_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeQuorumRequest_PartitionData_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumRequest_0(b, p):
-    o = _new(DescribeQuorumRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeQuorumRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeQuorumRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeQuorumRequest_TopicData_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeQuorumRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeQuorumRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeQuorumRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeQuorumRequest_0(b, p):
+    bl = len(b)
+    o = _new(DescribeQuorumRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeQuorumRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeQuorumRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeQuorumRequest_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeQuorumRequest_PartitionData)
+                    e8.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeQuorumRequest_0(b, p, o)
     return o, p
 
 
@@ -320,256 +301,200 @@ def _w_DescribeQuorumRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeQuorumRequest_TopicData_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeQuorumResponse_ReplicaState_0(b, p):
-    o = _new(_DescribeQuorumResponse_ReplicaState)
-    o.replica_id, o.log_end_offset, = _S3.unpack_from(b, p)
-    p += 12
-    o.replica_directory_id = UUID_ZERO
-    o.last_fetch_timestamp = -1
-    o.last_caught_up_timestamp = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeQuorumResponse_ReplicaState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReplicaState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReplicaState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeQuorumResponse_ReplicaState_0(o, w):
-    if o.replica_directory_id != UUID_ZERO:
-        raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
-    w += _S3.pack(o.replica_id, o.log_end_offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_PartitionData_0(b, p):
-    o = _new(_DescribeQuorumResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark, = _S2.unpack_from(b, p)
-    p += 22
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeQuorumResponse_ReplicaState_0(b, p)
-            xs2.append(e3)
-        o.current_voters = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('PartitionData.Observers: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('PartitionData.Observers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_DescribeQuorumResponse_ReplicaState_0(b, p)
-            xs5.append(e6)
-        o.observers = xs5
-    o.error_message = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeQuorumResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_PartitionData_0(o, w):
-    w += _S2.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark)
-    xs1 = o.current_voters
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_DescribeQuorumResponse_ReplicaState_0(e2, w)
-    xs3 = o.observers
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_DescribeQuorumResponse_ReplicaState_0(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_TopicData_0(b, p):
-    o = _new(_DescribeQuorumResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeQuorumResponse_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeQuorumResponse_PartitionData_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_0(b, p):
-    o = _new(DescribeQuorumResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeQuorumResponse_TopicData_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.error_message = ''
-    o.nodes = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeQuorumResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeQuorumResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeQuorumResponse_0(b, p):
+    bl = len(b)
+    o = _new(DescribeQuorumResponse)
+    o.error_code, = _S1.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeQuorumResponse_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeQuorumResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, e8.high_watermark, = _S2.unpack_from(b, p)
+                    p += 22
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e11.replica_id, e11.log_end_offset, = _S3.unpack_from(b, p)
+                            p += 12
+                            e11.replica_directory_id = UUID_ZERO
+                            e11.last_fetch_timestamp = -1
+                            e11.last_caught_up_timestamp = -1
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e11.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e11)
+                            xs10.append(e11)
+                        e8.current_voters = xs10
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('PartitionData.Observers: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e14.replica_id, e14.log_end_offset, = _S3.unpack_from(b, p)
+                            p += 12
+                            e14.replica_directory_id = UUID_ZERO
+                            e14.last_fetch_timestamp = -1
+                            e14.last_caught_up_timestamp = -1
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e14.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
+                            xs13.append(e14)
+                        e8.observers = xs13
+                    e8.error_message = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.error_message = ''
+    o.nodes = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeQuorumResponse_0(b, p, o)
     return o, p
 
 
@@ -584,206 +509,58 @@ def _w_DescribeQuorumResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeQuorumResponse_TopicData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_ReplicaState_1(b, p):
-    o = _new(_DescribeQuorumResponse_ReplicaState)
-    o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp, = _S4.unpack_from(b, p)
-    p += 28
-    o.replica_directory_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ReplicaState: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ReplicaState: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_ReplicaState_1(o, w):
-    if o.replica_directory_id != UUID_ZERO:
-        raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
-    w += _S4.pack(o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_PartitionData_1(b, p):
-    o = _new(_DescribeQuorumResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark, = _S2.unpack_from(b, p)
-    p += 22
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeQuorumResponse_ReplicaState_1(b, p)
-            xs2.append(e3)
-        o.current_voters = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('PartitionData.Observers: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('PartitionData.Observers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_DescribeQuorumResponse_ReplicaState_1(b, p)
-            xs5.append(e6)
-        o.observers = xs5
-    o.error_message = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_PartitionData_1(o, w):
-    w += _S2.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark)
-    xs1 = o.current_voters
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_DescribeQuorumResponse_ReplicaState_1(e2, w)
-    xs3 = o.observers
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_DescribeQuorumResponse_ReplicaState_1(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_TopicData_1(b, p):
-    o = _new(_DescribeQuorumResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeQuorumResponse_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_TopicData_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeQuorumResponse_PartitionData_1(e3, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S2.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.high_watermark)
+            xs6 = e5.current_voters
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e7 in xs6:
+                if e7.replica_directory_id != UUID_ZERO:
+                    raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
+                w += _S3.pack(e7.replica_id, e7.log_end_offset)
+                if e7.unknown_tagged_fields:
+                    _wtags(w, e7.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs8 = e5.observers
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e9 in xs8:
+                if e9.replica_directory_id != UUID_ZERO:
+                    raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
+                w += _S3.pack(e9.replica_id, e9.log_end_offset)
+                if e9.unknown_tagged_fields:
+                    _wtags(w, e9.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -791,47 +568,119 @@ def _w_DescribeQuorumResponse_TopicData_1(o, w):
 
 
 def _r_DescribeQuorumResponse_1(b, p):
+    bl = len(b)
     o = _new(DescribeQuorumResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeQuorumResponse_TopicData_1(b, p)
+            e3 = _new(_DescribeQuorumResponse_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeQuorumResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, e8.high_watermark, = _S2.unpack_from(b, p)
+                    p += 22
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e11.replica_id, e11.log_end_offset, e11.last_fetch_timestamp, e11.last_caught_up_timestamp, = _S4.unpack_from(b, p)
+                            p += 28
+                            e11.replica_directory_id = UUID_ZERO
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e11.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e11)
+                            xs10.append(e11)
+                        e8.current_voters = xs10
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('PartitionData.Observers: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e14.replica_id, e14.log_end_offset, e14.last_fetch_timestamp, e14.last_caught_up_timestamp, = _S4.unpack_from(b, p)
+                            p += 28
+                            e14.replica_directory_id = UUID_ZERO
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e14.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
+                            xs13.append(e14)
+                        e8.observers = xs13
+                    e8.error_message = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.error_message = ''
     o.nodes = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeQuorumResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeQuorumResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeQuorumResponse_0(b, p, o)
     return o, p
 
 
@@ -846,440 +695,317 @@ def _w_DescribeQuorumResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeQuorumResponse_TopicData_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_ReplicaState_2(b, p):
-    o = _new(_DescribeQuorumResponse_ReplicaState)
-    o.replica_id, o.replica_directory_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp, = _S7.unpack_from(b, p)
-    p += 44
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ReplicaState: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ReplicaState: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_ReplicaState_2(o, w):
-    w += _S7.pack(o.replica_id, o.replica_directory_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_PartitionData_2(b, p):
-    o = _new(_DescribeQuorumResponse_PartitionData)
-    o.partition_index, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.leader_id, o.leader_epoch, o.high_watermark, = _S6.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeQuorumResponse_ReplicaState_2(b, p)
-            xs4.append(e5)
-        o.current_voters = xs4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('PartitionData.Observers: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('PartitionData.Observers: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_DescribeQuorumResponse_ReplicaState_2(b, p)
-            xs7.append(e8)
-        o.observers = xs7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_PartitionData_2(o, w):
-    w += _S5.pack(o.partition_index, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v1
-    w += _S6.pack(o.leader_id, o.leader_epoch, o.high_watermark)
-    xs2 = o.current_voters
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeQuorumResponse_ReplicaState_2(e3, w)
-    xs4 = o.observers
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_DescribeQuorumResponse_ReplicaState_2(e5, w)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S2.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.high_watermark)
+            xs6 = e5.current_voters
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e7 in xs6:
+                if e7.replica_directory_id != UUID_ZERO:
+                    raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
+                w += _S4.pack(e7.replica_id, e7.log_end_offset, e7.last_fetch_timestamp, e7.last_caught_up_timestamp)
+                if e7.unknown_tagged_fields:
+                    _wtags(w, e7.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs8 = e5.observers
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e9 in xs8:
+                if e9.replica_directory_id != UUID_ZERO:
+                    raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
+                w += _S4.pack(e9.replica_id, e9.log_end_offset, e9.last_fetch_timestamp, e9.last_caught_up_timestamp)
+                if e9.unknown_tagged_fields:
+                    _wtags(w, e9.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeQuorumResponse_TopicData_2(b, p):
-    o = _new(_DescribeQuorumResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeQuorumResponse_PartitionData_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeQuorumResponse_Listener_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_TopicData_2(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeQuorumResponse_PartitionData_2(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_Listener_0(b, p):
-    o = _new(_DescribeQuorumResponse_Listener)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Listener.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Listener.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Listener.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Listener.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S8.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Listener: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Listener: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeQuorumResponse_Listener_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S8.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeQuorumResponse_Node_0(b, p):
-    o = _new(_DescribeQuorumResponse_Node)
-    o.node_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Node.Listeners: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Node.Listeners: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeQuorumResponse_Listener_0(b, p)
-            xs2.append(e3)
-        o.listeners = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeQuorumResponse_Node_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Node: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Node: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeQuorumResponse_Node_0(o, w):
-    w += _S0.pack(o.node_id)
-    xs1 = o.listeners
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_DescribeQuorumResponse_Listener_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_DescribeQuorumResponse_2(b, p):
+    bl = len(b)
     o = _new(DescribeQuorumResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('DescribeQuorumResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_DescribeQuorumResponse_TopicData_2(b, p)
+            e5 = _new(_DescribeQuorumResponse_TopicData)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeQuorumResponse_PartitionData)
+                    e10.partition_index, e10.error_code, = _S5.unpack_from(b, p)
+                    p += 6
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e10.error_message = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e10.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e10.leader_id, e10.leader_epoch, e10.high_watermark, = _S6.unpack_from(b, p)
+                    p += 16
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
+                    else:
+                        if n13 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e15.replica_id, e15.replica_directory_id, e15.log_end_offset, e15.last_fetch_timestamp, e15.last_caught_up_timestamp, = _S7.unpack_from(b, p)
+                            p += 44
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e15.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e15)
+                            xs14.append(e15)
+                        e10.current_voters = xs14
+                    n16 = b[p] - 1
+                    p += 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        raise DecodeError('PartitionData.Observers: null where not nullable')
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n16) + ' past the end')
+                        xs17 = []
+                        for _ in range(n16):
+                            e18 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e18.replica_id, e18.replica_directory_id, e18.log_end_offset, e18.last_fetch_timestamp, e18.last_caught_up_timestamp, = _S7.unpack_from(b, p)
+                            p += 44
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e18.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e18)
+                            xs17.append(e18)
+                        e10.observers = xs17
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e5)
             xs4.append(e5)
         o.topics = xs4
-    n6 = b[p]
+    n19 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n19 > 126:
+        n19, p = _uvt(b, p, n19 + 1)
+        n19 -= 1
+    if n19 < 0:
         raise DecodeError('DescribeQuorumResponse.Nodes: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_DescribeQuorumResponse_Node_0(b, p)
-            xs7.append(e8)
-        o.nodes = xs7
+        if n19 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_DescribeQuorumResponse_Node)
+            e21.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n22 = b[p] - 1
+            p += 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('Node.Listeners: null where not nullable')
+            else:
+                if n22 > bl - p:
+                    raise DecodeError('Node.Listeners: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_DescribeQuorumResponse_Listener)
+                    n25 = b[p] - 1
+                    p += 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
+                        raise DecodeError('Listener.Name: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('Listener.Name: length ' + str(n25) + ' past the end')
+                        e24.name = str(b[p:q26], 'utf-8')
+                        p = q26
+                    n27 = b[p] - 1
+                    p += 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        raise DecodeError('Listener.Host: null where not nullable')
+                    else:
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('Listener.Host: length ' + str(n27) + ' past the end')
+                        e24.host = str(b[p:q28], 'utf-8')
+                        p = q28
+                    e24.port, = _S8.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e24.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeQuorumResponse_Listener_0(b, p, e24)
+                    xs23.append(e24)
+                e21.listeners = xs23
+            if b[p] == 0:  # no tagged fields, the common case
+                e21.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeQuorumResponse_Node_0(b, p, e21)
+            xs20.append(e21)
+        o.nodes = xs20
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeQuorumResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeQuorumResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeQuorumResponse_0(b, p, o)
     return o, p
 
 
@@ -1303,15 +1029,106 @@ def _w_DescribeQuorumResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_DescribeQuorumResponse_TopicData_2(e3, w)
-    xs4 = o.nodes
-    ln = len(xs4) + 1
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S5.pack(e6.partition_index, e6.error_code)
+            v7 = e6.error_message
+            if v7 is None:
+                w.append(0)
+            else:
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+            w += _S6.pack(e6.leader_id, e6.leader_epoch, e6.high_watermark)
+            xs8 = e6.current_voters
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e9 in xs8:
+                w += _S7.pack(e9.replica_id, e9.replica_directory_id, e9.log_end_offset, e9.last_fetch_timestamp, e9.last_caught_up_timestamp)
+                if e9.unknown_tagged_fields:
+                    _wtags(w, e9.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs10 = e6.observers
+            ln = len(xs10) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e11 in xs10:
+                w += _S7.pack(e11.replica_id, e11.replica_directory_id, e11.log_end_offset, e11.last_fetch_timestamp, e11.last_caught_up_timestamp)
+                if e11.unknown_tagged_fields:
+                    _wtags(w, e11.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs12 = o.nodes
+    ln = len(xs12) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_DescribeQuorumResponse_Node_0(e5, w)
+    for e13 in xs12:
+        w += _S0.pack(e13.node_id)
+        xs14 = e13.listeners
+        ln = len(xs14) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e15 in xs14:
+            v16 = e15.name
+            v16 = v16.encode()
+            ln = len(v16) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v16
+            v17 = e15.host
+            v17 = v17.encode()
+            ln = len(v17) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v17
+            w += _S8.pack(e15.port)
+            if e15.unknown_tagged_fields:
+                _wtags(w, e15.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e13.unknown_tagged_fields:
+            _wtags(w, e13.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -129,200 +129,161 @@ _DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic = Desc
 _DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup
 
 
-def _r_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p):
-    o = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeShareGroupOffsetsRequestTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeShareGroupOffsetsRequestTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(b, p):
-    o = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.topics = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsRequestGroup.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeShareGroupOffsetsRequestGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeShareGroupOffsetsRequestGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    if xs2 is None:
-        w.append(0)
-    else:
-        ln = len(xs2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e3 in xs2:
-            _w_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsRequest_0(b, p):
-    o = _new(DescribeShareGroupOffsetsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(b, p)
-            xs2.append(e3)
-        o.groups = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeShareGroupOffsetsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeShareGroupOffsetsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeShareGroupOffsetsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeShareGroupOffsetsRequest_0(b, p):
+    bl = len(b)
+    o = _new(DescribeShareGroupOffsetsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.topics = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsRequestGroup.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: length ' + str(n9) + ' past the end')
+                        e8.topic_name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: count ' + str(n11) + ' past the end')
+                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(b, p, e3)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeShareGroupOffsetsRequest_0(b, p, o)
     return o, p
 
 
@@ -334,298 +295,277 @@ def _w_DescribeShareGroupOffsetsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        if xs4 is None:
+            w.append(0)
+        else:
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e5 in xs4:
+                v6 = e5.topic_name
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+                xs7 = e5.partitions
+                ln = len(xs7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs7) < 64:
+                    w += _ARRAY_i[len(xs7)].pack(*xs7)
+                else:
+                    w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+                if e5.unknown_tagged_fields:
+                    _wtags(w, e5.unknown_tagged_fields)
+                else:
+                    w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p):
-    o = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-    o.partition_index, o.start_offset, o.leader_epoch, o.error_code, = _S2.unpack_from(b, p)
-    p += 18
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.lag = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeShareGroupOffsetsResponsePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeShareGroupOffsetsResponsePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(o, w):
-    w += _S2.pack(o.partition_index, o.start_offset, o.leader_epoch, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p):
-    o = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeShareGroupOffsetsResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeShareGroupOffsetsResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.topic_id)
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p):
-    o = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.error_code, = _S3.unpack_from(b, p)
-    p += 2
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        o.error_message = None
-    else:
-        q7 = p + n6
-        if q7 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n6) + ' past the end')
-        o.error_message = str(b[p:q7], 'utf-8')
-        p = q7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeShareGroupOffsetsResponseGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeShareGroupOffsetsResponseGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(e3, w)
-    w += _S3.pack(o.error_code)
-    v4 = o.error_message
-    if v4 is None:
-        w.append(0)
-    else:
-        v4 = v4.encode()
-        ln = len(v4) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v4
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsResponse_0(b, p):
-    o = _new(DescribeShareGroupOffsetsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p)
-            xs2.append(e3)
-        o.groups = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeShareGroupOffsetsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeShareGroupOffsetsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeShareGroupOffsetsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeShareGroupOffsetsResponse_0(b, p):
+    bl = len(b)
+    o = _new(DescribeShareGroupOffsetsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n9) + ' past the end')
+                        e8.topic_name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.topic_id, = _S1.unpack_from(b, p)
+                    p += 16
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                            e13.partition_index, e13.start_offset, e13.leader_epoch, e13.error_code, = _S2.unpack_from(b, p)
+                            p += 18
+                            n14 = b[p] - 1
+                            p += 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                e13.error_message = None
+                            else:
+                                q15 = p + n14
+                                if q15 > bl:
+                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n14) + ' past the end')
+                                e13.error_message = str(b[p:q15], 'utf-8')
+                                p = q15
+                            e13.lag = -1
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.error_code, = _S3.unpack_from(b, p)
+            p += 2
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                e3.error_message = None
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n16) + ' past the end')
+                e3.error_message = str(b[p:q17], 'utf-8')
+                p = q17
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e3)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeShareGroupOffsetsResponse_0(b, p, o)
     return o, p
 
 
@@ -638,251 +578,73 @@ def _w_DescribeShareGroupOffsetsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_1(b, p):
-    o = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-    o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code, = _S4.unpack_from(b, p)
-    p += 26
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeShareGroupOffsetsResponsePartition: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponsePartition: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_1(o, w):
-    w += _S4.pack(o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_1(b, p):
-    o = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeShareGroupOffsetsResponseTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.topic_id)
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_1(b, p):
-    o = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.error_code, = _S3.unpack_from(b, p)
-    p += 2
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        o.error_message = None
-    else:
-        q7 = p + n6
-        if q7 > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n6) + ' past the end')
-        o.error_message = str(b[p:q7], 'utf-8')
-        p = q7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeShareGroupOffsetsResponseGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponseGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_1(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_1(e3, w)
-    w += _S3.pack(o.error_code)
-    v4 = o.error_message
-    if v4 is None:
-        w.append(0)
-    else:
-        v4 = v4.encode()
-        ln = len(v4) + 1
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v4
+        for e5 in xs4:
+            v6 = e5.topic_name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            w += _S1.pack(e5.topic_id)
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.partition_index, e8.start_offset, e8.leader_epoch, e8.error_code)
+                v9 = e8.error_message
+                if v9 is None:
+                    w.append(0)
+                else:
+                    v9 = v9.encode()
+                    ln = len(v9) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v9
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S3.pack(e2.error_code)
+        v10 = e2.error_message
+        if v10 is None:
+            w.append(0)
+        else:
+            v10 = v10.encode()
+            ln = len(v10) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v10
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -890,45 +652,133 @@ def _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_
 
 
 def _r_DescribeShareGroupOffsetsResponse_1(b, p):
+    bl = len(b)
     o = _new(DescribeShareGroupOffsetsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_1(b, p)
+            e3 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n9) + ' past the end')
+                        e8.topic_name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.topic_id, = _S1.unpack_from(b, p)
+                    p += 16
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                            e13.partition_index, e13.start_offset, e13.leader_epoch, e13.lag, e13.error_code, = _S4.unpack_from(b, p)
+                            p += 26
+                            n14 = b[p] - 1
+                            p += 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                e13.error_message = None
+                            else:
+                                q15 = p + n14
+                                if q15 > bl:
+                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n14) + ' past the end')
+                                e13.error_message = str(b[p:q15], 'utf-8')
+                                p = q15
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.error_code, = _S3.unpack_from(b, p)
+            p += 2
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                e3.error_message = None
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n16) + ' past the end')
+                e3.error_message = str(b[p:q17], 'utf-8')
+                p = q17
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeShareGroupOffsetsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeShareGroupOffsetsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeShareGroupOffsetsResponse_0(b, p, o)
     return o, p
 
 
@@ -941,7 +791,73 @@ def _w_DescribeShareGroupOffsetsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_1(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.topic_name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            w += _S1.pack(e5.topic_id)
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S4.pack(e8.partition_index, e8.start_offset, e8.leader_epoch, e8.lag, e8.error_code)
+                v9 = e8.error_message
+                if v9 is None:
+                    w.append(0)
+                else:
+                    v9 = v9.encode()
+                    ln = len(v9) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v9
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S3.pack(e2.error_code)
+        v10 = e2.error_message
+        if v10 is None:
+            w.append(0)
+        else:
+            v10 = v10.encode()
+            ln = len(v10) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v10
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

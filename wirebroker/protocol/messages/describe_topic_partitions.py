@@ -134,132 +134,109 @@ _DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic = Describe
 _DescribeTopicPartitionsResponse_Cursor = DescribeTopicPartitionsResponse.Cursor
 
 
-def _r_DescribeTopicPartitionsRequest_TopicRequest_0(b, p):
-    o = _new(_DescribeTopicPartitionsRequest_TopicRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicRequest.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicRequest.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTopicPartitionsRequest_TopicRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeTopicPartitionsRequest_TopicRequest_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeTopicPartitionsRequest_Cursor_0(b, p):
-    o = _new(_DescribeTopicPartitionsRequest_Cursor)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Cursor.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Cursor.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Cursor: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Cursor: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeTopicPartitionsRequest_Cursor_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.partition_index)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_DescribeTopicPartitionsRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DescribeTopicPartitionsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DescribeTopicPartitionsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_DescribeTopicPartitionsRequest_0(b, p):
+    bl = len(b)
     o = _new(DescribeTopicPartitionsRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeTopicPartitionsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeTopicPartitionsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeTopicPartitionsRequest_TopicRequest_0(b, p)
+            e3 = _new(_DescribeTopicPartitionsRequest_TopicRequest)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicRequest.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicRequest.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeTopicPartitionsRequest_TopicRequest_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.response_partition_limit, = _S0.unpack_from(b, p)
@@ -269,28 +246,33 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
         p += 1
     else:
         p += 1
-        o.cursor, p = _r_DescribeTopicPartitionsRequest_Cursor_0(b, p)
+        s6 = _new(_DescribeTopicPartitionsRequest_Cursor)
+        n7 = b[p] - 1
+        p += 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('Cursor.TopicName: null where not nullable')
+        else:
+            q8 = p + n7
+            if q8 > bl:
+                raise DecodeError('Cursor.TopicName: length ' + str(n7) + ' past the end')
+            s6.topic_name = str(b[p:q8], 'utf-8')
+            p = q8
+        s6.partition_index, = _S0.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            s6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s6)
+        o.cursor = s6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeTopicPartitionsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeTopicPartitionsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeTopicPartitionsRequest_0(b, p, o)
     return o, p
 
 
@@ -302,318 +284,236 @@ def _w_DescribeTopicPartitionsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeTopicPartitionsRequest_TopicRequest_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.response_partition_limit)
-    if o.cursor is None:
+    s4 = o.cursor
+    if s4 is None:
         w.append(255)
     else:
         w.append(1)
-        _w_DescribeTopicPartitionsRequest_Cursor_0(o.cursor, w)
+        v5 = s4.topic_name
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S0.pack(s4.partition_index)
+        if s4.unknown_tagged_fields:
+            _wtags(w, s4.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p):
-    o = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 14
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.eligible_leader_replicas = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n3) + ' past the end')
-        o.eligible_leader_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.last_known_elr = None
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n4) + ' past the end')
-        o.last_known_elr = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n5) + ' past the end')
-        o.offline_replicas = list((_ARRAY_i[n5] if n5 < 64 else _struct.Struct('>' + str(n5) + 'i')).unpack_from(b, p))
-        p += 4 * n5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeTopicPartitionsResponsePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeTopicPartitionsResponsePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(o, w):
-    w += _S3.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    xs1 = o.replica_nodes
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    xs2 = o.isr_nodes
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.eligible_leader_replicas
-    if xs3 is None:
-        w.append(0)
-    else:
-        ln = len(xs3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        if len(xs3) < 64:
-            w += _ARRAY_i[len(xs3)].pack(*xs3)
-        else:
-            w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    xs4 = o.last_known_elr
-    if xs4 is None:
-        w.append(0)
-    else:
-        ln = len(xs4) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        if len(xs4) < 64:
-            w += _ARRAY_i[len(xs4)].pack(*xs4)
-        else:
-            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-    xs5 = o.offline_replicas
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs5) < 64:
-        w += _ARRAY_i[len(xs5)].pack(*xs5)
-    else:
-        w += _pack('>' + str(len(xs5)) + 'i', *xs5)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p):
-    o = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.name = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeTopicPartitionsResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, o.is_internal, = _S2.unpack_from(b, p)
-    p += 17
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeTopicPartitionsResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeTopicPartitionsResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S2.pack(o.topic_id, o.is_internal)
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(e3, w)
-    w += _S0.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeTopicPartitionsResponse_Cursor_0(b, p):
-    o = _new(_DescribeTopicPartitionsResponse_Cursor)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Cursor.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Cursor.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTopicPartitionsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('Cursor: tagged field count past the end')
+    if nt > bl - p:
+        raise DecodeError('DescribeTopicPartitionsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
-            raise DecodeError('Cursor: tagged field past the end')
+        if end > bl:
+            raise DecodeError('DescribeTopicPartitionsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
 def _r_DescribeTopicPartitionsResponse_0(b, p):
+    bl = len(b)
     o = _new(DescribeTopicPartitionsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeTopicPartitionsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeTopicPartitionsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p)
+            e3 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.name = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, e3.is_internal, = _S2.unpack_from(b, p)
+            p += 17
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
+                    e8.error_code, e8.partition_index, e8.leader_id, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 14
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n9) + ' past the end')
+                        e8.replica_nodes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n10) + ' past the end')
+                        e8.isr_nodes = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e8.eligible_leader_replicas = None
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n11) + ' past the end')
+                        e8.eligible_leader_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e8.last_known_elr = None
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n12) + ' past the end')
+                        e8.last_known_elr = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        p += 4 * n12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n13) + ' past the end')
+                        e8.offline_replicas = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        p += 4 * n13
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] > 127:
@@ -621,28 +521,33 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
         p += 1
     else:
         p += 1
-        o.next_cursor, p = _r_DescribeTopicPartitionsResponse_Cursor_0(b, p)
+        s14 = _new(_DescribeTopicPartitionsResponse_Cursor)
+        n15 = b[p] - 1
+        p += 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
+            raise DecodeError('Cursor.TopicName: null where not nullable')
+        else:
+            q16 = p + n15
+            if q16 > bl:
+                raise DecodeError('Cursor.TopicName: length ' + str(n15) + ' past the end')
+            s14.topic_name = str(b[p:q16], 'utf-8')
+            p = q16
+        s14.partition_index, = _S0.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            s14.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s14)
+        o.next_cursor = s14
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeTopicPartitionsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeTopicPartitionsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeTopicPartitionsResponse_0(b, p, o)
     return o, p
 
 
@@ -655,12 +560,110 @@ def _w_DescribeTopicPartitionsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(e2, w)
-    if o.next_cursor is None:
+        w += _S1.pack(e2.error_code)
+        v3 = e2.name
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        w += _S2.pack(e2.topic_id, e2.is_internal)
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.error_code, e5.partition_index, e5.leader_id, e5.leader_epoch)
+            xs6 = e5.replica_nodes
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            xs7 = e5.isr_nodes
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.eligible_leader_replicas
+            if xs8 is None:
+                w.append(0)
+            else:
+                ln = len(xs8) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs8) < 64:
+                    w += _ARRAY_i[len(xs8)].pack(*xs8)
+                else:
+                    w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            xs9 = e5.last_known_elr
+            if xs9 is None:
+                w.append(0)
+            else:
+                ln = len(xs9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs9) < 64:
+                    w += _ARRAY_i[len(xs9)].pack(*xs9)
+                else:
+                    w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            xs10 = e5.offline_replicas
+            ln = len(xs10) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs10) < 64:
+                w += _ARRAY_i[len(xs10)].pack(*xs10)
+            else:
+                w += _pack('>' + str(len(xs10)) + 'i', *xs10)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e2.topic_authorized_operations)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    s11 = o.next_cursor
+    if s11 is None:
         w.append(255)
     else:
         w.append(1)
-        _w_DescribeTopicPartitionsRequest_Cursor_0(o.next_cursor, w)
+        v12 = s11.topic_name
+        v12 = v12.encode()
+        ln = len(v12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v12
+        w += _S0.pack(s11.partition_index)
+        if s11.unknown_tagged_fields:
+            _wtags(w, s11.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

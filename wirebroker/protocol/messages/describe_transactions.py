@@ -93,30 +93,54 @@ _DescribeTransactionsResponse_TopicData = DescribeTransactionsResponse.TopicData
 _DescribeTransactionsResponse_TransactionState = DescribeTransactionsResponse.TransactionState
 
 
-def _r_DescribeTransactionsRequest_0(b, p):
-    o = _new(DescribeTransactionsRequest)
-    n1 = b[p]
+def _t_DescribeTransactionsRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('DescribeTransactionsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('DescribeTransactionsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeTransactionsRequest_0(b, p):
+    bl = len(b)
+    o = _new(DescribeTransactionsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('DescribeTransactionsRequest.TransactionalIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('DescribeTransactionsRequest.TransactionalIds: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -124,25 +148,9 @@ def _r_DescribeTransactionsRequest_0(b, p):
         o.transactional_ids = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('DescribeTransactionsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('DescribeTransactionsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_DescribeTransactionsRequest_0(b, p, o)
     return o, p
 
 
@@ -168,226 +176,180 @@ def _w_DescribeTransactionsRequest_0(o, w):
         w.append(0)
 
 
-def _r_DescribeTransactionsResponse_TopicData_0(b, p):
-    o = _new(_DescribeTransactionsResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTransactionsResponse_TopicData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeTransactionsResponse_TopicData_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeTransactionsResponse_TransactionState_0(b, p):
-    o = _new(_DescribeTransactionsResponse_TransactionState)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TransactionState.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TransactionState.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TransactionState.TransactionState: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('TransactionState.TransactionState: length ' + str(n3) + ' past the end')
-        o.transaction_state = str(b[p:q4], 'utf-8')
-        p = q4
-    o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch, = _S2.unpack_from(b, p)
-    p += 22
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('TransactionState.Topics: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('TransactionState.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeTransactionsResponse_TopicData_0(b, p)
-            xs6.append(e7)
-        o.topics = xs6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTransactionsResponse_TransactionState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TransactionState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TransactionState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeTransactionsResponse_TransactionState_0(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.transactional_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.transaction_state
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S2.pack(o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch)
-    xs3 = o.topics
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_DescribeTransactionsResponse_TopicData_0(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeTransactionsResponse_0(b, p):
-    o = _new(DescribeTransactionsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeTransactionsResponse.TransactionStates: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeTransactionsResponse.TransactionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeTransactionsResponse_TransactionState_0(b, p)
-            xs2.append(e3)
-        o.transaction_states = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeTransactionsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeTransactionsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeTransactionsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeTransactionsResponse_0(b, p):
+    bl = len(b)
+    o = _new(DescribeTransactionsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('DescribeTransactionsResponse.TransactionStates: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeTransactionsResponse.TransactionStates: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeTransactionsResponse_TransactionState)
+            e3.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n4) + ' past the end')
+                e3.transactional_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TransactionState.TransactionState: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TransactionState.TransactionState: length ' + str(n6) + ' past the end')
+                e3.transaction_state = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.transaction_timeout_ms, e3.transaction_start_time_ms, e3.producer_id, e3.producer_epoch, = _S2.unpack_from(b, p)
+            p += 22
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TransactionState.Topics: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TransactionState.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeTransactionsResponse_TopicData)
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('TopicData.Topic: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('TopicData.Topic: length ' + str(n11) + ' past the end')
+                        e10.topic = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('TopicData.Partitions: null where not nullable')
+                    else:
+                        if n13 > bl - p:
+                            raise DecodeError('TopicData.Partitions: count ' + str(n13) + ' past the end')
+                        e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        p += 4 * n13
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeTransactionsResponse_TopicData_0(b, p, e10)
+                    xs9.append(e10)
+                e3.topics = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeTransactionsResponse_TransactionState_0(b, p, e3)
+            xs2.append(e3)
+        o.transaction_states = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeTransactionsResponse_0(b, p, o)
     return o, p
 
 
@@ -400,7 +362,57 @@ def _w_DescribeTransactionsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_DescribeTransactionsResponse_TransactionState_0(e2, w)
+        w += _S1.pack(e2.error_code)
+        v3 = e2.transactional_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.transaction_state
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S2.pack(e2.transaction_timeout_ms, e2.transaction_start_time_ms, e2.producer_id, e2.producer_epoch)
+        xs5 = e2.topics
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            v7 = e6.topic
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v7
+            xs8 = e6.partitions
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -100,98 +100,93 @@ _DescribeUserScramCredentialsResponse_CredentialInfo = DescribeUserScramCredenti
 _DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
 
 
-def _r_DescribeUserScramCredentialsRequest_UserName_0(b, p):
-    o = _new(_DescribeUserScramCredentialsRequest_UserName)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UserName.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UserName.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeUserScramCredentialsRequest_UserName_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UserName: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UserName: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeUserScramCredentialsRequest_UserName_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeUserScramCredentialsRequest_0(b, p):
-    o = _new(DescribeUserScramCredentialsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.users = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('DescribeUserScramCredentialsRequest.Users: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_DescribeUserScramCredentialsRequest_UserName_0(b, p)
-            xs2.append(e3)
-        o.users = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeUserScramCredentialsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeUserScramCredentialsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeUserScramCredentialsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeUserScramCredentialsRequest_0(b, p):
+    bl = len(b)
+    o = _new(DescribeUserScramCredentialsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.users = None
+    else:
+        if n1 > bl - p:
+            raise DecodeError('DescribeUserScramCredentialsRequest.Users: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_DescribeUserScramCredentialsRequest_UserName)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('UserName.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UserName.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeUserScramCredentialsRequest_UserName_0(b, p, e3)
+            xs2.append(e3)
+        o.users = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeUserScramCredentialsRequest_0(b, p, o)
     return o, p
 
 
@@ -206,206 +201,186 @@ def _w_DescribeUserScramCredentialsRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_DescribeUserScramCredentialsRequest_UserName_0(e2, w)
+            v3 = e2.name
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p):
-    o = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
-    o.mechanism, o.iterations, = _S2.unpack_from(b, p)
-    p += 5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CredentialInfo: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CredentialInfo: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeUserScramCredentialsResponse_CredentialInfo_0(o, w):
-    w += _S2.pack(o.mechanism, o.iterations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p):
-    o = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeUserScramCredentialsResult.User: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeUserScramCredentialsResult.User: length ' + str(n1) + ' past the end')
-        o.user = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribeUserScramCredentialsResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p)
-            xs6.append(e7)
-        o.credential_infos = xs6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeUserScramCredentialsResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeUserScramCredentialsResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(o, w):
-    v1 = o.user
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    xs3 = o.credential_infos
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_DescribeUserScramCredentialsResponse_CredentialInfo_0(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_DescribeUserScramCredentialsResponse_0(b, p):
-    o = _new(DescribeUserScramCredentialsResponse)
-    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribeUserScramCredentialsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeUserScramCredentialsResponse.Results: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('DescribeUserScramCredentialsResponse.Results: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p)
-            xs4.append(e5)
-        o.results = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_DescribeUserScramCredentialsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribeUserScramCredentialsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribeUserScramCredentialsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_DescribeUserScramCredentialsResponse_0(b, p):
+    bl = len(b)
+    o = _new(DescribeUserScramCredentialsResponse)
+    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('DescribeUserScramCredentialsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('DescribeUserScramCredentialsResponse.Results: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('DescribeUserScramCredentialsResponse.Results: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeUserScramCredentialsResult.User: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeUserScramCredentialsResult.User: length ' + str(n6) + ' past the end')
+                e5.user = str(b[p:q7], 'utf-8')
+                p = q7
+            e5.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e5.error_message = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribeUserScramCredentialsResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e5.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
+                    e12.mechanism, e12.iterations, = _S2.unpack_from(b, p)
+                    p += 5
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e12.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, e12)
+                    xs11.append(e12)
+                e5.credential_infos = xs11
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p, e5)
+            xs4.append(e5)
+        o.results = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_DescribeUserScramCredentialsResponse_0(b, p, o)
     return o, p
 
 
@@ -429,7 +404,42 @@ def _w_DescribeUserScramCredentialsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(e3, w)
+        v4 = e3.user
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S1.pack(e3.error_code)
+        v5 = e3.error_message
+        if v5 is None:
+            w.append(0)
+        else:
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+        xs6 = e3.credential_infos
+        ln = len(xs6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e7 in xs6:
+            w += _S2.pack(e7.mechanism, e7.iterations)
+            if e7.unknown_tagged_fields:
+                _wtags(w, e7.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

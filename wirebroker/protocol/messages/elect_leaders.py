@@ -103,56 +103,39 @@ _ElectLeadersResponse_PartitionResult = ElectLeadersResponse.PartitionResult
 _ElectLeadersResponse_ReplicaElectionResult = ElectLeadersResponse.ReplicaElectionResult
 
 
-def _r_ElectLeadersRequest_TopicPartitions_0(b, p):
-    o = _new(_ElectLeadersRequest_TopicPartitions)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartitions.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ElectLeadersRequest_TopicPartitions_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
 def _r_ElectLeadersRequest_0(b, p):
+    bl = len(b)
     o = _new(ElectLeadersRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topic_partitions = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ElectLeadersRequest_TopicPartitions_0(b, p)
+            e3 = _new(_ElectLeadersRequest_TopicPartitions)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicPartitions.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicPartitions.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topic_partitions = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
@@ -171,11 +154,21 @@ def _w_ElectLeadersRequest_0(o, w):
     else:
         w += _S0.pack(len(xs1))
         for e2 in xs1:
-            _w_ElectLeadersRequest_TopicPartitions_0(e2, w)
+            v3 = e2.topic
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
+            xs4 = e2.partitions
+            w += _S0.pack(len(xs4))
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
     w += _S0.pack(o.timeout_ms)
 
 
 def _r_ElectLeadersRequest_1(b, p):
+    bl = len(b)
     o = _new(ElectLeadersRequest)
     o.election_type, = _S2.unpack_from(b, p)
     p += 1
@@ -184,11 +177,31 @@ def _r_ElectLeadersRequest_1(b, p):
     if n1 < 0:
         o.topic_partitions = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ElectLeadersRequest_TopicPartitions_0(b, p)
+            e3 = _new(_ElectLeadersRequest_TopicPartitions)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicPartitions.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicPartitions.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topic_partitions = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
@@ -205,128 +218,122 @@ def _w_ElectLeadersRequest_1(o, w):
     else:
         w += _S0.pack(len(xs1))
         for e2 in xs1:
-            _w_ElectLeadersRequest_TopicPartitions_0(e2, w)
+            v3 = e2.topic
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
+            xs4 = e2.partitions
+            w += _S0.pack(len(xs4))
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
     w += _S0.pack(o.timeout_ms)
 
 
-def _r_ElectLeadersRequest_TopicPartitions_1(b, p):
-    o = _new(_ElectLeadersRequest_TopicPartitions)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartitions.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ElectLeadersRequest_TopicPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ElectLeadersRequest_TopicPartitions_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ElectLeadersRequest_2(b, p):
-    o = _new(ElectLeadersRequest)
-    o.election_type, = _S2.unpack_from(b, p)
-    p += 1
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.topic_partitions = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ElectLeadersRequest_TopicPartitions_1(b, p)
-            xs2.append(e3)
-        o.topic_partitions = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ElectLeadersRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ElectLeadersRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ElectLeadersRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ElectLeadersRequest_2(b, p):
+    bl = len(b)
+    o = _new(ElectLeadersRequest)
+    o.election_type, = _S2.unpack_from(b, p)
+    p += 1
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.topic_partitions = None
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ElectLeadersRequest_TopicPartitions)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicPartitions.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicPartitions.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ElectLeadersRequest_TopicPartitions_0(b, p, e3)
+            xs2.append(e3)
+        o.topic_partitions = xs2
+    o.timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ElectLeadersRequest_0(b, p, o)
     return o, p
 
 
@@ -342,7 +349,28 @@ def _w_ElectLeadersRequest_2(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_ElectLeadersRequest_TopicPartitions_1(e2, w)
+            v3 = e2.topic
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+            xs4 = e2.partitions
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S0.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -350,75 +378,8 @@ def _w_ElectLeadersRequest_2(o, w):
         w.append(0)
 
 
-def _r_ElectLeadersResponse_PartitionResult_0(b, p):
-    o = _new(_ElectLeadersResponse_PartitionResult)
-    o.partition_id, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ElectLeadersResponse_PartitionResult_0(o, w):
-    w += _S3.pack(o.partition_id, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S1.pack(len(v1))
-        w += v1
-
-
-def _r_ElectLeadersResponse_ReplicaElectionResult_0(b, p):
-    o = _new(_ElectLeadersResponse_ReplicaElectionResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ElectLeadersResponse_PartitionResult_0(b, p)
-            xs4.append(e5)
-        o.partition_result = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ElectLeadersResponse_ReplicaElectionResult_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partition_result
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_ElectLeadersResponse_PartitionResult_0(e3, w)
-
-
 def _r_ElectLeadersResponse_0(b, p):
+    bl = len(b)
     o = _new(ElectLeadersResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -427,11 +388,47 @@ def _r_ElectLeadersResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ElectLeadersResponse_ReplicaElectionResult_0(b, p)
+            e3 = _new(_ElectLeadersResponse_ReplicaElectionResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ElectLeadersResponse_PartitionResult)
+                    e8.partition_id, e8.error_code, = _S3.unpack_from(b, p)
+                    p += 6
+                    n9, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_result = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.replica_election_results = xs2
     o.error_code = 0
@@ -446,10 +443,25 @@ def _w_ElectLeadersResponse_0(o, w):
     xs1 = o.replica_election_results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ElectLeadersResponse_ReplicaElectionResult_0(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_result
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_id, e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S1.pack(len(v6))
+                w += v6
 
 
 def _r_ElectLeadersResponse_1(b, p):
+    bl = len(b)
     o = _new(ElectLeadersResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
@@ -458,11 +470,47 @@ def _r_ElectLeadersResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ElectLeadersResponse_ReplicaElectionResult_0(b, p)
+            e3 = _new(_ElectLeadersResponse_ReplicaElectionResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ElectLeadersResponse_PartitionResult)
+                    e8.partition_id, e8.error_code, = _S3.unpack_from(b, p)
+                    p += 6
+                    n9, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_result = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.replica_election_results = xs2
     o.unknown_tagged_fields = None
@@ -474,186 +522,170 @@ def _w_ElectLeadersResponse_1(o, w):
     xs1 = o.replica_election_results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ElectLeadersResponse_ReplicaElectionResult_0(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_result
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_id, e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S1.pack(len(v6))
+                w += v6
 
 
-def _r_ElectLeadersResponse_PartitionResult_1(b, p):
-    o = _new(_ElectLeadersResponse_PartitionResult)
-    o.partition_id, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ElectLeadersResponse_PartitionResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ElectLeadersResponse_PartitionResult_1(o, w):
-    w += _S3.pack(o.partition_id, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ElectLeadersResponse_ReplicaElectionResult_1(b, p):
-    o = _new(_ElectLeadersResponse_ReplicaElectionResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ElectLeadersResponse_PartitionResult_1(b, p)
-            xs4.append(e5)
-        o.partition_result = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ElectLeadersResponse_ReplicaElectionResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReplicaElectionResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReplicaElectionResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ElectLeadersResponse_ReplicaElectionResult_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_result
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ElectLeadersResponse_PartitionResult_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ElectLeadersResponse_2(b, p):
-    o = _new(ElectLeadersResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ElectLeadersResponse_ReplicaElectionResult_1(b, p)
-            xs2.append(e3)
-        o.replica_election_results = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ElectLeadersResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ElectLeadersResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ElectLeadersResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ElectLeadersResponse_2(b, p):
+    bl = len(b)
+    o = _new(ElectLeadersResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ElectLeadersResponse_ReplicaElectionResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ElectLeadersResponse_PartitionResult)
+                    e8.partition_id, e8.error_code, = _S3.unpack_from(b, p)
+                    p += 6
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ElectLeadersResponse_PartitionResult_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_result = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ElectLeadersResponse_ReplicaElectionResult_0(b, p, e3)
+            xs2.append(e3)
+        o.replica_election_results = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ElectLeadersResponse_0(b, p, o)
     return o, p
 
 
@@ -666,7 +698,41 @@ def _w_ElectLeadersResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ElectLeadersResponse_ReplicaElectionResult_1(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_result
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_id, e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

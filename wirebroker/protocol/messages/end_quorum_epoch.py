@@ -155,74 +155,8 @@ _EndQuorumEpochResponse_TopicData = EndQuorumEpochResponse.TopicData
 _EndQuorumEpochResponse_NodeEndpoint = EndQuorumEpochResponse.NodeEndpoint
 
 
-def _r_EndQuorumEpochRequest_PartitionData_0(b, p):
-    o = _new(_EndQuorumEpochRequest_PartitionData)
-    o.partition_index, o.leader_id, o.leader_epoch, = _S2.unpack_from(b, p)
-    p += 12
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('PartitionData.PreferredSuccessors: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.PreferredSuccessors: count ' + str(n1) + ' past the end')
-        o.preferred_successors = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.preferred_candidates = []
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_EndQuorumEpochRequest_PartitionData_0(o, w):
-    w += _S2.pack(o.partition_index, o.leader_id, o.leader_epoch)
-    xs1 = o.preferred_successors
-    w += _S1.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-
-
-def _r_EndQuorumEpochRequest_TopicData_0(b, p):
-    o = _new(_EndQuorumEpochRequest_TopicData)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_EndQuorumEpochRequest_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_EndQuorumEpochRequest_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_EndQuorumEpochRequest_PartitionData_0(e3, w)
-
-
 def _r_EndQuorumEpochRequest_0(b, p):
+    bl = len(b)
     o = _new(EndQuorumEpochRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -230,7 +164,7 @@ def _r_EndQuorumEpochRequest_0(b, p):
         o.cluster_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('EndQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -239,11 +173,47 @@ def _r_EndQuorumEpochRequest_0(b, p):
     if n3 < 0:
         raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('EndQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_EndQuorumEpochRequest_TopicData_0(b, p)
+            e5 = _new(_EndQuorumEpochRequest_TopicData)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_EndQuorumEpochRequest_PartitionData)
+                    e10.partition_index, e10.leader_id, e10.leader_epoch, = _S2.unpack_from(b, p)
+                    p += 12
+                    n11, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n11 < 0:
+                        raise DecodeError('PartitionData.PreferredSuccessors: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.PreferredSuccessors: count ' + str(n11) + ' past the end')
+                        e10.preferred_successors = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e10.preferred_candidates = []
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e5.partitions = xs9
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.topics = xs4
     o.leader_endpoints = []
@@ -262,326 +232,284 @@ def _w_EndQuorumEpochRequest_0(o, w):
     xs2 = o.topics
     w += _S1.pack(len(xs2))
     for e3 in xs2:
-        _w_EndQuorumEpochRequest_TopicData_0(e3, w)
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
+        xs5 = e3.partitions
+        w += _S1.pack(len(xs5))
+        for e6 in xs5:
+            w += _S2.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
+            xs7 = e6.preferred_successors
+            w += _S1.pack(len(xs7))
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
 
 
-def _r_EndQuorumEpochRequest_ReplicaInfo_0(b, p):
-    o = _new(_EndQuorumEpochRequest_ReplicaInfo)
-    o.candidate_id, o.candidate_directory_id, = _S3.unpack_from(b, p)
-    p += 20
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReplicaInfo: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReplicaInfo: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_EndQuorumEpochRequest_ReplicaInfo_0(o, w):
-    w += _S3.pack(o.candidate_id, o.candidate_directory_id)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_EndQuorumEpochRequest_PartitionData_1(b, p):
-    o = _new(_EndQuorumEpochRequest_PartitionData)
-    o.partition_index, o.leader_id, o.leader_epoch, = _S2.unpack_from(b, p)
-    p += 12
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionData.PreferredCandidates: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_EndQuorumEpochRequest_ReplicaInfo_0(b, p)
-            xs2.append(e3)
-        o.preferred_candidates = xs2
-    o.preferred_successors = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EndQuorumEpochRequest_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_EndQuorumEpochRequest_PartitionData_1(o, w):
-    w += _S2.pack(o.partition_index, o.leader_id, o.leader_epoch)
-    xs1 = o.preferred_candidates
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_EndQuorumEpochRequest_ReplicaInfo_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_EndQuorumEpochRequest_TopicData_1(b, p):
-    o = _new(_EndQuorumEpochRequest_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_EndQuorumEpochRequest_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EndQuorumEpochRequest_TopicData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_EndQuorumEpochRequest_TopicData_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_EndQuorumEpochRequest_PartitionData_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_EndQuorumEpochRequest_LeaderEndpoint_0(b, p):
-    o = _new(_EndQuorumEpochRequest_LeaderEndpoint)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderEndpoint.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderEndpoint.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaderEndpoint.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('LeaderEndpoint.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S4.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_EndQuorumEpochRequest_LeaderEndpoint_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S4.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_EndQuorumEpochRequest_1(b, p):
-    o = _new(EndQuorumEpochRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EndQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('EndQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_EndQuorumEpochRequest_TopicData_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_EndQuorumEpochRequest_LeaderEndpoint_0(b, p)
-            xs7.append(e8)
-        o.leader_endpoints = xs7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EndQuorumEpochRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EndQuorumEpochRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EndQuorumEpochRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_EndQuorumEpochRequest_1(b, p):
+    bl = len(b)
+    o = _new(EndQuorumEpochRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.cluster_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('EndQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
+        o.cluster_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('EndQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_EndQuorumEpochRequest_TopicData)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
+                e5.topic_name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_EndQuorumEpochRequest_PartitionData)
+                    e10.partition_index, e10.leader_id, e10.leader_epoch, = _S2.unpack_from(b, p)
+                    p += 12
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('PartitionData.PreferredCandidates: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_EndQuorumEpochRequest_ReplicaInfo)
+                            e13.candidate_id, e13.candidate_directory_id, = _S3.unpack_from(b, p)
+                            p += 20
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, e13)
+                            xs12.append(e13)
+                        e10.preferred_candidates = xs12
+                    e10.preferred_successors = []
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e5)
+            xs4.append(e5)
+        o.topics = xs4
+    n14 = b[p] - 1
+    p += 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
+        raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: null where not nullable')
+    else:
+        if n14 > bl - p:
+            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
+            n17 = b[p] - 1
+            p += 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
+            else:
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n17) + ' past the end')
+                e16.name = str(b[p:q18], 'utf-8')
+                p = q18
+            n19 = b[p] - 1
+            p += 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
+            else:
+                q20 = p + n19
+                if q20 > bl:
+                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n19) + ' past the end')
+                e16.host = str(b[p:q20], 'utf-8')
+                p = q20
+            e16.port, = _S4.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e16.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e16)
+            xs15.append(e16)
+        o.leader_endpoints = xs15
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_EndQuorumEpochRequest_0(b, p, o)
     return o, p
 
 
@@ -604,73 +532,78 @@ def _w_EndQuorumEpochRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_EndQuorumEpochRequest_TopicData_1(e3, w)
-    xs4 = o.leader_endpoints
-    ln = len(xs4) + 1
+        v4 = e3.topic_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S2.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
+            xs7 = e6.preferred_candidates
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S3.pack(e8.candidate_id, e8.candidate_directory_id)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs9 = o.leader_endpoints
+    ln = len(xs9) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_EndQuorumEpochRequest_LeaderEndpoint_0(e5, w)
+    for e10 in xs9:
+        v11 = e10.name
+        v11 = v11.encode()
+        ln = len(v11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v11
+        v12 = e10.host
+        v12 = v12.encode()
+        ln = len(v12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v12
+        w += _S4.pack(e10.port)
+        if e10.unknown_tagged_fields:
+            _wtags(w, e10.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_EndQuorumEpochResponse_PartitionData_0(b, p):
-    o = _new(_EndQuorumEpochResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
-    p += 14
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_EndQuorumEpochResponse_PartitionData_0(o, w):
-    w += _S5.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-
-
-def _r_EndQuorumEpochResponse_TopicData_0(b, p):
-    o = _new(_EndQuorumEpochResponse_TopicData)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_EndQuorumEpochResponse_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_EndQuorumEpochResponse_TopicData_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_EndQuorumEpochResponse_PartitionData_0(e3, w)
-
-
 def _r_EndQuorumEpochResponse_0(b, p):
+    bl = len(b)
     o = _new(EndQuorumEpochResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -679,11 +612,37 @@ def _r_EndQuorumEpochResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_EndQuorumEpochResponse_TopicData_0(b, p)
+            e3 = _new(_EndQuorumEpochResponse_TopicData)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_EndQuorumEpochResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                    p += 14
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.node_endpoints = []
@@ -696,240 +655,167 @@ def _w_EndQuorumEpochResponse_0(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_EndQuorumEpochResponse_TopicData_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
 
 
-def _r_EndQuorumEpochResponse_PartitionData_1(b, p):
-    o = _new(_EndQuorumEpochResponse_PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
-    p += 14
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EndQuorumEpochResponse_NodeEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_EndQuorumEpochResponse_PartitionData_1(o, w):
-    w += _S5.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_EndQuorumEpochResponse_TopicData_1(b, p):
-    o = _new(_EndQuorumEpochResponse_TopicData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicData.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicData.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicData.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicData.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_EndQuorumEpochResponse_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_EndQuorumEpochResponse_TopicData_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_EndQuorumEpochResponse_PartitionData_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_EndQuorumEpochResponse_NodeEndpoint_0(b, p):
-    o = _new(_EndQuorumEpochResponse_NodeEndpoint)
-    o.node_id, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('NodeEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S4.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('NodeEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('NodeEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_EndQuorumEpochResponse_NodeEndpoint_0(o, w):
-    w += _S1.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S4.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_EndQuorumEpochResponse_1(b, p):
-    o = _new(EndQuorumEpochResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_EndQuorumEpochResponse_TopicData_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.node_endpoints = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EndQuorumEpochResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EndQuorumEpochResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EndQuorumEpochResponse: tagged field past the end')
         if tag == 0:
-            n4 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 raise DecodeError('EndQuorumEpochResponse.NodeEndpoints: null where not nullable')
             else:
-                if n4 > len(b) - p:
-                    raise DecodeError('EndQuorumEpochResponse.NodeEndpoints: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6, p = _r_EndQuorumEpochResponse_NodeEndpoint_0(b, p)
-                    xs5.append(e6)
-                o.node_endpoints = xs5
+                if n1 > bl - p:
+                    raise DecodeError('EndQuorumEpochResponse.NodeEndpoints: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3 = _new(_EndQuorumEpochResponse_NodeEndpoint)
+                    e3.node_id, = _S1.unpack_from(b, p)
+                    p += 4
+                    n4 = b[p] - 1
+                    p += 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        if q5 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
+                        e3.host = str(b[p:q5], 'utf-8')
+                        p = q5
+                    e3.port, = _S4.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e3.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_EndQuorumEpochResponse_NodeEndpoint_0(b, p, e3)
+                    xs2.append(e3)
+                o.node_endpoints = xs2
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_EndQuorumEpochResponse_1(b, p):
+    bl = len(b)
+    o = _new(EndQuorumEpochResponse)
+    o.error_code, = _S0.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_EndQuorumEpochResponse_TopicData)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicData.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_EndQuorumEpochResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                    p += 14
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_EndQuorumEpochResponse_0(b, p, o)
     return o, p
 
 
@@ -942,23 +828,59 @@ def _w_EndQuorumEpochResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_EndQuorumEpochResponse_TopicData_1(e2, w)
-    tags = []
-    if o.node_endpoints:
-        t3 = bytearray()
-        xs4 = o.node_endpoints
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
         ln = len(xs4) + 1
         if ln < 128:
-            t3.append(ln)
+            w.append(ln)
         else:
-            _wuv(t3, ln)
+            _wuv(w, ln)
         for e5 in xs4:
-            _w_EndQuorumEpochResponse_NodeEndpoint_0(e5, t3)
-        tags.append((0, t3))
+            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags6 = []
+    if o.node_endpoints:
+        t7 = bytearray()
+        xs8 = o.node_endpoints
+        ln = len(xs8) + 1
+        if ln < 128:
+            t7.append(ln)
+        else:
+            _wuv(t7, ln)
+        for e9 in xs8:
+            t7 += _S1.pack(e9.node_id)
+            v10 = e9.host
+            v10 = v10.encode()
+            ln = len(v10) + 1
+            if ln < 128:
+                t7.append(ln)
+            else:
+                _wuv(t7, ln)
+            t7 += v10
+            t7 += _S4.pack(e9.port)
+            if e9.unknown_tagged_fields:
+                _wtags(t7, e9.unknown_tagged_fields)
+            else:
+                t7.append(0)
+        tags6.append((0, t7))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags6 = sorted(tags6 + o.unknown_tagged_fields, key=_first)
+    if tags6:
+        _wtags(w, tags6)
     else:
         w.append(0)
 

@@ -71,6 +71,7 @@ class EndTxnResponse(Message):
 
 
 def _r_EndTxnRequest_0(b, p):
+    bl = len(b)
     o = _new(EndTxnRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -78,7 +79,7 @@ def _r_EndTxnRequest_0(b, p):
         raise DecodeError('EndTxnRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('EndTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -96,18 +97,42 @@ def _w_EndTxnRequest_0(o, w):
     w += _S1.pack(o.producer_id, o.producer_epoch, o.committed)
 
 
-def _r_EndTxnRequest_1(b, p):
-    o = _new(EndTxnRequest)
-    n1 = b[p]
+def _t_EndTxnRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('EndTxnRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('EndTxnRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_EndTxnRequest_1(b, p):
+    bl = len(b)
+    o = _new(EndTxnRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('EndTxnRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('EndTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -115,25 +140,9 @@ def _r_EndTxnRequest_1(b, p):
     p += 11
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('EndTxnRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('EndTxnRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_EndTxnRequest_0(b, p, o)
     return o, p
 
 
@@ -154,6 +163,7 @@ def _w_EndTxnRequest_1(o, w):
 
 
 def _r_EndTxnResponse_0(b, p):
+    bl = len(b)
     o = _new(EndTxnResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -167,7 +177,31 @@ def _w_EndTxnResponse_0(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
 
 
+def _t_EndTxnResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('EndTxnResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('EndTxnResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_EndTxnResponse_1(b, p):
+    bl = len(b)
     o = _new(EndTxnResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -175,25 +209,9 @@ def _r_EndTxnResponse_1(b, p):
     o.producer_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('EndTxnResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('EndTxnResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_EndTxnResponse_0(b, p, o)
     return o, p
 
 
@@ -206,30 +224,15 @@ def _w_EndTxnResponse_1(o, w):
 
 
 def _r_EndTxnResponse_2(b, p):
+    bl = len(b)
     o = _new(EndTxnResponse)
     o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S3.unpack_from(b, p)
     p += 16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('EndTxnResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('EndTxnResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_EndTxnResponse_0(b, p, o)
     return o, p
 
 

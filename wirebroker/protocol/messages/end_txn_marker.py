@@ -47,6 +47,7 @@ class EndTxnMarker(Message):
 
 
 def _r_EndTxnMarker_0(b, p):
+    bl = len(b)
     o = _new(EndTxnMarker)
     o.coordinator_epoch, = _S0.unpack_from(b, p)
     p += 4

@@ -64,68 +64,76 @@ class EnvelopeResponse(Message):
 
 
 
-def _r_EnvelopeRequest_0(b, p):
-    o = _new(EnvelopeRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EnvelopeRequest.RequestData: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('EnvelopeRequest.RequestData: length ' + str(n1) + ' past the end')
-        o.request_data = b[p:q2]
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.request_principal = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('EnvelopeRequest.RequestPrincipal: length ' + str(n3) + ' past the end')
-        o.request_principal = bytes(b[p:q4])
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('EnvelopeRequest.ClientHostAddress: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('EnvelopeRequest.ClientHostAddress: length ' + str(n5) + ' past the end')
-        o.client_host_address = bytes(b[p:q6])
-        p = q6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_EnvelopeRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EnvelopeRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EnvelopeRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_EnvelopeRequest_0(b, p):
+    bl = len(b)
+    o = _new(EnvelopeRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('EnvelopeRequest.RequestData: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('EnvelopeRequest.RequestData: length ' + str(n1) + ' past the end')
+        o.request_data = b[p:q2]
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        o.request_principal = None
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('EnvelopeRequest.RequestPrincipal: length ' + str(n3) + ' past the end')
+        o.request_principal = bytes(b[p:q4])
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('EnvelopeRequest.ClientHostAddress: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('EnvelopeRequest.ClientHostAddress: length ' + str(n5) + ' past the end')
+        o.client_host_address = bytes(b[p:q6])
+        p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_EnvelopeRequest_0(b, p, o)
     return o, p
 
 
@@ -160,18 +168,42 @@ def _w_EnvelopeRequest_0(o, w):
         w.append(0)
 
 
-def _r_EnvelopeResponse_0(b, p):
-    o = _new(EnvelopeResponse)
-    n1 = b[p]
+def _t_EnvelopeResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('EnvelopeResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('EnvelopeResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_EnvelopeResponse_0(b, p):
+    bl = len(b)
+    o = _new(EnvelopeResponse)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.response_data = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('EnvelopeResponse.ResponseData: length ' + str(n1) + ' past the end')
         o.response_data = b[p:q2]
         p = q2
@@ -179,25 +211,9 @@ def _r_EnvelopeResponse_0(b, p):
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('EnvelopeResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('EnvelopeResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_EnvelopeResponse_0(b, p, o)
     return o, p
 
 

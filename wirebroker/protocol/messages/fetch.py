@@ -238,66 +238,8 @@ _FetchResponse_FetchableTopicResponse = FetchResponse.FetchableTopicResponse
 _FetchResponse_NodeEndpoint = FetchResponse.NodeEndpoint
 
 
-def _r_FetchRequest_FetchPartition_0(b, p):
-    o = _new(_FetchRequest_FetchPartition)
-    o.partition, o.fetch_offset, o.partition_max_bytes, = _S3.unpack_from(b, p)
-    p += 16
-    o.current_leader_epoch = -1
-    o.last_fetched_epoch = -1
-    o.log_start_offset = -1
-    o.replica_directory_id = UUID_ZERO
-    o.high_watermark = 9223372036854775807
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchRequest_FetchPartition_0(o, w):
-    if o.last_fetched_epoch != -1:
-        raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-    w += _S3.pack(o.partition, o.fetch_offset, o.partition_max_bytes)
-
-
-def _r_FetchRequest_FetchTopic_0(b, p):
-    o = _new(_FetchRequest_FetchTopic)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchRequest_FetchPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchRequest_FetchTopic_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_FetchRequest_FetchPartition_0(e3, w)
-
-
 def _r_FetchRequest_0(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, = _S0.unpack_from(b, p)
     p += 12
@@ -306,15 +248,46 @@ def _r_FetchRequest_0(b, p):
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_0(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.fetch_offset, e8.partition_max_bytes, = _S3.unpack_from(b, p)
+                    p += 16
+                    e8.current_leader_epoch = -1
+                    e8.last_fetched_epoch = -1
+                    e8.log_start_offset = -1
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     o.max_bytes = 2147483647
     o.isolation_level = 0
     o.session_id = 0
@@ -332,10 +305,20 @@ def _w_FetchRequest_0(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_0(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.last_fetched_epoch != -1:
+                raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
+            w += _S3.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_1(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, = _S4.unpack_from(b, p)
     p += 16
@@ -344,15 +327,46 @@ def _r_FetchRequest_1(b, p):
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_0(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.fetch_offset, e8.partition_max_bytes, = _S3.unpack_from(b, p)
+                    p += 16
+                    e8.current_leader_epoch = -1
+                    e8.last_fetched_epoch = -1
+                    e8.log_start_offset = -1
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     o.isolation_level = 0
     o.session_id = 0
     o.session_epoch = -1
@@ -369,10 +383,20 @@ def _w_FetchRequest_1(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_0(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.last_fetched_epoch != -1:
+                raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
+            w += _S3.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_2(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, = _S5.unpack_from(b, p)
     p += 17
@@ -381,15 +405,46 @@ def _r_FetchRequest_2(b, p):
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_0(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.fetch_offset, e8.partition_max_bytes, = _S3.unpack_from(b, p)
+                    p += 16
+                    e8.current_leader_epoch = -1
+                    e8.last_fetched_epoch = -1
+                    e8.log_start_offset = -1
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -405,68 +460,20 @@ def _w_FetchRequest_2(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_0(e2, w)
-
-
-def _r_FetchRequest_FetchPartition_1(b, p):
-    o = _new(_FetchRequest_FetchPartition)
-    o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes, = _S6.unpack_from(b, p)
-    p += 24
-    o.current_leader_epoch = -1
-    o.last_fetched_epoch = -1
-    o.replica_directory_id = UUID_ZERO
-    o.high_watermark = 9223372036854775807
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchRequest_FetchPartition_1(o, w):
-    if o.last_fetched_epoch != -1:
-        raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-    w += _S6.pack(o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes)
-
-
-def _r_FetchRequest_FetchTopic_1(b, p):
-    o = _new(_FetchRequest_FetchTopic)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchRequest_FetchPartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchRequest_FetchTopic_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_FetchRequest_FetchPartition_1(e3, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.last_fetched_epoch != -1:
+                raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
+            w += _S3.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_3(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, = _S5.unpack_from(b, p)
     p += 17
@@ -475,15 +482,45 @@ def _r_FetchRequest_3(b, p):
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_1(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S6.unpack_from(b, p)
+                    p += 24
+                    e8.current_leader_epoch = -1
+                    e8.last_fetched_epoch = -1
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -499,49 +536,20 @@ def _w_FetchRequest_3(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_1(e2, w)
-
-
-def _r_FetchRequest_ForgottenTopic_0(b, p):
-    o = _new(_FetchRequest_ForgottenTopic)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ForgottenTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ForgottenTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ForgottenTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchRequest_ForgottenTopic_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.last_fetched_epoch != -1:
+                raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
+            w += _S6.pack(e5.partition, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_4(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
     p += 25
@@ -550,27 +558,78 @@ def _r_FetchRequest_4(b, p):
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_1(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S6.unpack_from(b, p)
+                    p += 24
+                    e8.current_leader_epoch = -1
+                    e8.last_fetched_epoch = -1
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
-    n4, = _S1.unpack_from(b, p)
+    n9, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n9 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_0(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            n12, = _S2.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                raise DecodeError('ForgottenTopic.Topic: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
+                e11.topic = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S1.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n14 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
+                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                p += 4 * n14
+            e11.topic_id = UUID_ZERO
+            e11.unknown_tagged_fields = None
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     o.rack_id = ''
     o.unknown_tagged_fields = None
     return o, p
@@ -581,71 +640,33 @@ def _w_FetchRequest_4(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_1(e2, w)
-    xs3 = o.forgotten_topics_data
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_0(e4, w)
-
-
-def _r_FetchRequest_FetchPartition_2(b, p):
-    o = _new(_FetchRequest_FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes, = _S8.unpack_from(b, p)
-    p += 28
-    o.last_fetched_epoch = -1
-    o.replica_directory_id = UUID_ZERO
-    o.high_watermark = 9223372036854775807
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchRequest_FetchPartition_2(o, w):
-    if o.last_fetched_epoch != -1:
-        raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-    w += _S8.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes)
-
-
-def _r_FetchRequest_FetchTopic_2(b, p):
-    o = _new(_FetchRequest_FetchTopic)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchRequest_FetchPartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchRequest_FetchTopic_2(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_FetchRequest_FetchPartition_2(e3, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.last_fetched_epoch != -1:
+                raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
+            w += _S6.pack(e5.partition, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
+    xs6 = o.forgotten_topics_data
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        v8 = e7.topic
+        v8 = v8.encode()
+        w += _S2.pack(len(v8))
+        w += v8
+        xs9 = e7.partitions
+        w += _S1.pack(len(xs9))
+        if len(xs9) < 64:
+            w += _ARRAY_i[len(xs9)].pack(*xs9)
+        else:
+            w += _pack('>' + str(len(xs9)) + 'i', *xs9)
 
 
 def _r_FetchRequest_5(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
     p += 25
@@ -654,27 +675,77 @@ def _r_FetchRequest_5(b, p):
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_2(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S8.unpack_from(b, p)
+                    p += 28
+                    e8.last_fetched_epoch = -1
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
-    n4, = _S1.unpack_from(b, p)
+    n9, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n9 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_0(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            n12, = _S2.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                raise DecodeError('ForgottenTopic.Topic: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
+                e11.topic = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S1.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n14 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
+                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                p += 4 * n14
+            e11.topic_id = UUID_ZERO
+            e11.unknown_tagged_fields = None
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     o.rack_id = ''
     o.unknown_tagged_fields = None
     return o, p
@@ -685,14 +756,33 @@ def _w_FetchRequest_5(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_2(e2, w)
-    xs3 = o.forgotten_topics_data
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_0(e4, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.last_fetched_epoch != -1:
+                raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
+            w += _S8.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
+    xs6 = o.forgotten_topics_data
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        v8 = e7.topic
+        v8 = v8.encode()
+        w += _S2.pack(len(v8))
+        w += v8
+        xs9 = e7.partitions
+        w += _S1.pack(len(xs9))
+        if len(xs9) < 64:
+            w += _ARRAY_i[len(xs9)].pack(*xs9)
+        else:
+            w += _pack('>' + str(len(xs9)) + 'i', *xs9)
 
 
 def _r_FetchRequest_6(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
     p += 25
@@ -701,37 +791,87 @@ def _r_FetchRequest_6(b, p):
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_2(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S8.unpack_from(b, p)
+                    p += 28
+                    e8.last_fetched_epoch = -1
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
-    n4, = _S1.unpack_from(b, p)
+    n9, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n9 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_0(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
-    n7, = _S2.unpack_from(b, p)
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            n12, = _S2.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                raise DecodeError('ForgottenTopic.Topic: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
+                e11.topic = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S1.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n14 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
+                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                p += 4 * n14
+            e11.topic_id = UUID_ZERO
+            e11.unknown_tagged_fields = None
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
+    n15, = _S2.unpack_from(b, p)
     p += 2
-    if n7 < 0:
+    if n15 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('FetchRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
+        q16 = p + n15
+        if q16 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n15) + ' past the end')
+        o.rack_id = str(b[p:q16], 'utf-8')
+        p = q16
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     o.unknown_tagged_fields = None
     return o, p
 
@@ -741,295 +881,270 @@ def _w_FetchRequest_6(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_2(e2, w)
-    xs3 = o.forgotten_topics_data
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_0(e4, w)
-    v5 = o.rack_id
-    v5 = v5.encode()
-    w += _S2.pack(len(v5))
-    w += v5
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.last_fetched_epoch != -1:
+                raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
+            w += _S8.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
+    xs6 = o.forgotten_topics_data
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        v8 = e7.topic
+        v8 = v8.encode()
+        w += _S2.pack(len(v8))
+        w += v8
+        xs9 = e7.partitions
+        w += _S1.pack(len(xs9))
+        if len(xs9) < 64:
+            w += _ARRAY_i[len(xs9)].pack(*xs9)
+        else:
+            w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+    v10 = o.rack_id
+    v10 = v10.encode()
+    w += _S2.pack(len(v10))
+    w += v10
 
 
-def _r_FetchRequest_FetchPartition_3(b, p):
-    o = _new(_FetchRequest_FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
-    p += 32
-    o.replica_directory_id = UUID_ZERO
-    o.high_watermark = 9223372036854775807
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_FetchPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchRequest_FetchPartition_3(o, w):
-    w += _S9.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_FetchTopic_3(b, p):
-    o = _new(_FetchRequest_FetchTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchRequest_FetchPartition_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_FetchTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchRequest_FetchTopic_3(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_FetchRequest_FetchPartition_3(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_ForgottenTopic_1(b, p):
-    o = _new(_FetchRequest_ForgottenTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ForgottenTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ForgottenTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ForgottenTopic.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_ForgottenTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ForgottenTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ForgottenTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchRequest_ForgottenTopic_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_7(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
-    p += 25
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_3(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_1(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('FetchRequest.RackId: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('FetchRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
-    o.replica_state = _FetchRequest_ReplicaState()
-    o.cluster_id = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchRequest: tagged field past the end')
         if tag == 0:
-            n9 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n9 > 127:
-                n9, p = _uvt(b, p, n9)
-            n9 -= 1
-            if n9 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 o.cluster_id = None
             else:
-                q10 = p + n9
-                if q10 > len(b):
-                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n9) + ' past the end')
-                o.cluster_id = str(b[p:q10], 'utf-8')
-                p = q10
+                q2 = p + n1
+                if q2 > bl:
+                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n1) + ' past the end')
+                o.cluster_id = str(b[p:q2], 'utf-8')
+                p = q2
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FetchRequest_7(b, p):
+    bl = len(b)
+    o = _new(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
+    p += 25
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_FetchRequest_FetchTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S9.unpack_from(b, p)
+                    p += 32
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchRequest_FetchPartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    n9 = b[p] - 1
+    p += 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
+        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    else:
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('ForgottenTopic.Topic: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
+                e11.topic = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n14 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
+                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                p += 4 * n14
+            e11.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
+    n15 = b[p] - 1
+    p += 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
+        raise DecodeError('FetchRequest.RackId: null where not nullable')
+    else:
+        q16 = p + n15
+        if q16 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n15) + ' past the end')
+        o.rack_id = str(b[p:q16], 'utf-8')
+        p = q16
+    o.cluster_id = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_FetchRequest_0(b, p, o)
     return o, p
 
 
@@ -1042,250 +1157,196 @@ def _w_FetchRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_3(e2, w)
-    xs3 = o.forgotten_topics_data
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_1(e4, w)
-    v5 = o.rack_id
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    tags = []
-    if o.cluster_id is not None:
-        t6 = bytearray()
-        v7 = o.cluster_id
-        if v7 is None:
-            t6.append(0)
+        v3 = e2.topic
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
         else:
-            v7 = v7.encode()
-            ln = len(v7) + 1
-            if ln < 128:
-                t6.append(ln)
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S9.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.last_fetched_epoch, e5.log_start_offset, e5.partition_max_bytes)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
             else:
-                _wuv(t6, ln)
-            t6 += v7
-        tags.append((0, t6))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_FetchTopic_4(b, p):
-    o = _new(_FetchRequest_FetchTopic)
-    o.topic_id, = _S10.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchPartition_3(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.topic = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchRequest_FetchTopic_4(o, w):
-    w += _S10.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs6 = o.forgotten_topics_data
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e2 in xs1:
-        _w_FetchRequest_FetchPartition_3(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_ForgottenTopic_2(b, p):
-    o = _new(_FetchRequest_ForgottenTopic)
-    o.topic_id, = _S10.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ForgottenTopic.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.topic = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ForgottenTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ForgottenTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchRequest_ForgottenTopic_2(o, w):
-    w += _S10.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
+    for e7 in xs6:
+        v8 = e7.topic
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        xs9 = e7.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs9) < 64:
+            w += _ARRAY_i[len(xs9)].pack(*xs9)
+        else:
+            w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v10 = o.rack_id
+    v10 = v10.encode()
+    ln = len(v10) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
+    w += v10
+    tags11 = []
+    if o.cluster_id is not None:
+        t12 = bytearray()
+        v13 = o.cluster_id
+        if v13 is None:
+            t12.append(0)
+        else:
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                t12.append(ln)
+            else:
+                _wuv(t12, ln)
+            t12 += v13
+        tags11.append((0, t12))
     if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
+        tags11 = sorted(tags11 + o.unknown_tagged_fields, key=_first)
+    if tags11:
+        _wtags(w, tags11)
     else:
         w.append(0)
 
 
 def _r_FetchRequest_8(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
     p += 25
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_4(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            e3.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_FetchRequest_FetchPartition)
+                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                    p += 32
+                    e6.replica_directory_id = UUID_ZERO
+                    e6.high_watermark = 9223372036854775807
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchRequest_FetchPartition_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    n4 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_2(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
-    n7 = b[p]
+        if n7 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_FetchRequest_ForgottenTopic)
+            e9.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
+                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                p += 4 * n10
+            e9.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
+            xs8.append(e9)
+        o.forgotten_topics_data = xs8
+    n11 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('FetchRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
-    o.replica_state = _FetchRequest_ReplicaState()
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
+        o.rack_id = str(b[p:q12], 'utf-8')
+        p = q12
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchRequest: tagged field past the end')
-        if tag == 0:
-            n9 = b[p]
-            p += 1
-            if n9 > 127:
-                n9, p = _uvt(b, p, n9)
-            n9 -= 1
-            if n9 < 0:
-                o.cluster_id = None
-            else:
-                q10 = p + n9
-                if q10 > len(b):
-                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n9) + ' past the end')
-                o.cluster_id = str(b[p:q10], 'utf-8')
-                p = q10
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FetchRequest_0(b, p, o)
     return o, p
 
 
@@ -1298,170 +1359,254 @@ def _w_FetchRequest_8(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_4(e2, w)
-    xs3 = o.forgotten_topics_data
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_2(e4, w)
-    v5 = o.rack_id
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    tags = []
-    if o.cluster_id is not None:
-        t6 = bytearray()
-        v7 = o.cluster_id
-        if v7 is None:
-            t6.append(0)
+        w += _S10.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
         else:
-            v7 = v7.encode()
-            ln = len(v7) + 1
-            if ln < 128:
-                t6.append(ln)
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
             else:
-                _wuv(t6, ln)
-            t6 += v7
-        tags.append((0, t6))
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs5 = o.forgotten_topics_data
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e6 in xs5:
+        w += _S10.pack(e6.topic_id)
+        xs7 = e6.partitions
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs7) < 64:
+            w += _ARRAY_i[len(xs7)].pack(*xs7)
+        else:
+            w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v8 = o.rack_id
+    v8 = v8.encode()
+    ln = len(v8) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v8
+    tags9 = []
+    if o.cluster_id is not None:
+        t10 = bytearray()
+        v11 = o.cluster_id
+        if v11 is None:
+            t10.append(0)
+        else:
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                t10.append(ln)
+            else:
+                _wuv(t10, ln)
+            t10 += v11
+        tags9.append((0, t10))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags9 = sorted(tags9 + o.unknown_tagged_fields, key=_first)
+    if tags9:
+        _wtags(w, tags9)
     else:
         w.append(0)
 
 
-def _r_FetchRequest_ReplicaState_0(b, p):
-    o = _new(_FetchRequest_ReplicaState)
-    o.replica_id, o.replica_epoch, = _S12.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_ReplicaState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ReplicaState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ReplicaState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchRequest_ReplicaState_0(o, w):
-    w += _S12.pack(o.replica_id, o.replica_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_9(b, p):
-    o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
-    p += 21
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_4(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_2(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('FetchRequest.RackId: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('FetchRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
-    o.replica_id = -1
-    o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_1(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchRequest: tagged field past the end')
         if tag == 0:
-            n9 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n9 > 127:
-                n9, p = _uvt(b, p, n9)
-            n9 -= 1
-            if n9 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 o.cluster_id = None
             else:
-                q10 = p + n9
-                if q10 > len(b):
-                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n9) + ' past the end')
-                o.cluster_id = str(b[p:q10], 'utf-8')
-                p = q10
+                q2 = p + n1
+                if q2 > bl:
+                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n1) + ' past the end')
+                o.cluster_id = str(b[p:q2], 'utf-8')
+                p = q2
         elif tag == 1:
-            o.replica_state, p = _r_FetchRequest_ReplicaState_0(b, p)
+            s3 = _new(_FetchRequest_ReplicaState)
+            s3.replica_id, s3.replica_epoch, = _S12.unpack_from(b, p)
+            p += 12
+            if b[p] == 0:  # no tagged fields, the common case
+                s3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_ReplicaState_0(b, p, s3)
+            o.replica_state = s3
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FetchRequest_9(b, p):
+    bl = len(b)
+    o = _new(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
+    p += 21
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_FetchRequest_FetchTopic)
+            e3.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_FetchRequest_FetchPartition)
+                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                    p += 32
+                    e6.replica_directory_id = UUID_ZERO
+                    e6.high_watermark = 9223372036854775807
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchRequest_FetchPartition_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    else:
+        if n7 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_FetchRequest_ForgottenTopic)
+            e9.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
+                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                p += 4 * n10
+            e9.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
+            xs8.append(e9)
+        o.forgotten_topics_data = xs8
+    n11 = b[p] - 1
+    p += 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
+        raise DecodeError('FetchRequest.RackId: null where not nullable')
+    else:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
+        o.rack_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.replica_id = -1
+    o.cluster_id = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_FetchRequest_1(b, p, o)
     return o, p
 
 
@@ -1476,71 +1621,99 @@ def _w_FetchRequest_9(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_4(e2, w)
-    xs3 = o.forgotten_topics_data
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_2(e4, w)
-    v5 = o.rack_id
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    tags = []
-    if o.cluster_id is not None:
-        t6 = bytearray()
-        v7 = o.cluster_id
-        if v7 is None:
-            t6.append(0)
+        w += _S10.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
         else:
-            v7 = v7.encode()
-            ln = len(v7) + 1
-            if ln < 128:
-                t6.append(ln)
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
             else:
-                _wuv(t6, ln)
-            t6 += v7
-        tags.append((0, t6))
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs5 = o.forgotten_topics_data
+    ln = len(xs5) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e6 in xs5:
+        w += _S10.pack(e6.topic_id)
+        xs7 = e6.partitions
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs7) < 64:
+            w += _ARRAY_i[len(xs7)].pack(*xs7)
+        else:
+            w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v8 = o.rack_id
+    v8 = v8.encode()
+    ln = len(v8) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v8
+    tags9 = []
+    if o.cluster_id is not None:
+        t10 = bytearray()
+        v11 = o.cluster_id
+        if v11 is None:
+            t10.append(0)
+        else:
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                t10.append(ln)
+            else:
+                _wuv(t10, ln)
+            t10 += v11
+        tags9.append((0, t10))
     if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
-        t8 = bytearray()
-        _w_FetchRequest_ReplicaState_0(o.replica_state, t8)
-        tags.append((1, t8))
+        t12 = bytearray()
+        s13 = o.replica_state
+        t12 += _S12.pack(s13.replica_id, s13.replica_epoch)
+        if s13.unknown_tagged_fields:
+            _wtags(t12, s13.unknown_tagged_fields)
+        else:
+            t12.append(0)
+        tags9.append((1, t12))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags9 = sorted(tags9 + o.unknown_tagged_fields, key=_first)
+    if tags9:
+        _wtags(w, tags9)
     else:
         w.append(0)
 
 
-def _r_FetchRequest_FetchPartition_4(b, p):
-    o = _new(_FetchRequest_FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
-    p += 32
-    o.high_watermark = 9223372036854775807
-    o.replica_directory_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_FetchPartition_1(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchPartition: tagged field past the end')
         if tag == 0:
             o.replica_directory_id, = _S10.unpack_from(b, p)
@@ -1551,172 +1724,116 @@ def _r_FetchRequest_FetchPartition_4(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchRequest_FetchPartition_4(o, w):
-    w += _S9.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
-    tags = []
-    if o.replica_directory_id != UUID_ZERO:
-        t1 = bytearray()
-        t1 += _S10.pack(o.replica_directory_id)
-        tags.append((0, t1))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_FetchTopic_5(b, p):
-    o = _new(_FetchRequest_FetchTopic)
-    o.topic_id, = _S10.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchPartition_4(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.topic = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchRequest_FetchTopic_5(o, w):
-    w += _S10.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_FetchRequest_FetchPartition_4(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_FetchRequest_10(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
     p += 21
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_5(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            e3.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_FetchRequest_FetchPartition)
+                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                    p += 32
+                    e6.high_watermark = 9223372036854775807
+                    e6.replica_directory_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchRequest_FetchPartition_1(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    n4 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_2(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
-    n7 = b[p]
+        if n7 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_FetchRequest_ForgottenTopic)
+            e9.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
+                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                p += 4 * n10
+            e9.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
+            xs8.append(e9)
+        o.forgotten_topics_data = xs8
+    n11 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('FetchRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
+        o.rack_id = str(b[p:q12], 'utf-8')
+        p = q12
     o.replica_id = -1
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchRequest: tagged field past the end')
-        if tag == 0:
-            n9 = b[p]
-            p += 1
-            if n9 > 127:
-                n9, p = _uvt(b, p, n9)
-            n9 -= 1
-            if n9 < 0:
-                o.cluster_id = None
-            else:
-                q10 = p + n9
-                if q10 > len(b):
-                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n9) + ' past the end')
-                o.cluster_id = str(b[p:q10], 'utf-8')
-                p = q10
-        elif tag == 1:
-            o.replica_state, p = _r_FetchRequest_ReplicaState_0(b, p)
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FetchRequest_1(b, p, o)
     return o, p
 
 
@@ -1731,71 +1848,106 @@ def _w_FetchRequest_10(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_5(e2, w)
-    xs3 = o.forgotten_topics_data
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_2(e4, w)
-    v5 = o.rack_id
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    tags = []
-    if o.cluster_id is not None:
-        t6 = bytearray()
-        v7 = o.cluster_id
-        if v7 is None:
-            t6.append(0)
+        w += _S10.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
         else:
-            v7 = v7.encode()
-            ln = len(v7) + 1
-            if ln < 128:
-                t6.append(ln)
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            tags5 = []
+            if e4.replica_directory_id != UUID_ZERO:
+                t6 = bytearray()
+                t6 += _S10.pack(e4.replica_directory_id)
+                tags5.append((0, t6))
+            if e4.unknown_tagged_fields:
+                tags5 = sorted(tags5 + e4.unknown_tagged_fields, key=_first)
+            if tags5:
+                _wtags(w, tags5)
             else:
-                _wuv(t6, ln)
-            t6 += v7
-        tags.append((0, t6))
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs7 = o.forgotten_topics_data
+    ln = len(xs7) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e8 in xs7:
+        w += _S10.pack(e8.topic_id)
+        xs9 = e8.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs9) < 64:
+            w += _ARRAY_i[len(xs9)].pack(*xs9)
+        else:
+            w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+        if e8.unknown_tagged_fields:
+            _wtags(w, e8.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v10 = o.rack_id
+    v10 = v10.encode()
+    ln = len(v10) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v10
+    tags11 = []
+    if o.cluster_id is not None:
+        t12 = bytearray()
+        v13 = o.cluster_id
+        if v13 is None:
+            t12.append(0)
+        else:
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                t12.append(ln)
+            else:
+                _wuv(t12, ln)
+            t12 += v13
+        tags11.append((0, t12))
     if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
-        t8 = bytearray()
-        _w_FetchRequest_ReplicaState_0(o.replica_state, t8)
-        tags.append((1, t8))
+        t14 = bytearray()
+        s15 = o.replica_state
+        t14 += _S12.pack(s15.replica_id, s15.replica_epoch)
+        if s15.unknown_tagged_fields:
+            _wtags(t14, s15.unknown_tagged_fields)
+        else:
+            t14.append(0)
+        tags11.append((1, t14))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags11 = sorted(tags11 + o.unknown_tagged_fields, key=_first)
+    if tags11:
+        _wtags(w, tags11)
     else:
         w.append(0)
 
 
-def _r_FetchRequest_FetchPartition_5(b, p):
-    o = _new(_FetchRequest_FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, = _S9.unpack_from(b, p)
-    p += 32
-    o.replica_directory_id = UUID_ZERO
-    o.high_watermark = 9223372036854775807
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchRequest_FetchPartition_2(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchPartition: tagged field past the end')
         if tag == 0:
             o.replica_directory_id, = _S10.unpack_from(b, p)
@@ -1809,176 +1961,116 @@ def _r_FetchRequest_FetchPartition_5(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchRequest_FetchPartition_5(o, w):
-    w += _S9.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
-    tags = []
-    if o.replica_directory_id != UUID_ZERO:
-        t1 = bytearray()
-        t1 += _S10.pack(o.replica_directory_id)
-        tags.append((0, t1))
-    if o.high_watermark != 9223372036854775807:
-        t2 = bytearray()
-        t2 += _S13.pack(o.high_watermark)
-        tags.append((1, t2))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_FetchRequest_FetchTopic_6(b, p):
-    o = _new(_FetchRequest_FetchTopic)
-    o.topic_id, = _S10.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchPartition_5(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.topic = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchRequest_FetchTopic_6(o, w):
-    w += _S10.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_FetchRequest_FetchPartition_5(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_FetchRequest_11(b, p):
+    bl = len(b)
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
     p += 21
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchRequest_FetchTopic_6(b, p)
+            e3 = _new(_FetchRequest_FetchTopic)
+            e3.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_FetchRequest_FetchPartition)
+                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                    p += 32
+                    e6.replica_directory_id = UUID_ZERO
+                    e6.high_watermark = 9223372036854775807
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchRequest_FetchPartition_2(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    n4 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_FetchRequest_ForgottenTopic_2(b, p)
-            xs5.append(e6)
-        o.forgotten_topics_data = xs5
-    n7 = b[p]
+        if n7 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_FetchRequest_ForgottenTopic)
+            e9.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
+                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                p += 4 * n10
+            e9.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
+            xs8.append(e9)
+        o.forgotten_topics_data = xs8
+    n11 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('FetchRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
+        o.rack_id = str(b[p:q12], 'utf-8')
+        p = q12
     o.replica_id = -1
     o.cluster_id = None
-    o.replica_state = _FetchRequest_ReplicaState()
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchRequest: tagged field past the end')
-        if tag == 0:
-            n9 = b[p]
-            p += 1
-            if n9 > 127:
-                n9, p = _uvt(b, p, n9)
-            n9 -= 1
-            if n9 < 0:
-                o.cluster_id = None
-            else:
-                q10 = p + n9
-                if q10 > len(b):
-                    raise DecodeError('FetchRequest.ClusterId: length ' + str(n9) + ' past the end')
-                o.cluster_id = str(b[p:q10], 'utf-8')
-                p = q10
-        elif tag == 1:
-            o.replica_state, p = _r_FetchRequest_ReplicaState_0(b, p)
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FetchRequest_1(b, p, o)
     return o, p
 
 
@@ -1993,139 +2085,150 @@ def _w_FetchRequest_11(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchRequest_FetchTopic_6(e2, w)
-    xs3 = o.forgotten_topics_data
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_FetchRequest_ForgottenTopic_2(e4, w)
-    v5 = o.rack_id
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    tags = []
-    if o.cluster_id is not None:
-        t6 = bytearray()
-        v7 = o.cluster_id
-        if v7 is None:
-            t6.append(0)
+        w += _S10.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
         else:
-            v7 = v7.encode()
-            ln = len(v7) + 1
-            if ln < 128:
-                t6.append(ln)
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            tags5 = []
+            if e4.replica_directory_id != UUID_ZERO:
+                t6 = bytearray()
+                t6 += _S10.pack(e4.replica_directory_id)
+                tags5.append((0, t6))
+            if e4.high_watermark != 9223372036854775807:
+                t7 = bytearray()
+                t7 += _S13.pack(e4.high_watermark)
+                tags5.append((1, t7))
+            if e4.unknown_tagged_fields:
+                tags5 = sorted(tags5 + e4.unknown_tagged_fields, key=_first)
+            if tags5:
+                _wtags(w, tags5)
             else:
-                _wuv(t6, ln)
-            t6 += v7
-        tags.append((0, t6))
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs8 = o.forgotten_topics_data
+    ln = len(xs8) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e9 in xs8:
+        w += _S10.pack(e9.topic_id)
+        xs10 = e9.partitions
+        ln = len(xs10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs10) < 64:
+            w += _ARRAY_i[len(xs10)].pack(*xs10)
+        else:
+            w += _pack('>' + str(len(xs10)) + 'i', *xs10)
+        if e9.unknown_tagged_fields:
+            _wtags(w, e9.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v11 = o.rack_id
+    v11 = v11.encode()
+    ln = len(v11) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v11
+    tags12 = []
+    if o.cluster_id is not None:
+        t13 = bytearray()
+        v14 = o.cluster_id
+        if v14 is None:
+            t13.append(0)
+        else:
+            v14 = v14.encode()
+            ln = len(v14) + 1
+            if ln < 128:
+                t13.append(ln)
+            else:
+                _wuv(t13, ln)
+            t13 += v14
+        tags12.append((0, t13))
     if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
-        t8 = bytearray()
-        _w_FetchRequest_ReplicaState_0(o.replica_state, t8)
-        tags.append((1, t8))
+        t15 = bytearray()
+        s16 = o.replica_state
+        t15 += _S12.pack(s16.replica_id, s16.replica_epoch)
+        if s16.unknown_tagged_fields:
+            _wtags(t15, s16.unknown_tagged_fields)
+        else:
+            t15.append(0)
+        tags12.append((1, t15))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags12 = sorted(tags12 + o.unknown_tagged_fields, key=_first)
+    if tags12:
+        _wtags(w, tags12)
     else:
         w.append(0)
 
 
-def _r_FetchResponse_PartitionData_0(b, p):
-    o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, = _S14.unpack_from(b, p)
-    p += 14
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        o.records = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionData.Records: length ' + str(n1) + ' past the end')
-        o.records = b[p:q2]
-        p = q2
-    o.last_stable_offset = -1
-    o.log_start_offset = -1
-    o.diverging_epoch = _FetchResponse_EpochEndOffset()
-    o.current_leader = _FetchResponse_LeaderIdAndEpoch()
-    o.snapshot_id = _FetchResponse_SnapshotId()
-    o.aborted_transactions = []
-    o.preferred_read_replica = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_PartitionData_0(o, w):
-    if o.preferred_read_replica != -1:
-        raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-    w += _S14.pack(o.partition_index, o.error_code, o.high_watermark)
-    v1 = o.records
-    if v1 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(v1))
-        _wrec(w, v1)
-
-
-def _r_FetchResponse_FetchableTopicResponse_0(b, p):
-    o = _new(_FetchResponse_FetchableTopicResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchResponse_PartitionData_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_FetchableTopicResponse_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_FetchResponse_PartitionData_0(e3, w)
-
-
 def _r_FetchResponse_0(b, p):
+    bl = len(b)
     o = _new(FetchResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_0(b, p)
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, = _S14.unpack_from(b, p)
+                    p += 14
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        e8.records = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n9) + ' past the end')
+                        e8.records = b[p:q10]
+                        p = q10
+                    e8.last_stable_offset = -1
+                    e8.log_start_offset = -1
+                    e8.aborted_transactions = []
+                    e8.preferred_read_replica = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms = 0
@@ -2142,10 +2245,26 @@ def _w_FetchResponse_0(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_0(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.preferred_read_replica != -1:
+                raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
+            w += _S14.pack(e5.partition_index, e5.error_code, e5.high_watermark)
+            v6 = e5.records
+            if v6 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v6))
+                _wrec(w, v6)
 
 
 def _r_FetchResponse_1(b, p):
+    bl = len(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
@@ -2154,11 +2273,52 @@ def _r_FetchResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_0(b, p)
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, = _S14.unpack_from(b, p)
+                    p += 14
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        e8.records = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n9) + ' past the end')
+                        e8.records = b[p:q10]
+                        p = q10
+                    e8.last_stable_offset = -1
+                    e8.log_start_offset = -1
+                    e8.aborted_transactions = []
+                    e8.preferred_read_replica = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.error_code = 0
@@ -2175,116 +2335,26 @@ def _w_FetchResponse_1(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_0(e2, w)
-
-
-def _r_FetchResponse_AbortedTransaction_0(b, p):
-    o = _new(_FetchResponse_AbortedTransaction)
-    o.producer_id, o.first_offset, = _S16.unpack_from(b, p)
-    p += 16
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_AbortedTransaction_0(o, w):
-    w += _S16.pack(o.producer_id, o.first_offset)
-
-
-def _r_FetchResponse_PartitionData_1(b, p):
-    o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, = _S15.unpack_from(b, p)
-    p += 22
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        o.aborted_transactions = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchResponse_AbortedTransaction_0(b, p)
-            xs2.append(e3)
-        o.aborted_transactions = xs2
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        o.records = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('PartitionData.Records: length ' + str(n4) + ' past the end')
-        o.records = b[p:q5]
-        p = q5
-    o.log_start_offset = -1
-    o.diverging_epoch = _FetchResponse_EpochEndOffset()
-    o.current_leader = _FetchResponse_LeaderIdAndEpoch()
-    o.snapshot_id = _FetchResponse_SnapshotId()
-    o.preferred_read_replica = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_PartitionData_1(o, w):
-    if o.preferred_read_replica != -1:
-        raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-    w += _S15.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset)
-    xs1 = o.aborted_transactions
-    if xs1 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(xs1))
-        for e2 in xs1:
-            _w_FetchResponse_AbortedTransaction_0(e2, w)
-    v3 = o.records
-    if v3 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(v3))
-        _wrec(w, v3)
-
-
-def _r_FetchResponse_FetchableTopicResponse_1(b, p):
-    o = _new(_FetchResponse_FetchableTopicResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchResponse_PartitionData_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_FetchableTopicResponse_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_FetchResponse_PartitionData_1(e3, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.preferred_read_replica != -1:
+                raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
+            w += _S14.pack(e5.partition_index, e5.error_code, e5.high_watermark)
+            v6 = e5.records
+            if v6 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v6))
+                _wrec(w, v6)
 
 
 def _r_FetchResponse_2(b, p):
+    bl = len(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
@@ -2293,11 +2363,65 @@ def _r_FetchResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_1(b, p)
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, = _S15.unpack_from(b, p)
+                    p += 22
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        e8.aborted_transactions = None
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_FetchResponse_AbortedTransaction)
+                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                            p += 16
+                            e11.unknown_tagged_fields = None
+                            xs10.append(e11)
+                        e8.aborted_transactions = xs10
+                    n12, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n12 < 0:
+                        e8.records = None
+                    else:
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
+                        e8.records = b[p:q13]
+                        p = q13
+                    e8.log_start_offset = -1
+                    e8.preferred_read_replica = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.error_code = 0
@@ -2314,103 +2438,33 @@ def _w_FetchResponse_2(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_1(e2, w)
-
-
-def _r_FetchResponse_PartitionData_2(b, p):
-    o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S17.unpack_from(b, p)
-    p += 30
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        o.aborted_transactions = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchResponse_AbortedTransaction_0(b, p)
-            xs2.append(e3)
-        o.aborted_transactions = xs2
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        o.records = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('PartitionData.Records: length ' + str(n4) + ' past the end')
-        o.records = b[p:q5]
-        p = q5
-    o.diverging_epoch = _FetchResponse_EpochEndOffset()
-    o.current_leader = _FetchResponse_LeaderIdAndEpoch()
-    o.snapshot_id = _FetchResponse_SnapshotId()
-    o.preferred_read_replica = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_PartitionData_2(o, w):
-    if o.preferred_read_replica != -1:
-        raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-    w += _S17.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
-    xs1 = o.aborted_transactions
-    if xs1 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(xs1))
-        for e2 in xs1:
-            _w_FetchResponse_AbortedTransaction_0(e2, w)
-    v3 = o.records
-    if v3 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(v3))
-        _wrec(w, v3)
-
-
-def _r_FetchResponse_FetchableTopicResponse_2(b, p):
-    o = _new(_FetchResponse_FetchableTopicResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchResponse_PartitionData_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_FetchableTopicResponse_2(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_FetchResponse_PartitionData_2(e3, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.preferred_read_replica != -1:
+                raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
+            w += _S15.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset)
+            xs6 = e5.aborted_transactions
+            if xs6 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(xs6))
+                for e7 in xs6:
+                    w += _S16.pack(e7.producer_id, e7.first_offset)
+            v8 = e5.records
+            if v8 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v8))
+                _wrec(w, v8)
 
 
 def _r_FetchResponse_3(b, p):
+    bl = len(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
@@ -2419,11 +2473,64 @@ def _r_FetchResponse_3(b, p):
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_2(b, p)
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
+                    p += 30
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        e8.aborted_transactions = None
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_FetchResponse_AbortedTransaction)
+                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                            p += 16
+                            e11.unknown_tagged_fields = None
+                            xs10.append(e11)
+                        e8.aborted_transactions = xs10
+                    n12, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n12 < 0:
+                        e8.records = None
+                    else:
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
+                        e8.records = b[p:q13]
+                        p = q13
+                    e8.preferred_read_replica = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.error_code = 0
@@ -2440,10 +2547,33 @@ def _w_FetchResponse_3(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_2(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.preferred_read_replica != -1:
+                raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
+            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            xs6 = e5.aborted_transactions
+            if xs6 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(xs6))
+                for e7 in xs6:
+                    w += _S16.pack(e7.producer_id, e7.first_offset)
+            v8 = e5.records
+            if v8 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v8))
+                _wrec(w, v8)
 
 
 def _r_FetchResponse_4(b, p):
+    bl = len(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
@@ -2452,11 +2582,64 @@ def _r_FetchResponse_4(b, p):
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_2(b, p)
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
+                    p += 30
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        e8.aborted_transactions = None
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_FetchResponse_AbortedTransaction)
+                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                            p += 16
+                            e11.unknown_tagged_fields = None
+                            xs10.append(e11)
+                        e8.aborted_transactions = xs10
+                    n12, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n12 < 0:
+                        e8.records = None
+                    else:
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
+                        e8.records = b[p:q13]
+                        p = q13
+                    e8.preferred_read_replica = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.node_endpoints = []
@@ -2469,103 +2652,33 @@ def _w_FetchResponse_4(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_2(e2, w)
-
-
-def _r_FetchResponse_PartitionData_3(b, p):
-    o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S17.unpack_from(b, p)
-    p += 30
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        o.aborted_transactions = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchResponse_AbortedTransaction_0(b, p)
-            xs2.append(e3)
-        o.aborted_transactions = xs2
-    o.preferred_read_replica, = _S1.unpack_from(b, p)
-    p += 4
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        o.records = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('PartitionData.Records: length ' + str(n4) + ' past the end')
-        o.records = b[p:q5]
-        p = q5
-    o.diverging_epoch = _FetchResponse_EpochEndOffset()
-    o.current_leader = _FetchResponse_LeaderIdAndEpoch()
-    o.snapshot_id = _FetchResponse_SnapshotId()
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_PartitionData_3(o, w):
-    w += _S17.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
-    xs1 = o.aborted_transactions
-    if xs1 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(xs1))
-        for e2 in xs1:
-            _w_FetchResponse_AbortedTransaction_0(e2, w)
-    w += _S1.pack(o.preferred_read_replica)
-    v3 = o.records
-    if v3 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(v3))
-        _wrec(w, v3)
-
-
-def _r_FetchResponse_FetchableTopicResponse_3(b, p):
-    o = _new(_FetchResponse_FetchableTopicResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchResponse_PartitionData_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_FetchResponse_FetchableTopicResponse_3(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_FetchResponse_PartitionData_3(e3, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.preferred_read_replica != -1:
+                raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
+            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            xs6 = e5.aborted_transactions
+            if xs6 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(xs6))
+                for e7 in xs6:
+                    w += _S16.pack(e7.producer_id, e7.first_offset)
+            v8 = e5.records
+            if v8 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v8))
+                _wrec(w, v8)
 
 
 def _r_FetchResponse_5(b, p):
+    bl = len(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
@@ -2574,11 +2687,65 @@ def _r_FetchResponse_5(b, p):
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_3(b, p)
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
+                    p += 30
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        e8.aborted_transactions = None
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_FetchResponse_AbortedTransaction)
+                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                            p += 16
+                            e11.unknown_tagged_fields = None
+                            xs10.append(e11)
+                        e8.aborted_transactions = xs10
+                    e8.preferred_read_replica, = _S1.unpack_from(b, p)
+                    p += 4
+                    n12, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n12 < 0:
+                        e8.records = None
+                    else:
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
+                        e8.records = b[p:q13]
+                        p = q13
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.node_endpoints = []
@@ -2591,385 +2758,326 @@ def _w_FetchResponse_5(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_3(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            xs6 = e5.aborted_transactions
+            if xs6 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(xs6))
+                for e7 in xs6:
+                    w += _S16.pack(e7.producer_id, e7.first_offset)
+            w += _S1.pack(e5.preferred_read_replica)
+            v8 = e5.records
+            if v8 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v8))
+                _wrec(w, v8)
 
 
-def _r_FetchResponse_AbortedTransaction_1(b, p):
-    o = _new(_FetchResponse_AbortedTransaction)
-    o.producer_id, o.first_offset, = _S16.unpack_from(b, p)
-    p += 16
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_AbortedTransaction_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AbortedTransaction: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AbortedTransaction: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchResponse_AbortedTransaction_1(o, w):
-    w += _S16.pack(o.producer_id, o.first_offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_EpochEndOffset_0(b, p):
-    o = _new(_FetchResponse_EpochEndOffset)
-    o.epoch, o.end_offset, = _S12.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_EpochEndOffset_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EpochEndOffset: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EpochEndOffset: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchResponse_EpochEndOffset_0(o, w):
-    w += _S12.pack(o.epoch, o.end_offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_LeaderIdAndEpoch_0(b, p):
-    o = _new(_FetchResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S19.unpack_from(b, p)
-    p += 8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_LeaderIdAndEpoch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderIdAndEpoch: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderIdAndEpoch: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S19.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_SnapshotId_0(b, p):
-    o = _new(_FetchResponse_SnapshotId)
-    o.end_offset, o.epoch, = _S20.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_SnapshotId_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SnapshotId: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SnapshotId: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchResponse_SnapshotId_0(o, w):
-    w += _S20.pack(o.end_offset, o.epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_PartitionData_4(b, p):
-    o = _new(_FetchResponse_PartitionData)
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, = _S17.unpack_from(b, p)
-    p += 30
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.aborted_transactions = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchResponse_AbortedTransaction_1(b, p)
-            xs2.append(e3)
-        o.aborted_transactions = xs2
-    o.preferred_read_replica, = _S1.unpack_from(b, p)
-    p += 4
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.records = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('PartitionData.Records: length ' + str(n4) + ' past the end')
-        o.records = b[p:q5]
-        p = q5
-    o.diverging_epoch = _FetchResponse_EpochEndOffset()
-    o.current_leader = _FetchResponse_LeaderIdAndEpoch()
-    o.snapshot_id = _FetchResponse_SnapshotId()
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if tag == 0:
-            o.diverging_epoch, p = _r_FetchResponse_EpochEndOffset_0(b, p)
+            s1 = _new(_FetchResponse_EpochEndOffset)
+            s1.epoch, s1.end_offset, = _S12.unpack_from(b, p)
+            p += 12
+            if b[p] == 0:  # no tagged fields, the common case
+                s1.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchResponse_EpochEndOffset_0(b, p, s1)
+            o.diverging_epoch = s1
         elif tag == 1:
-            o.current_leader, p = _r_FetchResponse_LeaderIdAndEpoch_0(b, p)
+            s2 = _new(_FetchResponse_LeaderIdAndEpoch)
+            s2.leader_id, s2.leader_epoch, = _S19.unpack_from(b, p)
+            p += 8
+            if b[p] == 0:  # no tagged fields, the common case
+                s2.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchResponse_LeaderIdAndEpoch_0(b, p, s2)
+            o.current_leader = s2
         elif tag == 2:
-            o.snapshot_id, p = _r_FetchResponse_SnapshotId_0(b, p)
+            s3 = _new(_FetchResponse_SnapshotId)
+            s3.end_offset, s3.epoch, = _S20.unpack_from(b, p)
+            p += 12
+            if b[p] == 0:  # no tagged fields, the common case
+                s3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchResponse_SnapshotId_0(b, p, s3)
+            o.snapshot_id = s3
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchResponse_PartitionData_4(o, w):
-    w += _S17.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
-    xs1 = o.aborted_transactions
-    if xs1 is None:
-        w.append(0)
-    else:
-        ln = len(xs1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e2 in xs1:
-            _w_FetchResponse_AbortedTransaction_1(e2, w)
-    w += _S1.pack(o.preferred_read_replica)
-    v3 = o.records
-    if v3 is None:
-        w.append(0)
-    else:
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        _wrec(w, v3)
-    tags = []
-    if (o.diverging_epoch.epoch != -1) or (o.diverging_epoch.end_offset != -1) or o.diverging_epoch.unknown_tagged_fields:
-        t4 = bytearray()
-        _w_FetchResponse_EpochEndOffset_0(o.diverging_epoch, t4)
-        tags.append((0, t4))
-    if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or o.current_leader.unknown_tagged_fields:
-        t5 = bytearray()
-        _w_FetchResponse_LeaderIdAndEpoch_0(o.current_leader, t5)
-        tags.append((1, t5))
-    if (o.snapshot_id.end_offset != -1) or (o.snapshot_id.epoch != -1) or o.snapshot_id.unknown_tagged_fields:
-        t6 = bytearray()
-        _w_FetchResponse_SnapshotId_0(o.snapshot_id, t6)
-        tags.append((2, t6))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_FetchableTopicResponse_4(b, p):
-    o = _new(_FetchResponse_FetchableTopicResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchResponse_PartitionData_4(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_FetchableTopicResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchableTopicResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchableTopicResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchResponse_FetchableTopicResponse_4(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_FetchResponse_PartitionData_4(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_6(b, p):
-    o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
-    p += 10
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchResponse.Responses: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_4(b, p)
-            xs2.append(e3)
-        o.responses = xs2
-    o.node_endpoints = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FetchResponse_6(b, p):
+    bl = len(b)
+    o = _new(FetchResponse)
+    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
+    p += 10
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchResponse.Responses: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
+                    p += 30
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.aborted_transactions = None
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_FetchResponse_AbortedTransaction)
+                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                            p += 16
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e11.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e11)
+                            xs10.append(e11)
+                        e8.aborted_transactions = xs10
+                    e8.preferred_read_replica, = _S1.unpack_from(b, p)
+                    p += 4
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e8.records = None
+                    else:
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
+                        e8.records = b[p:q13]
+                        p = q13
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchResponse_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e3)
+            xs2.append(e3)
+        o.responses = xs2
+    o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_FetchResponse_0(b, p, o)
     return o, p
 
 
@@ -2982,67 +3090,86 @@ def _w_FetchResponse_6(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_4(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_FetchableTopicResponse_5(b, p):
-    o = _new(_FetchResponse_FetchableTopicResponse)
-    o.topic_id, = _S10.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchResponse_PartitionData_4(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.topic = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchableTopicResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchableTopicResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchResponse_FetchableTopicResponse_5(o, w):
-    w += _S10.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_FetchResponse_PartitionData_4(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            xs6 = e5.aborted_transactions
+            if xs6 is None:
+                w.append(0)
+            else:
+                ln = len(xs6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                for e7 in xs6:
+                    w += _S16.pack(e7.producer_id, e7.first_offset)
+                    if e7.unknown_tagged_fields:
+                        _wtags(w, e7.unknown_tagged_fields)
+                    else:
+                        w.append(0)
+            w += _S1.pack(e5.preferred_read_replica)
+            v8 = e5.records
+            if v8 is None:
+                w.append(0)
+            else:
+                ln = len(v8) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                _wrec(w, v8)
+            tags9 = []
+            if (e5.diverging_epoch.epoch != -1) or (e5.diverging_epoch.end_offset != -1) or e5.diverging_epoch.unknown_tagged_fields:
+                t10 = bytearray()
+                s11 = e5.diverging_epoch
+                t10 += _S12.pack(s11.epoch, s11.end_offset)
+                if s11.unknown_tagged_fields:
+                    _wtags(t10, s11.unknown_tagged_fields)
+                else:
+                    t10.append(0)
+                tags9.append((0, t10))
+            if (e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields:
+                t12 = bytearray()
+                s13 = e5.current_leader
+                t12 += _S19.pack(s13.leader_id, s13.leader_epoch)
+                if s13.unknown_tagged_fields:
+                    _wtags(t12, s13.unknown_tagged_fields)
+                else:
+                    t12.append(0)
+                tags9.append((1, t12))
+            if (e5.snapshot_id.end_offset != -1) or (e5.snapshot_id.epoch != -1) or e5.snapshot_id.unknown_tagged_fields:
+                t14 = bytearray()
+                s15 = e5.snapshot_id
+                t14 += _S20.pack(s15.end_offset, s15.epoch)
+                if s15.unknown_tagged_fields:
+                    _wtags(t14, s15.unknown_tagged_fields)
+                else:
+                    t14.append(0)
+                tags9.append((2, t14))
+            if e5.unknown_tagged_fields:
+                tags9 = sorted(tags9 + e5.unknown_tagged_fields, key=_first)
+            if tags9:
+                _wtags(w, tags9)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -3050,46 +3177,98 @@ def _w_FetchResponse_FetchableTopicResponse_5(o, w):
 
 
 def _r_FetchResponse_7(b, p):
+    bl = len(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
     p += 10
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_5(b, p)
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            e3.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_FetchResponse_PartitionData)
+                    e6.partition_index, e6.error_code, e6.high_watermark, e6.last_stable_offset, e6.log_start_offset, = _S17.unpack_from(b, p)
+                    p += 30
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        e6.aborted_transactions = None
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n7) + ' past the end')
+                        xs8 = []
+                        for _ in range(n7):
+                            e9 = _new(_FetchResponse_AbortedTransaction)
+                            e9.producer_id, e9.first_offset, = _S16.unpack_from(b, p)
+                            p += 16
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e9.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e9)
+                            xs8.append(e9)
+                        e6.aborted_transactions = xs8
+                    e6.preferred_read_replica, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        e6.records = None
+                    else:
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
+                        e6.records = b[p:q11]
+                        p = q11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchResponse_PartitionData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FetchResponse_0(b, p, o)
     return o, p
 
 
@@ -3102,155 +3281,276 @@ def _w_FetchResponse_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_5(e2, w)
+        w += _S10.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S17.pack(e4.partition_index, e4.error_code, e4.high_watermark, e4.last_stable_offset, e4.log_start_offset)
+            xs5 = e4.aborted_transactions
+            if xs5 is None:
+                w.append(0)
+            else:
+                ln = len(xs5) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                for e6 in xs5:
+                    w += _S16.pack(e6.producer_id, e6.first_offset)
+                    if e6.unknown_tagged_fields:
+                        _wtags(w, e6.unknown_tagged_fields)
+                    else:
+                        w.append(0)
+            w += _S1.pack(e4.preferred_read_replica)
+            v7 = e4.records
+            if v7 is None:
+                w.append(0)
+            else:
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                _wrec(w, v7)
+            tags8 = []
+            if (e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields:
+                t9 = bytearray()
+                s10 = e4.diverging_epoch
+                t9 += _S12.pack(s10.epoch, s10.end_offset)
+                if s10.unknown_tagged_fields:
+                    _wtags(t9, s10.unknown_tagged_fields)
+                else:
+                    t9.append(0)
+                tags8.append((0, t9))
+            if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
+                t11 = bytearray()
+                s12 = e4.current_leader
+                t11 += _S19.pack(s12.leader_id, s12.leader_epoch)
+                if s12.unknown_tagged_fields:
+                    _wtags(t11, s12.unknown_tagged_fields)
+                else:
+                    t11.append(0)
+                tags8.append((1, t11))
+            if (e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields:
+                t13 = bytearray()
+                s14 = e4.snapshot_id
+                t13 += _S20.pack(s14.end_offset, s14.epoch)
+                if s14.unknown_tagged_fields:
+                    _wtags(t13, s14.unknown_tagged_fields)
+                else:
+                    t13.append(0)
+                tags8.append((2, t13))
+            if e4.unknown_tagged_fields:
+                tags8 = sorted(tags8 + e4.unknown_tagged_fields, key=_first)
+            if tags8:
+                _wtags(w, tags8)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_FetchResponse_NodeEndpoint_0(b, p):
-    o = _new(_FetchResponse_NodeEndpoint)
-    o.node_id, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('NodeEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_NodeEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('NodeEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('NodeEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchResponse_NodeEndpoint_0(o, w):
-    w += _S1.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchResponse_8(b, p):
-    o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
-    p += 10
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchResponse.Responses: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchResponse_FetchableTopicResponse_5(b, p)
-            xs2.append(e3)
-        o.responses = xs2
-    o.node_endpoints = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchResponse_1(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchResponse: tagged field past the end')
         if tag == 0:
-            n4 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 raise DecodeError('FetchResponse.NodeEndpoints: null where not nullable')
             else:
-                if n4 > len(b) - p:
-                    raise DecodeError('FetchResponse.NodeEndpoints: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6, p = _r_FetchResponse_NodeEndpoint_0(b, p)
-                    xs5.append(e6)
-                o.node_endpoints = xs5
+                if n1 > bl - p:
+                    raise DecodeError('FetchResponse.NodeEndpoints: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3 = _new(_FetchResponse_NodeEndpoint)
+                    e3.node_id, = _S1.unpack_from(b, p)
+                    p += 4
+                    n4 = b[p] - 1
+                    p += 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        if q5 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
+                        e3.host = str(b[p:q5], 'utf-8')
+                        p = q5
+                    e3.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n6 = b[p] - 1
+                    p += 1
+                    if n6 > 126:
+                        n6, p = _uvt(b, p, n6 + 1)
+                        n6 -= 1
+                    if n6 < 0:
+                        e3.rack = None
+                    else:
+                        q7 = p + n6
+                        if q7 > bl:
+                            raise DecodeError('NodeEndpoint.Rack: length ' + str(n6) + ' past the end')
+                        e3.rack = str(b[p:q7], 'utf-8')
+                        p = q7
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e3.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchResponse_NodeEndpoint_0(b, p, e3)
+                    xs2.append(e3)
+                o.node_endpoints = xs2
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FetchResponse_8(b, p):
+    bl = len(b)
+    o = _new(FetchResponse)
+    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
+    p += 10
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchResponse.Responses: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_FetchResponse_FetchableTopicResponse)
+            e3.topic_id, = _S10.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_FetchResponse_PartitionData)
+                    e6.partition_index, e6.error_code, e6.high_watermark, e6.last_stable_offset, e6.log_start_offset, = _S17.unpack_from(b, p)
+                    p += 30
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        e6.aborted_transactions = None
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n7) + ' past the end')
+                        xs8 = []
+                        for _ in range(n7):
+                            e9 = _new(_FetchResponse_AbortedTransaction)
+                            e9.producer_id, e9.first_offset, = _S16.unpack_from(b, p)
+                            p += 16
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e9.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e9)
+                            xs8.append(e9)
+                        e6.aborted_transactions = xs8
+                    e6.preferred_read_replica, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        e6.records = None
+                    else:
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
+                        e6.records = b[p:q11]
+                        p = q11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchResponse_PartitionData_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.topic = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e3)
+            xs2.append(e3)
+        o.responses = xs2
+    o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_FetchResponse_1(b, p, o)
     return o, p
 
 
@@ -3263,28 +3563,126 @@ def _w_FetchResponse_8(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchResponse_FetchableTopicResponse_5(e2, w)
-    tags = []
-    if o.node_endpoints:
-        t3 = bytearray()
-        xs4 = o.node_endpoints
-        ln = len(xs4) + 1
+        w += _S10.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
         if ln < 128:
-            t3.append(ln)
+            w.append(ln)
         else:
-            _wuv(t3, ln)
-        for e5 in xs4:
-            _w_FetchResponse_NodeEndpoint_0(e5, t3)
-        tags.append((0, t3))
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S17.pack(e4.partition_index, e4.error_code, e4.high_watermark, e4.last_stable_offset, e4.log_start_offset)
+            xs5 = e4.aborted_transactions
+            if xs5 is None:
+                w.append(0)
+            else:
+                ln = len(xs5) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                for e6 in xs5:
+                    w += _S16.pack(e6.producer_id, e6.first_offset)
+                    if e6.unknown_tagged_fields:
+                        _wtags(w, e6.unknown_tagged_fields)
+                    else:
+                        w.append(0)
+            w += _S1.pack(e4.preferred_read_replica)
+            v7 = e4.records
+            if v7 is None:
+                w.append(0)
+            else:
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                _wrec(w, v7)
+            tags8 = []
+            if (e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields:
+                t9 = bytearray()
+                s10 = e4.diverging_epoch
+                t9 += _S12.pack(s10.epoch, s10.end_offset)
+                if s10.unknown_tagged_fields:
+                    _wtags(t9, s10.unknown_tagged_fields)
+                else:
+                    t9.append(0)
+                tags8.append((0, t9))
+            if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
+                t11 = bytearray()
+                s12 = e4.current_leader
+                t11 += _S19.pack(s12.leader_id, s12.leader_epoch)
+                if s12.unknown_tagged_fields:
+                    _wtags(t11, s12.unknown_tagged_fields)
+                else:
+                    t11.append(0)
+                tags8.append((1, t11))
+            if (e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields:
+                t13 = bytearray()
+                s14 = e4.snapshot_id
+                t13 += _S20.pack(s14.end_offset, s14.epoch)
+                if s14.unknown_tagged_fields:
+                    _wtags(t13, s14.unknown_tagged_fields)
+                else:
+                    t13.append(0)
+                tags8.append((2, t13))
+            if e4.unknown_tagged_fields:
+                tags8 = sorted(tags8 + e4.unknown_tagged_fields, key=_first)
+            if tags8:
+                _wtags(w, tags8)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags15 = []
+    if o.node_endpoints:
+        t16 = bytearray()
+        xs17 = o.node_endpoints
+        ln = len(xs17) + 1
+        if ln < 128:
+            t16.append(ln)
+        else:
+            _wuv(t16, ln)
+        for e18 in xs17:
+            t16 += _S1.pack(e18.node_id)
+            v19 = e18.host
+            v19 = v19.encode()
+            ln = len(v19) + 1
+            if ln < 128:
+                t16.append(ln)
+            else:
+                _wuv(t16, ln)
+            t16 += v19
+            t16 += _S1.pack(e18.port)
+            v20 = e18.rack
+            if v20 is None:
+                t16.append(0)
+            else:
+                v20 = v20.encode()
+                ln = len(v20) + 1
+                if ln < 128:
+                    t16.append(ln)
+                else:
+                    _wuv(t16, ln)
+                t16 += v20
+            if e18.unknown_tagged_fields:
+                _wtags(t16, e18.unknown_tagged_fields)
+            else:
+                t16.append(0)
+        tags15.append((0, t16))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags15 = sorted(tags15 + o.unknown_tagged_fields, key=_first)
+    if tags15:
+        _wtags(w, tags15)
     else:
         w.append(0)
 
 
 FetchRequest._READERS = (_r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_1, _r_FetchRequest_2, _r_FetchRequest_3, _r_FetchRequest_3, _r_FetchRequest_4, _r_FetchRequest_4, _r_FetchRequest_5, _r_FetchRequest_5, _r_FetchRequest_6, _r_FetchRequest_7, _r_FetchRequest_8, _r_FetchRequest_8, _r_FetchRequest_9, _r_FetchRequest_9, _r_FetchRequest_10, _r_FetchRequest_11,)
 FetchRequest._WRITERS = (_w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_1, _w_FetchRequest_2, _w_FetchRequest_3, _w_FetchRequest_3, _w_FetchRequest_4, _w_FetchRequest_4, _w_FetchRequest_5, _w_FetchRequest_5, _w_FetchRequest_6, _w_FetchRequest_7, _w_FetchRequest_8, _w_FetchRequest_8, _w_FetchRequest_9, _w_FetchRequest_9, _w_FetchRequest_10, _w_FetchRequest_11,)
+FetchRequest._LAZY = {'replica_state': _FetchRequest_ReplicaState}
 FetchResponse._READERS = (_r_FetchResponse_0, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_2, _r_FetchResponse_3, _r_FetchResponse_3, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_5, _r_FetchResponse_6, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_8, _r_FetchResponse_8, _r_FetchResponse_8,)
 FetchResponse._WRITERS = (_w_FetchResponse_0, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_2, _w_FetchResponse_3, _w_FetchResponse_3, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_5, _w_FetchResponse_6, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_8, _w_FetchResponse_8, _w_FetchResponse_8,)
+_FetchResponse_PartitionData._LAZY = {'diverging_epoch': _FetchResponse_EpochEndOffset, 'current_leader': _FetchResponse_LeaderIdAndEpoch, 'snapshot_id': _FetchResponse_SnapshotId}

@@ -171,217 +171,191 @@ _FetchSnapshotResponse_TopicSnapshot = FetchSnapshotResponse.TopicSnapshot
 _FetchSnapshotResponse_NodeEndpoint = FetchSnapshotResponse.NodeEndpoint
 
 
-def _r_FetchSnapshotRequest_SnapshotId_0(b, p):
-    o = _new(_FetchSnapshotRequest_SnapshotId)
-    o.end_offset, o.epoch, = _S1.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotRequest_SnapshotId_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SnapshotId: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SnapshotId: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchSnapshotRequest_SnapshotId_0(o, w):
-    w += _S1.pack(o.end_offset, o.epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotRequest_PartitionSnapshot_0(b, p):
-    o = _new(_FetchSnapshotRequest_PartitionSnapshot)
-    o.partition, o.current_leader_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    o.snapshot_id, p = _r_FetchSnapshotRequest_SnapshotId_0(b, p)
-    o.position, = _S2.unpack_from(b, p)
-    p += 8
-    o.replica_directory_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionSnapshot: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionSnapshot: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchSnapshotRequest_PartitionSnapshot_0(o, w):
-    w += _S0.pack(o.partition, o.current_leader_epoch)
-    _w_FetchSnapshotRequest_SnapshotId_0(o.snapshot_id, w)
-    w += _S2.pack(o.position)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotRequest_TopicSnapshot_0(b, p):
-    o = _new(_FetchSnapshotRequest_TopicSnapshot)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicSnapshot.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicSnapshot.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicSnapshot.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchSnapshotRequest_PartitionSnapshot_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicSnapshot: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicSnapshot: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchSnapshotRequest_TopicSnapshot_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_FetchSnapshotRequest_PartitionSnapshot_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotRequest_0(b, p):
-    o = _new(FetchSnapshotRequest)
-    o.replica_id, o.max_bytes, = _S0.unpack_from(b, p)
-    p += 8
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchSnapshotRequest_TopicSnapshot_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.cluster_id = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchSnapshotRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchSnapshotRequest: tagged field past the end')
         if tag == 0:
-            n4 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 o.cluster_id = None
             else:
-                q5 = p + n4
-                if q5 > len(b):
-                    raise DecodeError('FetchSnapshotRequest.ClusterId: length ' + str(n4) + ' past the end')
-                o.cluster_id = str(b[p:q5], 'utf-8')
-                p = q5
+                q2 = p + n1
+                if q2 > bl:
+                    raise DecodeError('FetchSnapshotRequest.ClusterId: length ' + str(n1) + ' past the end')
+                o.cluster_id = str(b[p:q2], 'utf-8')
+                p = q2
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FetchSnapshotRequest_0(b, p):
+    bl = len(b)
+    o = _new(FetchSnapshotRequest)
+    o.replica_id, o.max_bytes, = _S0.unpack_from(b, p)
+    p += 8
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_FetchSnapshotRequest_TopicSnapshot)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+                    e8.partition, e8.current_leader_epoch, = _S0.unpack_from(b, p)
+                    p += 8
+                    s9 = _new(_FetchSnapshotRequest_SnapshotId)
+                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    p += 12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
+                    e8.snapshot_id = s9
+                    e8.position, = _S2.unpack_from(b, p)
+                    p += 8
+                    e8.replica_directory_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.cluster_id = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_FetchSnapshotRequest_0(b, p, o)
     return o, p
 
 
@@ -394,53 +368,74 @@ def _w_FetchSnapshotRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchSnapshotRequest_TopicSnapshot_0(e2, w)
-    tags = []
-    if o.cluster_id is not None:
-        t3 = bytearray()
-        v4 = o.cluster_id
-        if v4 is None:
-            t3.append(0)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
         else:
-            v4 = v4.encode()
-            ln = len(v4) + 1
-            if ln < 128:
-                t3.append(ln)
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition, e5.current_leader_epoch)
+            s6 = e5.snapshot_id
+            w += _S1.pack(s6.end_offset, s6.epoch)
+            if s6.unknown_tagged_fields:
+                _wtags(w, s6.unknown_tagged_fields)
             else:
-                _wuv(t3, ln)
-            t3 += v4
-        tags.append((0, t3))
+                w.append(0)
+            w += _S2.pack(e5.position)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags7 = []
+    if o.cluster_id is not None:
+        t8 = bytearray()
+        v9 = o.cluster_id
+        if v9 is None:
+            t8.append(0)
+        else:
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                t8.append(ln)
+            else:
+                _wuv(t8, ln)
+            t8 += v9
+        tags7.append((0, t8))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags7 = sorted(tags7 + o.unknown_tagged_fields, key=_first)
+    if tags7:
+        _wtags(w, tags7)
     else:
         w.append(0)
 
 
-def _r_FetchSnapshotRequest_PartitionSnapshot_1(b, p):
-    o = _new(_FetchSnapshotRequest_PartitionSnapshot)
-    o.partition, o.current_leader_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    o.snapshot_id, p = _r_FetchSnapshotRequest_SnapshotId_0(b, p)
-    o.position, = _S2.unpack_from(b, p)
-    p += 8
-    o.replica_directory_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionSnapshot: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionSnapshot: tagged field past the end')
         if tag == 0:
             o.replica_directory_id, = _S3.unpack_from(b, p)
@@ -451,159 +446,87 @@ def _r_FetchSnapshotRequest_PartitionSnapshot_1(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchSnapshotRequest_PartitionSnapshot_1(o, w):
-    w += _S0.pack(o.partition, o.current_leader_epoch)
-    _w_FetchSnapshotRequest_SnapshotId_0(o.snapshot_id, w)
-    w += _S2.pack(o.position)
-    tags = []
-    if o.replica_directory_id != UUID_ZERO:
-        t1 = bytearray()
-        t1 += _S3.pack(o.replica_directory_id)
-        tags.append((0, t1))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotRequest_TopicSnapshot_1(b, p):
-    o = _new(_FetchSnapshotRequest_TopicSnapshot)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicSnapshot.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicSnapshot.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicSnapshot.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchSnapshotRequest_PartitionSnapshot_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicSnapshot: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicSnapshot: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchSnapshotRequest_TopicSnapshot_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_FetchSnapshotRequest_PartitionSnapshot_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_FetchSnapshotRequest_1(b, p):
+    bl = len(b)
     o = _new(FetchSnapshotRequest)
     o.replica_id, o.max_bytes, = _S0.unpack_from(b, p)
     p += 8
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FetchSnapshotRequest_TopicSnapshot_1(b, p)
+            e3 = _new(_FetchSnapshotRequest_TopicSnapshot)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+                    e8.partition, e8.current_leader_epoch, = _S0.unpack_from(b, p)
+                    p += 8
+                    s9 = _new(_FetchSnapshotRequest_SnapshotId)
+                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    p += 12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
+                    e8.snapshot_id = s9
+                    e8.position, = _S2.unpack_from(b, p)
+                    p += 8
+                    e8.replica_directory_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FetchSnapshotRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FetchSnapshotRequest: tagged field past the end')
-        if tag == 0:
-            n4 = b[p]
-            p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
-                o.cluster_id = None
-            else:
-                q5 = p + n4
-                if q5 > len(b):
-                    raise DecodeError('FetchSnapshotRequest.ClusterId: length ' + str(n4) + ' past the end')
-                o.cluster_id = str(b[p:q5], 'utf-8')
-                p = q5
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FetchSnapshotRequest_0(b, p, o)
     return o, p
 
 
@@ -616,284 +539,237 @@ def _w_FetchSnapshotRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchSnapshotRequest_TopicSnapshot_1(e2, w)
-    tags = []
-    if o.cluster_id is not None:
-        t3 = bytearray()
-        v4 = o.cluster_id
-        if v4 is None:
-            t3.append(0)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
         else:
-            v4 = v4.encode()
-            ln = len(v4) + 1
-            if ln < 128:
-                t3.append(ln)
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition, e5.current_leader_epoch)
+            s6 = e5.snapshot_id
+            w += _S1.pack(s6.end_offset, s6.epoch)
+            if s6.unknown_tagged_fields:
+                _wtags(w, s6.unknown_tagged_fields)
             else:
-                _wuv(t3, ln)
-            t3 += v4
-        tags.append((0, t3))
+                w.append(0)
+            w += _S2.pack(e5.position)
+            tags7 = []
+            if e5.replica_directory_id != UUID_ZERO:
+                t8 = bytearray()
+                t8 += _S3.pack(e5.replica_directory_id)
+                tags7.append((0, t8))
+            if e5.unknown_tagged_fields:
+                tags7 = sorted(tags7 + e5.unknown_tagged_fields, key=_first)
+            if tags7:
+                _wtags(w, tags7)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags9 = []
+    if o.cluster_id is not None:
+        t10 = bytearray()
+        v11 = o.cluster_id
+        if v11 is None:
+            t10.append(0)
+        else:
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                t10.append(ln)
+            else:
+                _wuv(t10, ln)
+            t10 += v11
+        tags9.append((0, t10))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags9 = sorted(tags9 + o.unknown_tagged_fields, key=_first)
+    if tags9:
+        _wtags(w, tags9)
     else:
         w.append(0)
 
 
-def _r_FetchSnapshotResponse_SnapshotId_0(b, p):
-    o = _new(_FetchSnapshotResponse_SnapshotId)
-    o.end_offset, o.epoch, = _S1.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotResponse_LeaderIdAndEpoch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('SnapshotId: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('SnapshotId: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _r_FetchSnapshotResponse_LeaderIdAndEpoch_0(b, p):
-    o = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderIdAndEpoch: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderIdAndEpoch: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchSnapshotResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S0.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotResponse_PartitionSnapshot_0(b, p):
-    o = _new(_FetchSnapshotResponse_PartitionSnapshot)
-    o.index, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    o.snapshot_id, p = _r_FetchSnapshotResponse_SnapshotId_0(b, p)
-    o.size, o.position, = _S5.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n1) + ' past the end')
-        o.unaligned_records = b[p:q2]
-        p = q2
-    o.current_leader = _FetchSnapshotResponse_LeaderIdAndEpoch()
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionSnapshot: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionSnapshot: tagged field past the end')
         if tag == 0:
-            o.current_leader, p = _r_FetchSnapshotResponse_LeaderIdAndEpoch_0(b, p)
+            s1 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
+            s1.leader_id, s1.leader_epoch, = _S0.unpack_from(b, p)
+            p += 8
+            if b[p] == 0:  # no tagged fields, the common case
+                s1.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotResponse_LeaderIdAndEpoch_0(b, p, s1)
+            o.current_leader = s1
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchSnapshotResponse_PartitionSnapshot_0(o, w):
-    w += _S4.pack(o.index, o.error_code)
-    _w_FetchSnapshotRequest_SnapshotId_0(o.snapshot_id, w)
-    w += _S5.pack(o.size, o.position)
-    v1 = o.unaligned_records
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    _wrec(w, v1)
-    tags = []
-    if (o.current_leader.leader_id != 0) or (o.current_leader.leader_epoch != 0) or o.current_leader.unknown_tagged_fields:
-        t2 = bytearray()
-        _w_FetchSnapshotResponse_LeaderIdAndEpoch_0(o.current_leader, t2)
-        tags.append((0, t2))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotResponse_TopicSnapshot_0(b, p):
-    o = _new(_FetchSnapshotResponse_TopicSnapshot)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicSnapshot.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicSnapshot.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicSnapshot.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_FetchSnapshotResponse_PartitionSnapshot_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicSnapshot: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicSnapshot: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FetchSnapshotResponse_TopicSnapshot_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_FetchSnapshotResponse_PartitionSnapshot_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotResponse_0(b, p):
-    o = _new(FetchSnapshotResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchSnapshotResponse_TopicSnapshot_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.node_endpoints = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchSnapshotResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchSnapshotResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FetchSnapshotResponse_0(b, p):
+    bl = len(b)
+    o = _new(FetchSnapshotResponse)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_FetchSnapshotResponse_TopicSnapshot)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+                    e8.index, e8.error_code, = _S4.unpack_from(b, p)
+                    p += 6
+                    s9 = _new(_FetchSnapshotResponse_SnapshotId)
+                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    p += 12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
+                    e8.snapshot_id = s9
+                    e8.size, e8.position, = _S5.unpack_from(b, p)
+                    p += 16
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
+                    else:
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n10) + ' past the end')
+                        e8.unaligned_records = b[p:q11]
+                        p = q11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_FetchSnapshotResponse_0(b, p, o)
     return o, p
 
 
@@ -906,131 +782,237 @@ def _w_FetchSnapshotResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchSnapshotResponse_TopicSnapshot_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S4.pack(e5.index, e5.error_code)
+            s6 = e5.snapshot_id
+            w += _S1.pack(s6.end_offset, s6.epoch)
+            if s6.unknown_tagged_fields:
+                _wtags(w, s6.unknown_tagged_fields)
+            else:
+                w.append(0)
+            w += _S5.pack(e5.size, e5.position)
+            v7 = e5.unaligned_records
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            _wrec(w, v7)
+            tags8 = []
+            if (e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields:
+                t9 = bytearray()
+                s10 = e5.current_leader
+                t9 += _S0.pack(s10.leader_id, s10.leader_epoch)
+                if s10.unknown_tagged_fields:
+                    _wtags(t9, s10.unknown_tagged_fields)
+                else:
+                    t9.append(0)
+                tags8.append((0, t9))
+            if e5.unknown_tagged_fields:
+                tags8 = sorted(tags8 + e5.unknown_tagged_fields, key=_first)
+            if tags8:
+                _wtags(w, tags8)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_FetchSnapshotResponse_NodeEndpoint_0(b, p):
-    o = _new(_FetchSnapshotResponse_NodeEndpoint)
-    o.node_id, = _S6.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('NodeEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S7.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotResponse_NodeEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('NodeEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('NodeEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_FetchSnapshotResponse_NodeEndpoint_0(o, w):
-    w += _S6.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S7.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_FetchSnapshotResponse_1(b, p):
-    o = _new(FetchSnapshotResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_FetchSnapshotResponse_TopicSnapshot_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.node_endpoints = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FetchSnapshotResponse_1(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchSnapshotResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchSnapshotResponse: tagged field past the end')
         if tag == 0:
-            n4 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 raise DecodeError('FetchSnapshotResponse.NodeEndpoints: null where not nullable')
             else:
-                if n4 > len(b) - p:
-                    raise DecodeError('FetchSnapshotResponse.NodeEndpoints: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6, p = _r_FetchSnapshotResponse_NodeEndpoint_0(b, p)
-                    xs5.append(e6)
-                o.node_endpoints = xs5
+                if n1 > bl - p:
+                    raise DecodeError('FetchSnapshotResponse.NodeEndpoints: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3 = _new(_FetchSnapshotResponse_NodeEndpoint)
+                    e3.node_id, = _S6.unpack_from(b, p)
+                    p += 4
+                    n4 = b[p] - 1
+                    p += 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        if q5 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
+                        e3.host = str(b[p:q5], 'utf-8')
+                        p = q5
+                    e3.port, = _S7.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e3.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotResponse_NodeEndpoint_0(b, p, e3)
+                    xs2.append(e3)
+                o.node_endpoints = xs2
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FetchSnapshotResponse_1(b, p):
+    bl = len(b)
+    o = _new(FetchSnapshotResponse)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_FetchSnapshotResponse_TopicSnapshot)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+                    e8.index, e8.error_code, = _S4.unpack_from(b, p)
+                    p += 6
+                    s9 = _new(_FetchSnapshotResponse_SnapshotId)
+                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    p += 12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
+                    e8.snapshot_id = s9
+                    e8.size, e8.position, = _S5.unpack_from(b, p)
+                    p += 16
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
+                    else:
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n10) + ' past the end')
+                        e8.unaligned_records = b[p:q11]
+                        p = q11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.node_endpoints = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_FetchSnapshotResponse_1(b, p, o)
     return o, p
 
 
@@ -1043,28 +1025,92 @@ def _w_FetchSnapshotResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FetchSnapshotResponse_TopicSnapshot_0(e2, w)
-    tags = []
-    if o.node_endpoints:
-        t3 = bytearray()
-        xs4 = o.node_endpoints
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
         ln = len(xs4) + 1
         if ln < 128:
-            t3.append(ln)
+            w.append(ln)
         else:
-            _wuv(t3, ln)
+            _wuv(w, ln)
         for e5 in xs4:
-            _w_FetchSnapshotResponse_NodeEndpoint_0(e5, t3)
-        tags.append((0, t3))
+            w += _S4.pack(e5.index, e5.error_code)
+            s6 = e5.snapshot_id
+            w += _S1.pack(s6.end_offset, s6.epoch)
+            if s6.unknown_tagged_fields:
+                _wtags(w, s6.unknown_tagged_fields)
+            else:
+                w.append(0)
+            w += _S5.pack(e5.size, e5.position)
+            v7 = e5.unaligned_records
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            _wrec(w, v7)
+            tags8 = []
+            if (e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields:
+                t9 = bytearray()
+                s10 = e5.current_leader
+                t9 += _S0.pack(s10.leader_id, s10.leader_epoch)
+                if s10.unknown_tagged_fields:
+                    _wtags(t9, s10.unknown_tagged_fields)
+                else:
+                    t9.append(0)
+                tags8.append((0, t9))
+            if e5.unknown_tagged_fields:
+                tags8 = sorted(tags8 + e5.unknown_tagged_fields, key=_first)
+            if tags8:
+                _wtags(w, tags8)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags11 = []
+    if o.node_endpoints:
+        t12 = bytearray()
+        xs13 = o.node_endpoints
+        ln = len(xs13) + 1
+        if ln < 128:
+            t12.append(ln)
+        else:
+            _wuv(t12, ln)
+        for e14 in xs13:
+            t12 += _S6.pack(e14.node_id)
+            v15 = e14.host
+            v15 = v15.encode()
+            ln = len(v15) + 1
+            if ln < 128:
+                t12.append(ln)
+            else:
+                _wuv(t12, ln)
+            t12 += v15
+            t12 += _S7.pack(e14.port)
+            if e14.unknown_tagged_fields:
+                _wtags(t12, e14.unknown_tagged_fields)
+            else:
+                t12.append(0)
+        tags11.append((0, t12))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags11 = sorted(tags11 + o.unknown_tagged_fields, key=_first)
+    if tags11:
+        _wtags(w, tags11)
     else:
         w.append(0)
 
 
 FetchSnapshotRequest._READERS = (_r_FetchSnapshotRequest_0, _r_FetchSnapshotRequest_1,)
 FetchSnapshotRequest._WRITERS = (_w_FetchSnapshotRequest_0, _w_FetchSnapshotRequest_1,)
+_FetchSnapshotRequest_PartitionSnapshot._LAZY = {'snapshot_id': _FetchSnapshotRequest_SnapshotId}
 FetchSnapshotResponse._READERS = (_r_FetchSnapshotResponse_0, _r_FetchSnapshotResponse_1,)
 FetchSnapshotResponse._WRITERS = (_w_FetchSnapshotResponse_0, _w_FetchSnapshotResponse_1,)
+_FetchSnapshotResponse_PartitionSnapshot._LAZY = {'snapshot_id': _FetchSnapshotResponse_SnapshotId, 'current_leader': _FetchSnapshotResponse_LeaderIdAndEpoch}

@@ -89,6 +89,7 @@ _FindCoordinatorResponse_Coordinator = FindCoordinatorResponse.Coordinator
 
 
 def _r_FindCoordinatorRequest_0(b, p):
+    bl = len(b)
     o = _new(FindCoordinatorRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -96,7 +97,7 @@ def _r_FindCoordinatorRequest_0(b, p):
         raise DecodeError('FindCoordinatorRequest.Key: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('FindCoordinatorRequest.Key: length ' + str(n1) + ' past the end')
         o.key = str(b[p:q2], 'utf-8')
         p = q2
@@ -118,6 +119,7 @@ def _w_FindCoordinatorRequest_0(o, w):
 
 
 def _r_FindCoordinatorRequest_1(b, p):
+    bl = len(b)
     o = _new(FindCoordinatorRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -125,7 +127,7 @@ def _r_FindCoordinatorRequest_1(b, p):
         raise DecodeError('FindCoordinatorRequest.Key: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('FindCoordinatorRequest.Key: length ' + str(n1) + ' past the end')
         o.key = str(b[p:q2], 'utf-8')
         p = q2
@@ -146,18 +148,42 @@ def _w_FindCoordinatorRequest_1(o, w):
     w += _S1.pack(o.key_type)
 
 
-def _r_FindCoordinatorRequest_2(b, p):
-    o = _new(FindCoordinatorRequest)
-    n1 = b[p]
+def _t_FindCoordinatorRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('FindCoordinatorRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('FindCoordinatorRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_FindCoordinatorRequest_2(b, p):
+    bl = len(b)
+    o = _new(FindCoordinatorRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FindCoordinatorRequest.Key: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('FindCoordinatorRequest.Key: length ' + str(n1) + ' past the end')
         o.key = str(b[p:q2], 'utf-8')
         p = q2
@@ -166,25 +192,9 @@ def _r_FindCoordinatorRequest_2(b, p):
     o.coordinator_keys = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FindCoordinatorRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FindCoordinatorRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FindCoordinatorRequest_0(b, p, o)
     return o, p
 
 
@@ -207,31 +217,32 @@ def _w_FindCoordinatorRequest_2(o, w):
 
 
 def _r_FindCoordinatorRequest_3(b, p):
+    bl = len(b)
     o = _new(FindCoordinatorRequest)
     o.key_type, = _S1.unpack_from(b, p)
     p += 1
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -240,25 +251,9 @@ def _r_FindCoordinatorRequest_3(b, p):
     o.key = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FindCoordinatorRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FindCoordinatorRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FindCoordinatorRequest_0(b, p, o)
     return o, p
 
 
@@ -288,6 +283,7 @@ def _w_FindCoordinatorRequest_3(o, w):
 
 
 def _r_FindCoordinatorResponse_0(b, p):
+    bl = len(b)
     o = _new(FindCoordinatorResponse)
     o.error_code, o.node_id, = _S2.unpack_from(b, p)
     p += 6
@@ -297,7 +293,7 @@ def _r_FindCoordinatorResponse_0(b, p):
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n1) + ' past the end')
         o.host = str(b[p:q2], 'utf-8')
         p = q2
@@ -322,6 +318,7 @@ def _w_FindCoordinatorResponse_0(o, w):
 
 
 def _r_FindCoordinatorResponse_1(b, p):
+    bl = len(b)
     o = _new(FindCoordinatorResponse)
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
@@ -331,7 +328,7 @@ def _r_FindCoordinatorResponse_1(b, p):
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
@@ -343,7 +340,7 @@ def _r_FindCoordinatorResponse_1(b, p):
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n3) + ' past the end')
         o.host = str(b[p:q4], 'utf-8')
         p = q4
@@ -373,35 +370,59 @@ def _w_FindCoordinatorResponse_1(o, w):
     w += _S3.pack(o.port)
 
 
+def _t_FindCoordinatorResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('FindCoordinatorResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('FindCoordinatorResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_FindCoordinatorResponse_2(b, p):
+    bl = len(b)
     o = _new(FindCoordinatorResponse)
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
     o.node_id, = _S3.unpack_from(b, p)
     p += 4
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n3) + ' past the end')
         o.host = str(b[p:q4], 'utf-8')
         p = q4
@@ -410,25 +431,9 @@ def _r_FindCoordinatorResponse_2(b, p):
     o.coordinators = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FindCoordinatorResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FindCoordinatorResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FindCoordinatorResponse_0(b, p, o)
     return o, p
 
 
@@ -463,128 +468,95 @@ def _w_FindCoordinatorResponse_2(o, w):
         w.append(0)
 
 
-def _r_FindCoordinatorResponse_Coordinator_0(b, p):
-    o = _new(_FindCoordinatorResponse_Coordinator)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Coordinator.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Coordinator.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    o.node_id, = _S3.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Coordinator.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Coordinator.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.error_message = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('Coordinator.ErrorMessage: length ' + str(n5) + ' past the end')
-        o.error_message = str(b[p:q6], 'utf-8')
-        p = q6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_FindCoordinatorResponse_Coordinator_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Coordinator: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Coordinator: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_FindCoordinatorResponse_Coordinator_0(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S3.pack(o.node_id)
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S4.pack(o.port, o.error_code)
-    v3 = o.error_message
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v3
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_FindCoordinatorResponse_3(b, p):
+    bl = len(b)
     o = _new(FindCoordinatorResponse)
     o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('FindCoordinatorResponse.Coordinators: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('FindCoordinatorResponse.Coordinators: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_FindCoordinatorResponse_Coordinator_0(b, p)
+            e3 = _new(_FindCoordinatorResponse_Coordinator)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('Coordinator.Key: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('Coordinator.Key: length ' + str(n4) + ' past the end')
+                e3.key = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.node_id, = _S3.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Coordinator.Host: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Coordinator.Host: length ' + str(n6) + ' past the end')
+                e3.host = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.port, e3.error_code, = _S4.unpack_from(b, p)
+            p += 6
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e3.error_message = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Coordinator.ErrorMessage: length ' + str(n8) + ' past the end')
+                e3.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FindCoordinatorResponse_Coordinator_0(b, p, e3)
             xs2.append(e3)
         o.coordinators = xs2
     o.error_code = 0
@@ -594,25 +566,9 @@ def _r_FindCoordinatorResponse_3(b, p):
     o.port = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FindCoordinatorResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FindCoordinatorResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_FindCoordinatorResponse_0(b, p, o)
     return o, p
 
 
@@ -633,7 +589,39 @@ def _w_FindCoordinatorResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_FindCoordinatorResponse_Coordinator_0(e2, w)
+        v3 = e2.key
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S3.pack(e2.node_id)
+        v4 = e2.host
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S4.pack(e2.port, e2.error_code)
+        v5 = e2.error_message
+        if v5 is None:
+            w.append(0)
+        else:
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -72,31 +72,39 @@ class GetTelemetrySubscriptionsResponse(Message):
 
 
 
-def _r_GetTelemetrySubscriptionsRequest_0(b, p):
-    o = _new(GetTelemetrySubscriptionsRequest)
-    o.client_instance_id, = _S0.unpack_from(b, p)
-    p += 16
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_GetTelemetrySubscriptionsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('GetTelemetrySubscriptionsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('GetTelemetrySubscriptionsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_GetTelemetrySubscriptionsRequest_0(b, p):
+    bl = len(b)
+    o = _new(GetTelemetrySubscriptionsRequest)
+    o.client_instance_id, = _S0.unpack_from(b, p)
+    p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_GetTelemetrySubscriptionsRequest_0(b, p, o)
     return o, p
 
 
@@ -108,46 +116,70 @@ def _w_GetTelemetrySubscriptionsRequest_0(o, w):
         w.append(0)
 
 
+def _t_GetTelemetrySubscriptionsResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('GetTelemetrySubscriptionsResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('GetTelemetrySubscriptionsResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_GetTelemetrySubscriptionsResponse_0(b, p):
+    bl = len(b)
     o = _new(GetTelemetrySubscriptionsResponse)
     o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id, = _S1.unpack_from(b, p)
     p += 26
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: count ' + str(n1) + ' past the end')
         o.accepted_compression_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
         p += 1 * n1
     o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, = _S2.unpack_from(b, p)
     p += 9
-    n2 = b[p]
+    n2 = b[p] - 1
     p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
     if n2 < 0:
         raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null where not nullable')
     else:
-        if n2 > len(b) - p:
+        if n2 > bl - p:
             raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: count ' + str(n2) + ' past the end')
         xs3 = []
         for _ in range(n2):
-            n5 = b[p]
+            n5 = b[p] - 1
             p += 1
-            if n5 > 127:
-                n5, p = _uvt(b, p, n5)
-            n5 -= 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
             if n5 < 0:
                 raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null element')
             else:
                 q6 = p + n5
-                if q6 > len(b):
+                if q6 > bl:
                     raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: length ' + str(n5) + ' past the end')
                 e4 = str(b[p:q6], 'utf-8')
                 p = q6
@@ -155,25 +187,9 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
         o.requested_metrics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('GetTelemetrySubscriptionsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('GetTelemetrySubscriptionsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_GetTelemetrySubscriptionsResponse_0(b, p, o)
     return o, p
 
 

@@ -47,6 +47,7 @@ class GroupMetadataKey(Message):
 
 
 def _r_GroupMetadataKey_0(b, p):
+    bl = len(b)
     o = _new(GroupMetadataKey)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -54,7 +55,7 @@ def _r_GroupMetadataKey_0(b, p):
         raise DecodeError('GroupMetadataKey.group: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('GroupMetadataKey.group: length ' + str(n1) + ' past the end')
         o.group = str(b[p:q2], 'utf-8')
         p = q2

@@ -71,89 +71,8 @@ class GroupMetadataValue(Message):
 _GroupMetadataValue_MemberMetadata = GroupMetadataValue.MemberMetadata
 
 
-def _r_GroupMetadataValue_MemberMetadata_0(b, p):
-    o = _new(_GroupMetadataValue_MemberMetadata)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MemberMetadata.memberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberMetadata.memberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('MemberMetadata.clientId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberMetadata.clientId: length ' + str(n3) + ' past the end')
-        o.client_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('MemberMetadata.clientHost: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('MemberMetadata.clientHost: length ' + str(n5) + ' past the end')
-        o.client_host = str(b[p:q6], 'utf-8')
-        p = q6
-    o.session_timeout, = _S1.unpack_from(b, p)
-    p += 4
-    n7, = _S1.unpack_from(b, p)
-    p += 4
-    if n7 < 0:
-        raise DecodeError('MemberMetadata.subscription: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('MemberMetadata.subscription: length ' + str(n7) + ' past the end')
-        o.subscription = bytes(b[p:q8])
-        p = q8
-    n9, = _S1.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('MemberMetadata.assignment: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('MemberMetadata.assignment: length ' + str(n9) + ' past the end')
-        o.assignment = bytes(b[p:q10])
-        p = q10
-    o.group_instance_id = None
-    o.rebalance_timeout = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_GroupMetadataValue_MemberMetadata_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.client_id
-    v2 = v2.encode()
-    w += _S0.pack(len(v2))
-    w += v2
-    v3 = o.client_host
-    v3 = v3.encode()
-    w += _S0.pack(len(v3))
-    w += v3
-    w += _S1.pack(o.session_timeout)
-    v4 = o.subscription
-    w += _S1.pack(len(v4))
-    w += v4
-    v5 = o.assignment
-    w += _S1.pack(len(v5))
-    w += v5
-
-
 def _r_GroupMetadataValue_0(b, p):
+    bl = len(b)
     o = _new(GroupMetadataValue)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -161,7 +80,7 @@ def _r_GroupMetadataValue_0(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
@@ -173,7 +92,7 @@ def _r_GroupMetadataValue_0(b, p):
         o.protocol = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
         o.protocol = str(b[p:q4], 'utf-8')
         p = q4
@@ -183,7 +102,7 @@ def _r_GroupMetadataValue_0(b, p):
         o.leader = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
         o.leader = str(b[p:q6], 'utf-8')
         p = q6
@@ -192,11 +111,66 @@ def _r_GroupMetadataValue_0(b, p):
     if n7 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_GroupMetadataValue_MemberMetadata_0(b, p)
+            e9 = _new(_GroupMetadataValue_MemberMetadata)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n12) + ' past the end')
+                e9.client_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 2
+            if n14 < 0:
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n14) + ' past the end')
+                e9.client_host = str(b[p:q15], 'utf-8')
+                p = q15
+            e9.session_timeout, = _S1.unpack_from(b, p)
+            p += 4
+            n16, = _S1.unpack_from(b, p)
+            p += 4
+            if n16 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n16) + ' past the end')
+                e9.subscription = bytes(b[p:q17])
+                p = q17
+            n18, = _S1.unpack_from(b, p)
+            p += 4
+            if n18 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+            else:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n18) + ' past the end')
+                e9.assignment = bytes(b[p:q19])
+                p = q19
+            e9.group_instance_id = None
+            e9.rebalance_timeout = -1
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.members = xs8
     o.current_state_timestamp = -1
@@ -227,91 +201,29 @@ def _w_GroupMetadataValue_0(o, w):
     xs4 = o.members
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_GroupMetadataValue_MemberMetadata_0(e5, w)
-
-
-def _r_GroupMetadataValue_MemberMetadata_1(b, p):
-    o = _new(_GroupMetadataValue_MemberMetadata)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MemberMetadata.memberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberMetadata.memberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('MemberMetadata.clientId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberMetadata.clientId: length ' + str(n3) + ' past the end')
-        o.client_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('MemberMetadata.clientHost: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('MemberMetadata.clientHost: length ' + str(n5) + ' past the end')
-        o.client_host = str(b[p:q6], 'utf-8')
-        p = q6
-    o.rebalance_timeout, o.session_timeout, = _S2.unpack_from(b, p)
-    p += 8
-    n7, = _S1.unpack_from(b, p)
-    p += 4
-    if n7 < 0:
-        raise DecodeError('MemberMetadata.subscription: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('MemberMetadata.subscription: length ' + str(n7) + ' past the end')
-        o.subscription = bytes(b[p:q8])
-        p = q8
-    n9, = _S1.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('MemberMetadata.assignment: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('MemberMetadata.assignment: length ' + str(n9) + ' past the end')
-        o.assignment = bytes(b[p:q10])
-        p = q10
-    o.group_instance_id = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_GroupMetadataValue_MemberMetadata_1(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.client_id
-    v2 = v2.encode()
-    w += _S0.pack(len(v2))
-    w += v2
-    v3 = o.client_host
-    v3 = v3.encode()
-    w += _S0.pack(len(v3))
-    w += v3
-    w += _S2.pack(o.rebalance_timeout, o.session_timeout)
-    v4 = o.subscription
-    w += _S1.pack(len(v4))
-    w += v4
-    v5 = o.assignment
-    w += _S1.pack(len(v5))
-    w += v5
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.client_id
+        v7 = v7.encode()
+        w += _S0.pack(len(v7))
+        w += v7
+        v8 = e5.client_host
+        v8 = v8.encode()
+        w += _S0.pack(len(v8))
+        w += v8
+        w += _S1.pack(e5.session_timeout)
+        v9 = e5.subscription
+        w += _S1.pack(len(v9))
+        w += v9
+        v10 = e5.assignment
+        w += _S1.pack(len(v10))
+        w += v10
 
 
 def _r_GroupMetadataValue_1(b, p):
+    bl = len(b)
     o = _new(GroupMetadataValue)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -319,7 +231,7 @@ def _r_GroupMetadataValue_1(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
@@ -331,7 +243,7 @@ def _r_GroupMetadataValue_1(b, p):
         o.protocol = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
         o.protocol = str(b[p:q4], 'utf-8')
         p = q4
@@ -341,7 +253,7 @@ def _r_GroupMetadataValue_1(b, p):
         o.leader = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
         o.leader = str(b[p:q6], 'utf-8')
         p = q6
@@ -350,11 +262,65 @@ def _r_GroupMetadataValue_1(b, p):
     if n7 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_GroupMetadataValue_MemberMetadata_1(b, p)
+            e9 = _new(_GroupMetadataValue_MemberMetadata)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n12) + ' past the end')
+                e9.client_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 2
+            if n14 < 0:
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n14) + ' past the end')
+                e9.client_host = str(b[p:q15], 'utf-8')
+                p = q15
+            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
+            p += 8
+            n16, = _S1.unpack_from(b, p)
+            p += 4
+            if n16 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n16) + ' past the end')
+                e9.subscription = bytes(b[p:q17])
+                p = q17
+            n18, = _S1.unpack_from(b, p)
+            p += 4
+            if n18 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+            else:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n18) + ' past the end')
+                e9.assignment = bytes(b[p:q19])
+                p = q19
+            e9.group_instance_id = None
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.members = xs8
     o.current_state_timestamp = -1
@@ -385,10 +351,29 @@ def _w_GroupMetadataValue_1(o, w):
     xs4 = o.members
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_GroupMetadataValue_MemberMetadata_1(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.client_id
+        v7 = v7.encode()
+        w += _S0.pack(len(v7))
+        w += v7
+        v8 = e5.client_host
+        v8 = v8.encode()
+        w += _S0.pack(len(v8))
+        w += v8
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        v9 = e5.subscription
+        w += _S1.pack(len(v9))
+        w += v9
+        v10 = e5.assignment
+        w += _S1.pack(len(v10))
+        w += v10
 
 
 def _r_GroupMetadataValue_2(b, p):
+    bl = len(b)
     o = _new(GroupMetadataValue)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -396,7 +381,7 @@ def _r_GroupMetadataValue_2(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
@@ -408,7 +393,7 @@ def _r_GroupMetadataValue_2(b, p):
         o.protocol = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
         o.protocol = str(b[p:q4], 'utf-8')
         p = q4
@@ -418,7 +403,7 @@ def _r_GroupMetadataValue_2(b, p):
         o.leader = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
         o.leader = str(b[p:q6], 'utf-8')
         p = q6
@@ -429,11 +414,65 @@ def _r_GroupMetadataValue_2(b, p):
     if n7 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_GroupMetadataValue_MemberMetadata_1(b, p)
+            e9 = _new(_GroupMetadataValue_MemberMetadata)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n12) + ' past the end')
+                e9.client_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 2
+            if n14 < 0:
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n14) + ' past the end')
+                e9.client_host = str(b[p:q15], 'utf-8')
+                p = q15
+            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
+            p += 8
+            n16, = _S1.unpack_from(b, p)
+            p += 4
+            if n16 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n16) + ' past the end')
+                e9.subscription = bytes(b[p:q17])
+                p = q17
+            n18, = _S1.unpack_from(b, p)
+            p += 4
+            if n18 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+            else:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n18) + ' past the end')
+                e9.assignment = bytes(b[p:q19])
+                p = q19
+            e9.group_instance_id = None
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.members = xs8
     o.unknown_tagged_fields = None
@@ -464,107 +503,29 @@ def _w_GroupMetadataValue_2(o, w):
     xs4 = o.members
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_GroupMetadataValue_MemberMetadata_1(e5, w)
-
-
-def _r_GroupMetadataValue_MemberMetadata_2(b, p):
-    o = _new(_GroupMetadataValue_MemberMetadata)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MemberMetadata.memberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberMetadata.memberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('MemberMetadata.clientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('MemberMetadata.clientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S0.unpack_from(b, p)
-    p += 2
-    if n7 < 0:
-        raise DecodeError('MemberMetadata.clientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('MemberMetadata.clientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
-        p = q8
-    o.rebalance_timeout, o.session_timeout, = _S2.unpack_from(b, p)
-    p += 8
-    n9, = _S1.unpack_from(b, p)
-    p += 4
-    if n9 < 0:
-        raise DecodeError('MemberMetadata.subscription: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('MemberMetadata.subscription: length ' + str(n9) + ' past the end')
-        o.subscription = bytes(b[p:q10])
-        p = q10
-    n11, = _S1.unpack_from(b, p)
-    p += 4
-    if n11 < 0:
-        raise DecodeError('MemberMetadata.assignment: null where not nullable')
-    else:
-        q12 = p + n11
-        if q12 > len(b):
-            raise DecodeError('MemberMetadata.assignment: length ' + str(n11) + ' past the end')
-        o.assignment = bytes(b[p:q12])
-        p = q12
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_GroupMetadataValue_MemberMetadata_2(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S0.pack(len(v2))
-        w += v2
-    v3 = o.client_id
-    v3 = v3.encode()
-    w += _S0.pack(len(v3))
-    w += v3
-    v4 = o.client_host
-    v4 = v4.encode()
-    w += _S0.pack(len(v4))
-    w += v4
-    w += _S2.pack(o.rebalance_timeout, o.session_timeout)
-    v5 = o.subscription
-    w += _S1.pack(len(v5))
-    w += v5
-    v6 = o.assignment
-    w += _S1.pack(len(v6))
-    w += v6
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.client_id
+        v7 = v7.encode()
+        w += _S0.pack(len(v7))
+        w += v7
+        v8 = e5.client_host
+        v8 = v8.encode()
+        w += _S0.pack(len(v8))
+        w += v8
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        v9 = e5.subscription
+        w += _S1.pack(len(v9))
+        w += v9
+        v10 = e5.assignment
+        w += _S1.pack(len(v10))
+        w += v10
 
 
 def _r_GroupMetadataValue_3(b, p):
+    bl = len(b)
     o = _new(GroupMetadataValue)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -572,7 +533,7 @@ def _r_GroupMetadataValue_3(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
@@ -584,7 +545,7 @@ def _r_GroupMetadataValue_3(b, p):
         o.protocol = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
         o.protocol = str(b[p:q4], 'utf-8')
         p = q4
@@ -594,7 +555,7 @@ def _r_GroupMetadataValue_3(b, p):
         o.leader = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
         o.leader = str(b[p:q6], 'utf-8')
         p = q6
@@ -605,11 +566,74 @@ def _r_GroupMetadataValue_3(b, p):
     if n7 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_GroupMetadataValue_MemberMetadata_2(b, p)
+            e9 = _new(_GroupMetadataValue_MemberMetadata)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                e9.group_instance_id = None
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n12) + ' past the end')
+                e9.group_instance_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 2
+            if n14 < 0:
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n14) + ' past the end')
+                e9.client_id = str(b[p:q15], 'utf-8')
+                p = q15
+            n16, = _S0.unpack_from(b, p)
+            p += 2
+            if n16 < 0:
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n16) + ' past the end')
+                e9.client_host = str(b[p:q17], 'utf-8')
+                p = q17
+            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
+            p += 8
+            n18, = _S1.unpack_from(b, p)
+            p += 4
+            if n18 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
+                e9.subscription = bytes(b[p:q19])
+                p = q19
+            n20, = _S1.unpack_from(b, p)
+            p += 4
+            if n20 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+            else:
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
+                e9.assignment = bytes(b[p:q21])
+                p = q21
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.members = xs8
     o.unknown_tagged_fields = None
@@ -640,253 +664,231 @@ def _w_GroupMetadataValue_3(o, w):
     xs4 = o.members
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_GroupMetadataValue_MemberMetadata_2(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.group_instance_id
+        if v7 is None:
+            w += b'\xff\xff'
+        else:
+            v7 = v7.encode()
+            w += _S0.pack(len(v7))
+            w += v7
+        v8 = e5.client_id
+        v8 = v8.encode()
+        w += _S0.pack(len(v8))
+        w += v8
+        v9 = e5.client_host
+        v9 = v9.encode()
+        w += _S0.pack(len(v9))
+        w += v9
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        v10 = e5.subscription
+        w += _S1.pack(len(v10))
+        w += v10
+        v11 = e5.assignment
+        w += _S1.pack(len(v11))
+        w += v11
 
 
-def _r_GroupMetadataValue_MemberMetadata_3(b, p):
-    o = _new(_GroupMetadataValue_MemberMetadata)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MemberMetadata.memberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberMetadata.memberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('MemberMetadata.clientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('MemberMetadata.clientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('MemberMetadata.clientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('MemberMetadata.clientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
-        p = q8
-    o.rebalance_timeout, o.session_timeout, = _S2.unpack_from(b, p)
-    p += 8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('MemberMetadata.subscription: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('MemberMetadata.subscription: length ' + str(n9) + ' past the end')
-        o.subscription = bytes(b[p:q10])
-        p = q10
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        raise DecodeError('MemberMetadata.assignment: null where not nullable')
-    else:
-        q12 = p + n11
-        if q12 > len(b):
-            raise DecodeError('MemberMetadata.assignment: length ' + str(n11) + ' past the end')
-        o.assignment = bytes(b[p:q12])
-        p = q12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_GroupMetadataValue_MemberMetadata_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MemberMetadata: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MemberMetadata: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_GroupMetadataValue_MemberMetadata_3(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    v3 = o.client_id
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.client_host
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    w += _S2.pack(o.rebalance_timeout, o.session_timeout)
-    v5 = o.subscription
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    v6 = o.assignment
-    ln = len(v6) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v6
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_GroupMetadataValue_4(b, p):
-    o = _new(GroupMetadataValue)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
-        o.protocol_type = str(b[p:q2], 'utf-8')
-        p = q2
-    o.generation, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.protocol = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
-        o.protocol = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.leader = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    o.current_state_timestamp, = _S3.unpack_from(b, p)
-    p += 8
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('GroupMetadataValue.members: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_GroupMetadataValue_MemberMetadata_3(b, p)
-            xs8.append(e9)
-        o.members = xs8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_GroupMetadataValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('GroupMetadataValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('GroupMetadataValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_GroupMetadataValue_4(b, p):
+    bl = len(b)
+    o = _new(GroupMetadataValue)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
+        o.protocol_type = str(b[p:q2], 'utf-8')
+        p = q2
+    o.generation, = _S1.unpack_from(b, p)
+    p += 4
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        o.protocol = None
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
+        o.protocol = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.leader = None
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
+        o.leader = str(b[p:q6], 'utf-8')
+        p = q6
+    o.current_state_timestamp, = _S3.unpack_from(b, p)
+    p += 8
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('GroupMetadataValue.members: null where not nullable')
+    else:
+        if n7 > bl - p:
+            raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_GroupMetadataValue_MemberMetadata)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                e9.group_instance_id = None
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n12) + ' past the end')
+                e9.group_instance_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n14) + ' past the end')
+                e9.client_id = str(b[p:q15], 'utf-8')
+                p = q15
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n16) + ' past the end')
+                e9.client_host = str(b[p:q17], 'utf-8')
+                p = q17
+            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
+            p += 8
+            n18 = b[p] - 1
+            p += 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
+                e9.subscription = bytes(b[p:q19])
+                p = q19
+            n20 = b[p] - 1
+            p += 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+            else:
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
+                e9.assignment = bytes(b[p:q21])
+                p = q21
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_GroupMetadataValue_MemberMetadata_0(b, p, e9)
+            xs8.append(e9)
+        o.members = xs8
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_GroupMetadataValue_0(b, p, o)
     return o, p
 
 
@@ -930,7 +932,60 @@ def _w_GroupMetadataValue_4(o, w):
     else:
         _wuv(w, ln)
     for e5 in xs4:
-        _w_GroupMetadataValue_MemberMetadata_3(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        v7 = e5.group_instance_id
+        if v7 is None:
+            w.append(0)
+        else:
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v7
+        v8 = e5.client_id
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        v9 = e5.client_host
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        v10 = e5.subscription
+        ln = len(v10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v10
+        v11 = e5.assignment
+        ln = len(v11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v11
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

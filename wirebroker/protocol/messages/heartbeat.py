@@ -68,6 +68,7 @@ class HeartbeatResponse(Message):
 
 
 def _r_HeartbeatRequest_0(b, p):
+    bl = len(b)
     o = _new(HeartbeatRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -75,7 +76,7 @@ def _r_HeartbeatRequest_0(b, p):
         raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -87,7 +88,7 @@ def _r_HeartbeatRequest_0(b, p):
         raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -111,6 +112,7 @@ def _w_HeartbeatRequest_0(o, w):
 
 
 def _r_HeartbeatRequest_1(b, p):
+    bl = len(b)
     o = _new(HeartbeatRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -118,7 +120,7 @@ def _r_HeartbeatRequest_1(b, p):
         raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -130,7 +132,7 @@ def _r_HeartbeatRequest_1(b, p):
         raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -140,7 +142,7 @@ def _r_HeartbeatRequest_1(b, p):
         o.group_instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
         o.group_instance_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -167,70 +169,78 @@ def _w_HeartbeatRequest_1(o, w):
         w += v3
 
 
-def _r_HeartbeatRequest_2(b, p):
-    o = _new(HeartbeatRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.group_instance_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_HeartbeatRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('HeartbeatRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('HeartbeatRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_HeartbeatRequest_2(b, p):
+    bl = len(b)
+    o = _new(HeartbeatRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.generation_id, = _S1.unpack_from(b, p)
+    p += 4
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.group_instance_id = None
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
+        o.group_instance_id = str(b[p:q6], 'utf-8')
+        p = q6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_HeartbeatRequest_0(b, p, o)
     return o, p
 
 
@@ -270,6 +280,7 @@ def _w_HeartbeatRequest_2(o, w):
 
 
 def _r_HeartbeatResponse_0(b, p):
+    bl = len(b)
     o = _new(HeartbeatResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -283,6 +294,7 @@ def _w_HeartbeatResponse_0(o, w):
 
 
 def _r_HeartbeatResponse_1(b, p):
+    bl = len(b)
     o = _new(HeartbeatResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -294,31 +306,39 @@ def _w_HeartbeatResponse_1(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
 
 
-def _r_HeartbeatResponse_2(b, p):
-    o = _new(HeartbeatResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_HeartbeatResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('HeartbeatResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('HeartbeatResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_HeartbeatResponse_2(b, p):
+    bl = len(b)
+    o = _new(HeartbeatResponse)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_HeartbeatResponse_0(b, p, o)
     return o, p
 
 

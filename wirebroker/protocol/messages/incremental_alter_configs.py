@@ -103,103 +103,67 @@ class IncrementalAlterConfigsResponse(Message):
 _IncrementalAlterConfigsResponse_AlterConfigsResourceResponse = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 
 
-def _r_IncrementalAlterConfigsRequest_AlterableConfig_0(b, p):
-    o = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AlterableConfig.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterableConfig.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.config_operation, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AlterableConfig.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_IncrementalAlterConfigsRequest_AlterableConfig_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.config_operation)
-    v2 = o.value
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S2.pack(len(v2))
-        w += v2
-
-
-def _r_IncrementalAlterConfigsRequest_AlterConfigsResource_0(b, p):
-    o = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterConfigsResource.Configs: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_IncrementalAlterConfigsRequest_AlterableConfig_0(b, p)
-            xs4.append(e5)
-        o.configs = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_IncrementalAlterConfigsRequest_AlterConfigsResource_0(o, w):
-    w += _S1.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.configs
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_IncrementalAlterConfigsRequest_AlterableConfig_0(e3, w)
-
-
 def _r_IncrementalAlterConfigsRequest_0(b, p):
+    bl = len(b)
     o = _new(IncrementalAlterConfigsRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('IncrementalAlterConfigsRequest.Resources: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('IncrementalAlterConfigsRequest.Resources: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_IncrementalAlterConfigsRequest_AlterConfigsResource_0(b, p)
+            e3 = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AlterConfigsResource.Configs: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
+                    n9, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        raise DecodeError('AlterableConfig.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('AlterableConfig.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.config_operation, = _S1.unpack_from(b, p)
+                    p += 1
+                    n11, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        e8.value = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('AlterableConfig.Value: length ' + str(n11) + ' past the end')
+                        e8.value = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.configs = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
     o.validate_only, = _S3.unpack_from(b, p)
@@ -212,211 +176,191 @@ def _w_IncrementalAlterConfigsRequest_0(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_IncrementalAlterConfigsRequest_AlterConfigsResource_0(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.configs
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            w += _S2.pack(len(v6))
+            w += v6
+            w += _S1.pack(e5.config_operation)
+            v7 = e5.value
+            if v7 is None:
+                w += b'\xff\xff'
+            else:
+                v7 = v7.encode()
+                w += _S2.pack(len(v7))
+                w += v7
     w += _S3.pack(o.validate_only)
 
 
-def _r_IncrementalAlterConfigsRequest_AlterableConfig_1(b, p):
-    o = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterableConfig.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterableConfig.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.config_operation, = _S1.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.value = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AlterableConfig.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_IncrementalAlterConfigsRequest_AlterableConfig_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterableConfig: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterableConfig: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_IncrementalAlterConfigsRequest_AlterableConfig_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.config_operation)
-    v2 = o.value
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_IncrementalAlterConfigsRequest_AlterConfigsResource_1(b, p):
-    o = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('AlterConfigsResource.Configs: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_IncrementalAlterConfigsRequest_AlterableConfig_1(b, p)
-            xs4.append(e5)
-        o.configs = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_IncrementalAlterConfigsRequest_AlterConfigsResource_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterConfigsResource: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterConfigsResource: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_IncrementalAlterConfigsRequest_AlterConfigsResource_1(o, w):
-    w += _S1.pack(o.resource_type)
-    v1 = o.resource_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.configs
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_IncrementalAlterConfigsRequest_AlterableConfig_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_IncrementalAlterConfigsRequest_1(b, p):
-    o = _new(IncrementalAlterConfigsRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('IncrementalAlterConfigsRequest.Resources: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('IncrementalAlterConfigsRequest.Resources: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_IncrementalAlterConfigsRequest_AlterConfigsResource_1(b, p)
-            xs2.append(e3)
-        o.resources = xs2
-    o.validate_only, = _S3.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_IncrementalAlterConfigsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('IncrementalAlterConfigsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('IncrementalAlterConfigsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_IncrementalAlterConfigsRequest_1(b, p):
+    bl = len(b)
+    o = _new(IncrementalAlterConfigsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('IncrementalAlterConfigsRequest.Resources: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('IncrementalAlterConfigsRequest.Resources: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('AlterConfigsResource.Configs: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('AlterableConfig.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('AlterableConfig.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.config_operation, = _S1.unpack_from(b, p)
+                    p += 1
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e8.value = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('AlterableConfig.Value: length ' + str(n11) + ' past the end')
+                        e8.value = str(b[p:q12], 'utf-8')
+                        p = q12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_IncrementalAlterConfigsRequest_AlterableConfig_0(b, p, e8)
+                    xs7.append(e8)
+                e3.configs = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_IncrementalAlterConfigsRequest_AlterConfigsResource_0(b, p, e3)
+            xs2.append(e3)
+        o.resources = xs2
+    o.validate_only, = _S3.unpack_from(b, p)
+    p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_IncrementalAlterConfigsRequest_0(b, p, o)
     return o, p
 
 
@@ -428,7 +372,50 @@ def _w_IncrementalAlterConfigsRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_IncrementalAlterConfigsRequest_AlterConfigsResource_1(e2, w)
+        w += _S1.pack(e2.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.configs
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            w += _S1.pack(e5.config_operation)
+            v7 = e5.value
+            if v7 is None:
+                w.append(0)
+            else:
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S3.pack(o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -436,53 +423,8 @@ def _w_IncrementalAlterConfigsRequest_1(o, w):
         w.append(0)
 
 
-def _r_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(b, p):
-    o = _new(_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-
-
 def _r_IncrementalAlterConfigsResponse_0(b, p):
+    bl = len(b)
     o = _new(IncrementalAlterConfigsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -491,11 +433,36 @@ def _r_IncrementalAlterConfigsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('IncrementalAlterConfigsResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('IncrementalAlterConfigsResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(b, p)
+            e3 = _new(_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n6) + ' past the end')
+                e3.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.unknown_tagged_fields = None
@@ -507,133 +474,127 @@ def _w_IncrementalAlterConfigsResponse_0(o, w):
     xs1 = o.responses
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w += b'\xff\xff'
+        else:
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+        w += _S1.pack(e2.resource_type)
+        v4 = e2.resource_name
+        v4 = v4.encode()
+        w += _S2.pack(len(v4))
+        w += v4
 
 
-def _r_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_1(b, p):
-    o = _new(_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n3) + ' past the end')
-        o.resource_name = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AlterConfigsResourceResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AlterConfigsResourceResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_1(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S1.pack(o.resource_type)
-    v2 = o.resource_name
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_IncrementalAlterConfigsResponse_1(b, p):
-    o = _new(IncrementalAlterConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('IncrementalAlterConfigsResponse.Responses: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('IncrementalAlterConfigsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_1(b, p)
-            xs2.append(e3)
-        o.responses = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_IncrementalAlterConfigsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('IncrementalAlterConfigsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('IncrementalAlterConfigsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_IncrementalAlterConfigsResponse_1(b, p):
+    bl = len(b)
+    o = _new(IncrementalAlterConfigsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('IncrementalAlterConfigsResponse.Responses: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('IncrementalAlterConfigsResponse.Responses: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n6) + ' past the end')
+                e3.resource_name = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(b, p, e3)
+            xs2.append(e3)
+        o.responses = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_IncrementalAlterConfigsResponse_0(b, p, o)
     return o, p
 
 
@@ -646,7 +607,31 @@ def _w_IncrementalAlterConfigsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_1(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        w += _S1.pack(e2.resource_type)
+        v4 = e2.resource_name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

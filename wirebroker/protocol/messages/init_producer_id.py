@@ -77,6 +77,7 @@ class InitProducerIdResponse(Message):
 
 
 def _r_InitProducerIdRequest_0(b, p):
+    bl = len(b)
     o = _new(InitProducerIdRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -84,7 +85,7 @@ def _r_InitProducerIdRequest_0(b, p):
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -117,18 +118,42 @@ def _w_InitProducerIdRequest_0(o, w):
     w += _S1.pack(o.transaction_timeout_ms)
 
 
-def _r_InitProducerIdRequest_1(b, p):
-    o = _new(InitProducerIdRequest)
-    n1 = b[p]
+def _t_InitProducerIdRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('InitProducerIdRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('InitProducerIdRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_InitProducerIdRequest_1(b, p):
+    bl = len(b)
+    o = _new(InitProducerIdRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -140,25 +165,9 @@ def _r_InitProducerIdRequest_1(b, p):
     o.keep_prepared_txn = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('InitProducerIdRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('InitProducerIdRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_InitProducerIdRequest_0(b, p, o)
     return o, p
 
 
@@ -190,17 +199,18 @@ def _w_InitProducerIdRequest_1(o, w):
 
 
 def _r_InitProducerIdRequest_2(b, p):
+    bl = len(b)
     o = _new(InitProducerIdRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -210,25 +220,9 @@ def _r_InitProducerIdRequest_2(b, p):
     o.keep_prepared_txn = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('InitProducerIdRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('InitProducerIdRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_InitProducerIdRequest_0(b, p, o)
     return o, p
 
 
@@ -256,17 +250,18 @@ def _w_InitProducerIdRequest_2(o, w):
 
 
 def _r_InitProducerIdRequest_3(b, p):
+    bl = len(b)
     o = _new(InitProducerIdRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -274,25 +269,9 @@ def _r_InitProducerIdRequest_3(b, p):
     p += 16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('InitProducerIdRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('InitProducerIdRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_InitProducerIdRequest_0(b, p, o)
     return o, p
 
 
@@ -316,6 +295,7 @@ def _w_InitProducerIdRequest_3(o, w):
 
 
 def _r_InitProducerIdResponse_0(b, p):
+    bl = len(b)
     o = _new(InitProducerIdResponse)
     o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S4.unpack_from(b, p)
     p += 16
@@ -333,7 +313,31 @@ def _w_InitProducerIdResponse_0(o, w):
     w += _S4.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
 
 
+def _t_InitProducerIdResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('InitProducerIdResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('InitProducerIdResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_InitProducerIdResponse_1(b, p):
+    bl = len(b)
     o = _new(InitProducerIdResponse)
     o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, = _S4.unpack_from(b, p)
     p += 16
@@ -341,25 +345,9 @@ def _r_InitProducerIdResponse_1(b, p):
     o.ongoing_txn_producer_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('InitProducerIdResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('InitProducerIdResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_InitProducerIdResponse_0(b, p, o)
     return o, p
 
 
@@ -376,30 +364,15 @@ def _w_InitProducerIdResponse_1(o, w):
 
 
 def _r_InitProducerIdResponse_2(b, p):
+    bl = len(b)
     o = _new(InitProducerIdResponse)
     o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch, = _S5.unpack_from(b, p)
     p += 26
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('InitProducerIdResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('InitProducerIdResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_InitProducerIdResponse_0(b, p, o)
     return o, p
 
 

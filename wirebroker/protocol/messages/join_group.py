@@ -104,43 +104,8 @@ class JoinGroupResponse(Message):
 _JoinGroupResponse_JoinGroupResponseMember = JoinGroupResponse.JoinGroupResponseMember
 
 
-def _r_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p):
-    o = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n3) + ' past the end')
-        o.metadata = bytes(b[p:q4])
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_JoinGroupRequest_JoinGroupRequestProtocol_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.metadata
-    w += _S1.pack(len(v2))
-    w += v2
-
-
 def _r_JoinGroupRequest_0(b, p):
+    bl = len(b)
     o = _new(JoinGroupRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -148,7 +113,7 @@ def _r_JoinGroupRequest_0(b, p):
         raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -160,7 +125,7 @@ def _r_JoinGroupRequest_0(b, p):
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -170,7 +135,7 @@ def _r_JoinGroupRequest_0(b, p):
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n5) + ' past the end')
         o.protocol_type = str(b[p:q6], 'utf-8')
         p = q6
@@ -179,11 +144,32 @@ def _r_JoinGroupRequest_0(b, p):
     if n7 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p)
+            e9 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n10) + ' past the end')
+                e9.name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S1.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n12) + ' past the end')
+                e9.metadata = bytes(b[p:q13])
+                p = q13
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.protocols = xs8
     o.rebalance_timeout_ms = -1
@@ -212,10 +198,17 @@ def _w_JoinGroupRequest_0(o, w):
     xs4 = o.protocols
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_JoinGroupRequest_JoinGroupRequestProtocol_0(e5, w)
+        v6 = e5.name
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.metadata
+        w += _S1.pack(len(v7))
+        w += v7
 
 
 def _r_JoinGroupRequest_1(b, p):
+    bl = len(b)
     o = _new(JoinGroupRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -223,7 +216,7 @@ def _r_JoinGroupRequest_1(b, p):
         raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -235,7 +228,7 @@ def _r_JoinGroupRequest_1(b, p):
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -245,7 +238,7 @@ def _r_JoinGroupRequest_1(b, p):
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n5) + ' past the end')
         o.protocol_type = str(b[p:q6], 'utf-8')
         p = q6
@@ -254,11 +247,32 @@ def _r_JoinGroupRequest_1(b, p):
     if n7 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p)
+            e9 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n10) + ' past the end')
+                e9.name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S1.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n12) + ' past the end')
+                e9.metadata = bytes(b[p:q13])
+                p = q13
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.protocols = xs8
     o.group_instance_id = None
@@ -286,10 +300,17 @@ def _w_JoinGroupRequest_1(o, w):
     xs4 = o.protocols
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_JoinGroupRequest_JoinGroupRequestProtocol_0(e5, w)
+        v6 = e5.name
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.metadata
+        w += _S1.pack(len(v7))
+        w += v7
 
 
 def _r_JoinGroupRequest_2(b, p):
+    bl = len(b)
     o = _new(JoinGroupRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -297,7 +318,7 @@ def _r_JoinGroupRequest_2(b, p):
         raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -309,7 +330,7 @@ def _r_JoinGroupRequest_2(b, p):
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -319,7 +340,7 @@ def _r_JoinGroupRequest_2(b, p):
         o.group_instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
         o.group_instance_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -329,7 +350,7 @@ def _r_JoinGroupRequest_2(b, p):
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
         o.protocol_type = str(b[p:q8], 'utf-8')
         p = q8
@@ -338,11 +359,32 @@ def _r_JoinGroupRequest_2(b, p):
     if n9 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n9 > len(b) - p:
+        if n9 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n9) + ' past the end')
         xs10 = []
         for _ in range(n9):
-            e11, p = _r_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p)
+            e11 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n12, = _S0.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n12) + ' past the end')
+                e11.name = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S1.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n14) + ' past the end')
+                e11.metadata = bytes(b[p:q15])
+                p = q15
+            e11.unknown_tagged_fields = None
             xs10.append(e11)
         o.protocols = xs10
     o.reason = None
@@ -374,176 +416,170 @@ def _w_JoinGroupRequest_2(o, w):
     xs5 = o.protocols
     w += _S1.pack(len(xs5))
     for e6 in xs5:
-        _w_JoinGroupRequest_JoinGroupRequestProtocol_0(e6, w)
+        v7 = e6.name
+        v7 = v7.encode()
+        w += _S0.pack(len(v7))
+        w += v7
+        v8 = e6.metadata
+        w += _S1.pack(len(v8))
+        w += v8
 
 
-def _r_JoinGroupRequest_JoinGroupRequestProtocol_1(b, p):
-    o = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n3) + ' past the end')
-        o.metadata = bytes(b[p:q4])
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('JoinGroupRequestProtocol: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('JoinGroupRequestProtocol: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_JoinGroupRequest_JoinGroupRequestProtocol_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.metadata
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_JoinGroupRequest_3(b, p):
-    o = _new(JoinGroupRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.session_timeout_ms, o.rebalance_timeout_ms, = _S2.unpack_from(b, p)
-    p += 8
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.group_instance_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
-        o.protocol_type = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_JoinGroupRequest_JoinGroupRequestProtocol_1(b, p)
-            xs10.append(e11)
-        o.protocols = xs10
-    o.reason = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_JoinGroupRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('JoinGroupRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('JoinGroupRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_JoinGroupRequest_3(b, p):
+    bl = len(b)
+    o = _new(JoinGroupRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.session_timeout_ms, o.rebalance_timeout_ms, = _S2.unpack_from(b, p)
+    p += 8
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.group_instance_id = None
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
+        o.group_instance_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
+    else:
+        q8 = p + n7
+        if q8 > bl:
+            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
+        o.protocol_type = str(b[p:q8], 'utf-8')
+        p = q8
+    n9 = b[p] - 1
+    p += 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
+        raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
+    else:
+        if n9 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n12) + ' past the end')
+                e11.name = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n14) + ' past the end')
+                e11.metadata = bytes(b[p:q15])
+                p = q15
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e11)
+            xs10.append(e11)
+        o.protocols = xs10
+    o.reason = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_JoinGroupRequest_0(b, p, o)
     return o, p
 
 
@@ -591,7 +627,25 @@ def _w_JoinGroupRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        _w_JoinGroupRequest_JoinGroupRequestProtocol_1(e6, w)
+        v7 = e6.name
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        v8 = e6.metadata
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -599,110 +653,126 @@ def _w_JoinGroupRequest_3(o, w):
 
 
 def _r_JoinGroupRequest_4(b, p):
+    bl = len(b)
     o = _new(JoinGroupRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.session_timeout_ms, o.rebalance_timeout_ms, = _S2.unpack_from(b, p)
     p += 8
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         o.group_instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
         o.group_instance_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
         o.protocol_type = str(b[p:q8], 'utf-8')
         p = q8
-    n9 = b[p]
+    n9 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
     if n9 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n9 > len(b) - p:
+        if n9 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n9) + ' past the end')
         xs10 = []
         for _ in range(n9):
-            e11, p = _r_JoinGroupRequest_JoinGroupRequestProtocol_1(b, p)
+            e11 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n12) + ' past the end')
+                e11.name = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n14) + ' past the end')
+                e11.metadata = bytes(b[p:q15])
+                p = q15
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e11)
             xs10.append(e11)
         o.protocols = xs10
-    n12 = b[p]
+    n16 = b[p] - 1
     p += 1
-    if n12 > 127:
-        n12, p = _uvt(b, p, n12)
-    n12 -= 1
-    if n12 < 0:
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
         o.reason = None
     else:
-        q13 = p + n12
-        if q13 > len(b):
-            raise DecodeError('JoinGroupRequest.Reason: length ' + str(n12) + ' past the end')
-        o.reason = str(b[p:q13], 'utf-8')
-        p = q13
+        q17 = p + n16
+        if q17 > bl:
+            raise DecodeError('JoinGroupRequest.Reason: length ' + str(n16) + ' past the end')
+        o.reason = str(b[p:q17], 'utf-8')
+        p = q17
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('JoinGroupRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('JoinGroupRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_JoinGroupRequest_0(b, p, o)
     return o, p
 
 
@@ -750,11 +820,7 @@ def _w_JoinGroupRequest_4(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        _w_JoinGroupRequest_JoinGroupRequestProtocol_1(e6, w)
-    v7 = o.reason
-    if v7 is None:
-        w.append(0)
-    else:
+        v7 = e6.name
         v7 = v7.encode()
         ln = len(v7) + 1
         if ln < 128:
@@ -762,50 +828,36 @@ def _w_JoinGroupRequest_4(o, w):
         else:
             _wuv(w, ln)
         w += v7
+        v8 = e6.metadata
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v9 = o.reason
+    if v9 is None:
+        w.append(0)
+    else:
+        v9 = v9.encode()
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_JoinGroupResponse_JoinGroupResponseMember_0(b, p):
-    o = _new(_JoinGroupResponse_JoinGroupResponseMember)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n3) + ' past the end')
-        o.metadata = bytes(b[p:q4])
-        p = q4
-    o.group_instance_id = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_JoinGroupResponse_JoinGroupResponseMember_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.metadata
-    w += _S1.pack(len(v2))
-    w += v2
-
-
 def _r_JoinGroupResponse_0(b, p):
+    bl = len(b)
     o = _new(JoinGroupResponse)
     o.error_code, o.generation_id, = _S3.unpack_from(b, p)
     p += 6
@@ -815,7 +867,7 @@ def _r_JoinGroupResponse_0(b, p):
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
         o.protocol_name = str(b[p:q2], 'utf-8')
         p = q2
@@ -825,7 +877,7 @@ def _r_JoinGroupResponse_0(b, p):
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
         o.leader = str(b[p:q4], 'utf-8')
         p = q4
@@ -835,7 +887,7 @@ def _r_JoinGroupResponse_0(b, p):
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
         o.member_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -844,11 +896,33 @@ def _r_JoinGroupResponse_0(b, p):
     if n7 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_JoinGroupResponse_JoinGroupResponseMember_0(b, p)
+            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S1.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n12) + ' past the end')
+                e9.metadata = bytes(b[p:q13])
+                p = q13
+            e9.group_instance_id = None
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.members = xs8
     o.throttle_time_ms = 0
@@ -877,10 +951,17 @@ def _w_JoinGroupResponse_0(o, w):
     xs4 = o.members
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_JoinGroupResponse_JoinGroupResponseMember_0(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.metadata
+        w += _S1.pack(len(v7))
+        w += v7
 
 
 def _r_JoinGroupResponse_1(b, p):
+    bl = len(b)
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
     p += 10
@@ -890,7 +971,7 @@ def _r_JoinGroupResponse_1(b, p):
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
         o.protocol_name = str(b[p:q2], 'utf-8')
         p = q2
@@ -900,7 +981,7 @@ def _r_JoinGroupResponse_1(b, p):
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
         o.leader = str(b[p:q4], 'utf-8')
         p = q4
@@ -910,7 +991,7 @@ def _r_JoinGroupResponse_1(b, p):
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
         o.member_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -919,11 +1000,33 @@ def _r_JoinGroupResponse_1(b, p):
     if n7 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_JoinGroupResponse_JoinGroupResponseMember_0(b, p)
+            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S1.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n12) + ' past the end')
+                e9.metadata = bytes(b[p:q13])
+                p = q13
+            e9.group_instance_id = None
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.members = xs8
     o.protocol_type = None
@@ -951,63 +1054,17 @@ def _w_JoinGroupResponse_1(o, w):
     xs4 = o.members
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_JoinGroupResponse_JoinGroupResponseMember_0(e5, w)
-
-
-def _r_JoinGroupResponse_JoinGroupResponseMember_1(b, p):
-    o = _new(_JoinGroupResponse_JoinGroupResponseMember)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
-        raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n5) + ' past the end')
-        o.metadata = bytes(b[p:q6])
-        p = q6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_JoinGroupResponse_JoinGroupResponseMember_1(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S0.pack(len(v2))
-        w += v2
-    v3 = o.metadata
-    w += _S1.pack(len(v3))
-    w += v3
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.metadata
+        w += _S1.pack(len(v7))
+        w += v7
 
 
 def _r_JoinGroupResponse_2(b, p):
+    bl = len(b)
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
     p += 10
@@ -1017,7 +1074,7 @@ def _r_JoinGroupResponse_2(b, p):
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
         o.protocol_name = str(b[p:q2], 'utf-8')
         p = q2
@@ -1027,7 +1084,7 @@ def _r_JoinGroupResponse_2(b, p):
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
         o.leader = str(b[p:q4], 'utf-8')
         p = q4
@@ -1037,7 +1094,7 @@ def _r_JoinGroupResponse_2(b, p):
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
         o.member_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -1046,11 +1103,42 @@ def _r_JoinGroupResponse_2(b, p):
     if n7 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_JoinGroupResponse_JoinGroupResponseMember_1(b, p)
+            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S0.unpack_from(b, p)
+            p += 2
+            if n12 < 0:
+                e9.group_instance_id = None
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n12) + ' past the end')
+                e9.group_instance_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S1.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n14) + ' past the end')
+                e9.metadata = bytes(b[p:q15])
+                p = q15
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.members = xs8
     o.protocol_type = None
@@ -1078,188 +1166,178 @@ def _w_JoinGroupResponse_2(o, w):
     xs4 = o.members
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_JoinGroupResponse_JoinGroupResponseMember_1(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.group_instance_id
+        if v7 is None:
+            w += b'\xff\xff'
+        else:
+            v7 = v7.encode()
+            w += _S0.pack(len(v7))
+            w += v7
+        v8 = e5.metadata
+        w += _S1.pack(len(v8))
+        w += v8
 
 
-def _r_JoinGroupResponse_JoinGroupResponseMember_2(b, p):
-    o = _new(_JoinGroupResponse_JoinGroupResponseMember)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n5) + ' past the end')
-        o.metadata = bytes(b[p:q6])
-        p = q6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('JoinGroupResponseMember: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('JoinGroupResponseMember: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_JoinGroupResponse_JoinGroupResponseMember_2(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    v3 = o.metadata
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_JoinGroupResponse_3(b, p):
-    o = _new(JoinGroupResponse)
-    o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
-    p += 10
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
-        o.protocol_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
-        o.leader = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
-        o.member_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('JoinGroupResponse.Members: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_JoinGroupResponse_JoinGroupResponseMember_2(b, p)
-            xs8.append(e9)
-        o.members = xs8
-    o.protocol_type = None
-    o.skip_assignment = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_JoinGroupResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('JoinGroupResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('JoinGroupResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_JoinGroupResponse_3(b, p):
+    bl = len(b)
+    o = _new(JoinGroupResponse)
+    o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
+    p += 10
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
+        o.protocol_name = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
+        o.leader = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('JoinGroupResponse.Members: null where not nullable')
+    else:
+        if n7 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                e9.group_instance_id = None
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n12) + ' past the end')
+                e9.group_instance_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n14) + ' past the end')
+                e9.metadata = bytes(b[p:q15])
+                p = q15
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e9)
+            xs8.append(e9)
+        o.members = xs8
+    o.protocol_type = None
+    o.skip_assignment = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_JoinGroupResponse_0(b, p, o)
     return o, p
 
 
@@ -1298,7 +1376,36 @@ def _w_JoinGroupResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e5 in xs4:
-        _w_JoinGroupResponse_JoinGroupResponseMember_2(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        v7 = e5.group_instance_id
+        if v7 is None:
+            w.append(0)
+        else:
+            v7 = v7.encode()
+            ln = len(v7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v7
+        v8 = e5.metadata
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1306,98 +1413,127 @@ def _w_JoinGroupResponse_3(o, w):
 
 
 def _r_JoinGroupResponse_4(b, p):
+    bl = len(b)
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
     p += 10
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.protocol_type = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.protocol_name = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n3) + ' past the end')
         o.protocol_name = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupResponse.Leader: length ' + str(n5) + ' past the end')
         o.leader = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n7) + ' past the end')
         o.member_id = str(b[p:q8], 'utf-8')
         p = q8
-    n9 = b[p]
+    n9 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
     if n9 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n9 > len(b) - p:
+        if n9 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n9) + ' past the end')
         xs10 = []
         for _ in range(n9):
-            e11, p = _r_JoinGroupResponse_JoinGroupResponseMember_2(b, p)
+            e11 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n12) + ' past the end')
+                e11.member_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                e11.group_instance_id = None
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n14) + ' past the end')
+                e11.group_instance_id = str(b[p:q15], 'utf-8')
+                p = q15
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n16) + ' past the end')
+                e11.metadata = bytes(b[p:q17])
+                p = q17
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e11)
             xs10.append(e11)
         o.members = xs10
     o.skip_assignment = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('JoinGroupResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('JoinGroupResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_JoinGroupResponse_0(b, p, o)
     return o, p
 
 
@@ -1450,7 +1586,36 @@ def _w_JoinGroupResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        _w_JoinGroupResponse_JoinGroupResponseMember_2(e6, w)
+        v7 = e6.member_id
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        v8 = e6.group_instance_id
+        if v8 is None:
+            w.append(0)
+        else:
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+        v9 = e6.metadata
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1458,99 +1623,128 @@ def _w_JoinGroupResponse_4(o, w):
 
 
 def _r_JoinGroupResponse_5(b, p):
+    bl = len(b)
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
     p += 10
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.protocol_type = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.protocol_name = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n3) + ' past the end')
         o.protocol_name = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('JoinGroupResponse.Leader: length ' + str(n5) + ' past the end')
         o.leader = str(b[p:q6], 'utf-8')
         p = q6
     o.skip_assignment, = _S5.unpack_from(b, p)
     p += 1
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n7) + ' past the end')
         o.member_id = str(b[p:q8], 'utf-8')
         p = q8
-    n9 = b[p]
+    n9 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
     if n9 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n9 > len(b) - p:
+        if n9 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n9) + ' past the end')
         xs10 = []
         for _ in range(n9):
-            e11, p = _r_JoinGroupResponse_JoinGroupResponseMember_2(b, p)
+            e11 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n12) + ' past the end')
+                e11.member_id = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                e11.group_instance_id = None
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n14) + ' past the end')
+                e11.group_instance_id = str(b[p:q15], 'utf-8')
+                p = q15
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n16) + ' past the end')
+                e11.metadata = bytes(b[p:q17])
+                p = q17
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e11)
             xs10.append(e11)
         o.members = xs10
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('JoinGroupResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('JoinGroupResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_JoinGroupResponse_0(b, p, o)
     return o, p
 
 
@@ -1602,7 +1796,36 @@ def _w_JoinGroupResponse_5(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        _w_JoinGroupResponse_JoinGroupResponseMember_2(e6, w)
+        v7 = e6.member_id
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        v8 = e6.group_instance_id
+        if v8 is None:
+            w.append(0)
+        else:
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+        v9 = e6.metadata
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -149,101 +149,8 @@ _LeaderAndIsrResponse_LeaderAndIsrPartitionError = LeaderAndIsrResponse.LeaderAn
 _LeaderAndIsrResponse_LeaderAndIsrTopicError = LeaderAndIsrResponse.LeaderAndIsrTopicError
 
 
-def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.partition_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    o.adding_replicas = []
-    o.removing_replicas = []
-    o.is_new = False
-    o.leader_recovery_state = 0
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(o, w):
-    if o.leader_recovery_state != 0:
-        raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs2 = o.isr
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    w += _S1.pack(o.partition_epoch)
-    xs3 = o.replicas
-    w += _S1.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-    o.broker_id, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n1) + ' past the end')
-        o.host_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S1.unpack_from(b, p)
-    p += 4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(o, w):
-    w += _S1.pack(o.broker_id)
-    v1 = o.host_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.port)
-
-
 def _r_LeaderAndIsrRequest_0(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
     p += 8
@@ -252,25 +159,77 @@ def _r_LeaderAndIsrRequest_0(b, p):
     if n1 < 0:
         raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p)
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
+            p += 16
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n6) + ' past the end')
+                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.partition_epoch, = _S1.unpack_from(b, p)
+            p += 4
+            n7, = _S1.unpack_from(b, p)
+            p += 4
+            if n7 < 0:
+                raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+            else:
+                if n7 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n7) + ' past the end')
+                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                p += 4 * n7
+            e3.adding_replicas = []
+            e3.removing_replicas = []
+            e3.is_new = False
+            e3.leader_recovery_state = 0
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partition_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n8 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
+        if n8 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e10.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n11, = _S2.unpack_from(b, p)
+            p += 2
+            if n11 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n11) + ' past the end')
+                e10.host_name = str(b[p:q12], 'utf-8')
+                p = q12
+            e10.port, = _S1.unpack_from(b, p)
+            p += 4
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.live_leaders = xs9
     o.is_k_raft_controller = False
     o.broker_epoch = -1
     o.type = 0
@@ -290,81 +249,39 @@ def _w_LeaderAndIsrRequest_0(o, w):
     xs1 = o.ungrouped_partition_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(e2, w)
-    xs3 = o.live_leaders
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(e4, w)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_1(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.partition_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    o.is_new, = _S4.unpack_from(b, p)
-    p += 1
-    o.adding_replicas = []
-    o.removing_replicas = []
-    o.leader_recovery_state = 0
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_1(o, w):
-    if o.leader_recovery_state != 0:
-        raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs2 = o.isr
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    w += _S1.pack(o.partition_epoch)
-    xs3 = o.replicas
-    w += _S1.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    w += _S4.pack(o.is_new)
+        if e2.leader_recovery_state != 0:
+            raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        xs4 = e2.isr
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        w += _S1.pack(e2.partition_epoch)
+        xs5 = e2.replicas
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+    xs6 = o.live_leaders
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        w += _S1.pack(e7.broker_id)
+        v8 = e7.host_name
+        v8 = v8.encode()
+        w += _S2.pack(len(v8))
+        w += v8
+        w += _S1.pack(e7.port)
 
 
 def _r_LeaderAndIsrRequest_1(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
     p += 8
@@ -373,25 +290,78 @@ def _r_LeaderAndIsrRequest_1(b, p):
     if n1 < 0:
         raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_1(b, p)
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
+            p += 16
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n6) + ' past the end')
+                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.partition_epoch, = _S1.unpack_from(b, p)
+            p += 4
+            n7, = _S1.unpack_from(b, p)
+            p += 4
+            if n7 < 0:
+                raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+            else:
+                if n7 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n7) + ' past the end')
+                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                p += 4 * n7
+            e3.is_new, = _S4.unpack_from(b, p)
+            p += 1
+            e3.adding_replicas = []
+            e3.removing_replicas = []
+            e3.leader_recovery_state = 0
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partition_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n8 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
+        if n8 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e10.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n11, = _S2.unpack_from(b, p)
+            p += 2
+            if n11 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n11) + ' past the end')
+                e10.host_name = str(b[p:q12], 'utf-8')
+                p = q12
+            e10.port, = _S1.unpack_from(b, p)
+            p += 4
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.live_leaders = xs9
     o.is_k_raft_controller = False
     o.broker_epoch = -1
     o.type = 0
@@ -411,108 +381,40 @@ def _w_LeaderAndIsrRequest_1(o, w):
     xs1 = o.ungrouped_partition_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_1(e2, w)
-    xs3 = o.live_leaders
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(e4, w)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_2(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.partition_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n2, = _S1.unpack_from(b, p)
-    p += 4
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    o.is_new, = _S4.unpack_from(b, p)
-    p += 1
-    o.topic_name = ''
-    o.adding_replicas = []
-    o.removing_replicas = []
-    o.leader_recovery_state = 0
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_2(o, w):
-    if o.leader_recovery_state != 0:
-        raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs1 = o.isr
-    w += _S1.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S1.pack(o.partition_epoch)
-    xs2 = o.replicas
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    w += _S4.pack(o.is_new)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_2(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_states
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_2(e3, w)
+        if e2.leader_recovery_state != 0:
+            raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        xs4 = e2.isr
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        w += _S1.pack(e2.partition_epoch)
+        xs5 = e2.replicas
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+        w += _S4.pack(e2.is_new)
+    xs6 = o.live_leaders
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        w += _S1.pack(e7.broker_id)
+        v8 = e7.host_name
+        v8 = v8.encode()
+        w += _S2.pack(len(v8))
+        w += v8
+        w += _S1.pack(e7.port)
 
 
 def _r_LeaderAndIsrRequest_2(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
     p += 16
@@ -521,25 +423,93 @@ def _r_LeaderAndIsrRequest_2(b, p):
     if n1 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p)
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n10 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    e8.is_new, = _S4.unpack_from(b, p)
+                    p += 1
+                    e8.topic_name = ''
+                    e8.adding_replicas = []
+                    e8.removing_replicas = []
+                    e8.leader_recovery_state = 0
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topic_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n11, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n11 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
+        if n11 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e13.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n14, = _S2.unpack_from(b, p)
+            p += 2
+            if n14 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n14) + ' past the end')
+                e13.host_name = str(b[p:q15], 'utf-8')
+                p = q15
+            e13.port, = _S1.unpack_from(b, p)
+            p += 4
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.live_leaders = xs12
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -558,136 +528,43 @@ def _w_LeaderAndIsrRequest_2(o, w):
     xs1 = o.topic_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(e2, w)
-    xs3 = o.live_leaders
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(e4, w)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.partition_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n2, = _S1.unpack_from(b, p)
-    p += 4
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n3) + ' past the end')
-        o.adding_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n4) + ' past the end')
-        o.removing_replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    o.is_new, = _S4.unpack_from(b, p)
-    p += 1
-    o.topic_name = ''
-    o.leader_recovery_state = 0
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(o, w):
-    if o.leader_recovery_state != 0:
-        raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs1 = o.isr
-    w += _S1.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S1.pack(o.partition_epoch)
-    xs2 = o.replicas
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.adding_replicas
-    w += _S1.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    xs4 = o.removing_replicas
-    w += _S1.pack(len(xs4))
-    if len(xs4) < 64:
-        w += _ARRAY_i[len(xs4)].pack(*xs4)
-    else:
-        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-    w += _S4.pack(o.is_new)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_1(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_states
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_3(e3, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_states
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.leader_recovery_state != 0:
+                raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            w += _S1.pack(len(xs6))
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.partition_epoch)
+            xs7 = e5.replicas
+            w += _S1.pack(len(xs7))
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            w += _S4.pack(e5.is_new)
+    xs8 = o.live_leaders
+    w += _S1.pack(len(xs8))
+    for e9 in xs8:
+        w += _S1.pack(e9.broker_id)
+        v10 = e9.host_name
+        v10 = v10.encode()
+        w += _S2.pack(len(v10))
+        w += v10
+        w += _S1.pack(e9.port)
 
 
 def _r_LeaderAndIsrRequest_3(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
     p += 16
@@ -696,25 +573,109 @@ def _r_LeaderAndIsrRequest_3(b, p):
     if n1 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_1(b, p)
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n10 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n11 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
+                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    n12, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n12 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
+                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        p += 4 * n12
+                    e8.is_new, = _S4.unpack_from(b, p)
+                    p += 1
+                    e8.topic_name = ''
+                    e8.leader_recovery_state = 0
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topic_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n13, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n13 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
+        if n13 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e15.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n16, = _S2.unpack_from(b, p)
+            p += 2
+            if n16 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
+                e15.host_name = str(b[p:q17], 'utf-8')
+                p = q17
+            e15.port, = _S1.unpack_from(b, p)
+            p += 4
+            e15.unknown_tagged_fields = None
+            xs14.append(e15)
+        o.live_leaders = xs14
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -733,343 +694,305 @@ def _w_LeaderAndIsrRequest_3(o, w):
     xs1 = o.topic_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_1(e2, w)
-    xs3 = o.live_leaders
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(e4, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_states
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            if e5.leader_recovery_state != 0:
+                raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            w += _S1.pack(len(xs6))
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.partition_epoch)
+            xs7 = e5.replicas
+            w += _S1.pack(len(xs7))
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.adding_replicas
+            w += _S1.pack(len(xs8))
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            xs9 = e5.removing_replicas
+            w += _S1.pack(len(xs9))
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            w += _S4.pack(e5.is_new)
+    xs10 = o.live_leaders
+    w += _S1.pack(len(xs10))
+    for e11 in xs10:
+        w += _S1.pack(e11.broker_id)
+        v12 = e11.host_name
+        v12 = v12.encode()
+        w += _S2.pack(len(v12))
+        w += v12
+        w += _S1.pack(e11.port)
 
 
-def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.partition_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n3) + ' past the end')
-        o.adding_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n4) + ' past the end')
-        o.removing_replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    o.is_new, = _S4.unpack_from(b, p)
-    p += 1
-    o.topic_name = ''
-    o.leader_recovery_state = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderAndIsrPartitionState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderAndIsrPartitionState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(o, w):
-    if o.leader_recovery_state != 0:
-        raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs1 = o.isr
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S1.pack(o.partition_epoch)
-    xs2 = o.replicas
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.adding_replicas
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    xs4 = o.removing_replicas
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs4) < 64:
-        w += _ARRAY_i[len(xs4)].pack(*xs4)
-    else:
-        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-    w += _S4.pack(o.is_new)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderAndIsrTopicState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderAndIsrTopicState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_states
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-    o.broker_id, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n1) + ' past the end')
-        o.host_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S1.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderAndIsrLiveLeader: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderAndIsrLiveLeader: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(o, w):
-    w += _S1.pack(o.broker_id)
-    v1 = o.host_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrRequest_4(b, p):
-    o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(b, p)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
-    o.is_k_raft_controller = False
-    o.type = 0
-    o.ungrouped_partition_states = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderAndIsrRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderAndIsrRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderAndIsrRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_LeaderAndIsrRequest_4(b, p):
+    bl = len(b)
+    o = _new(LeaderAndIsrRequest)
+    o.controller_id, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
+    p += 16
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
+                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
+                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        p += 4 * n12
+                    e8.is_new, = _S4.unpack_from(b, p)
+                    p += 1
+                    e8.topic_name = ''
+                    e8.leader_recovery_state = 0
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
+            xs2.append(e3)
+        o.topic_states = xs2
+    n13 = b[p] - 1
+    p += 1
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
+        raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
+    else:
+        if n13 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e15.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
+                e15.host_name = str(b[p:q17], 'utf-8')
+                p = q17
+            e15.port, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
+            xs14.append(e15)
+        o.live_leaders = xs14
+    o.is_k_raft_controller = False
+    o.type = 0
+    o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_LeaderAndIsrRequest_0(b, p, o)
     return o, p
 
 
@@ -1088,95 +1011,95 @@ def _w_LeaderAndIsrRequest_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_2(e2, w)
-    xs3 = o.live_leaders
-    ln = len(xs3) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            if e5.leader_recovery_state != 0:
+                raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.partition_epoch)
+            xs7 = e5.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.adding_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            xs9 = e5.removing_replicas
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            w += _S4.pack(e5.is_new)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs10 = o.live_leaders
+    ln = len(xs10) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, = _S7.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrTopicState: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrTopicState: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S7.pack(o.topic_id)
-    xs2 = o.partition_states
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_4(e3, w)
+    for e11 in xs10:
+        w += _S1.pack(e11.broker_id)
+        v12 = e11.host_name
+        v12 = v12.encode()
+        ln = len(v12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v12
+        w += _S1.pack(e11.port)
+        if e11.unknown_tagged_fields:
+            _wtags(w, e11.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1184,62 +1107,165 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(o, w):
 
 
 def _r_LeaderAndIsrRequest_5(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type, = _S6.unpack_from(b, p)
     p += 17
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(b, p)
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, = _S7.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
+                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
+                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        p += 4 * n12
+                    e8.is_new, = _S4.unpack_from(b, p)
+                    p += 1
+                    e8.topic_name = ''
+                    e8.leader_recovery_state = 0
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topic_states = xs2
-    n4 = b[p]
+    n13 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
+        if n13 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e15.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
+                e15.host_name = str(b[p:q17], 'utf-8')
+                p = q17
+            e15.port, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
+            xs14.append(e15)
+        o.live_leaders = xs14
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_LeaderAndIsrRequest_0(b, p, o)
     return o, p
 
 
@@ -1256,226 +1282,96 @@ def _w_LeaderAndIsrRequest_5(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_3(e2, w)
-    xs3 = o.live_leaders
-    ln = len(xs3) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S7.pack(e2.topic_id)
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            if e5.leader_recovery_state != 0:
+                raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.partition_epoch)
+            xs7 = e5.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.adding_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            xs9 = e5.removing_replicas
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            w += _S4.pack(e5.is_new)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs10 = o.live_leaders
+    ln = len(xs10) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.partition_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n3) + ' past the end')
-        o.adding_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n4) + ' past the end')
-        o.removing_replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    o.is_new, o.leader_recovery_state, = _S8.unpack_from(b, p)
-    p += 2
-    o.topic_name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrPartitionState: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrPartitionState: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(o, w):
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs1 = o.isr
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S1.pack(o.partition_epoch)
-    xs2 = o.replicas
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.adding_replicas
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    xs4 = o.removing_replicas
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs4) < 64:
-        w += _ARRAY_i[len(xs4)].pack(*xs4)
-    else:
-        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-    w += _S8.pack(o.is_new, o.leader_recovery_state)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(b, p):
-    o = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, = _S7.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrTopicState: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrTopicState: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S7.pack(o.topic_id)
-    xs2 = o.partition_states
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_LeaderAndIsrRequest_LeaderAndIsrPartitionState_5(e3, w)
+    for e11 in xs10:
+        w += _S1.pack(e11.broker_id)
+        v12 = e11.host_name
+        v12 = v12.encode()
+        ln = len(v12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v12
+        w += _S1.pack(e11.port)
+        if e11.unknown_tagged_fields:
+            _wtags(w, e11.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1483,62 +1379,164 @@ def _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(o, w):
 
 
 def _r_LeaderAndIsrRequest_6(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type, = _S6.unpack_from(b, p)
     p += 17
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(b, p)
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, = _S7.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
+                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
+                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        p += 4 * n12
+                    e8.is_new, e8.leader_recovery_state, = _S8.unpack_from(b, p)
+                    p += 2
+                    e8.topic_name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topic_states = xs2
-    n4 = b[p]
+    n13 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
+        if n13 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e15.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
+                e15.host_name = str(b[p:q17], 'utf-8')
+                p = q17
+            e15.port, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
+            xs14.append(e15)
+        o.live_leaders = xs14
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_LeaderAndIsrRequest_0(b, p, o)
     return o, p
 
 
@@ -1555,15 +1553,94 @@ def _w_LeaderAndIsrRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(e2, w)
-    xs3 = o.live_leaders
-    ln = len(xs3) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S7.pack(e2.topic_id)
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.partition_epoch)
+            xs7 = e5.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.adding_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            xs9 = e5.removing_replicas
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            w += _S8.pack(e5.is_new, e5.leader_recovery_state)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs10 = o.live_leaders
+    ln = len(xs10) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
+    for e11 in xs10:
+        w += _S1.pack(e11.broker_id)
+        v12 = e11.host_name
+        v12 = v12.encode()
+        ln = len(v12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v12
+        w += _S1.pack(e11.port)
+        if e11.unknown_tagged_fields:
+            _wtags(w, e11.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1571,61 +1648,163 @@ def _w_LeaderAndIsrRequest_6(o, w):
 
 
 def _r_LeaderAndIsrRequest_7(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type, = _S9.unpack_from(b, p)
     p += 18
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(b, p)
+            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, = _S7.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.partition_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
+                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
+                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        p += 4 * n12
+                    e8.is_new, e8.leader_recovery_state, = _S8.unpack_from(b, p)
+                    p += 2
+                    e8.topic_name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topic_states = xs2
-    n4 = b[p]
+    n13 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(b, p)
-            xs5.append(e6)
-        o.live_leaders = xs5
+        if n13 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e15.broker_id, = _S1.unpack_from(b, p)
+            p += 4
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
+                e15.host_name = str(b[p:q17], 'utf-8')
+                p = q17
+            e15.port, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
+            xs14.append(e15)
+        o.live_leaders = xs14
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_LeaderAndIsrRequest_0(b, p, o)
     return o, p
 
 
@@ -1640,48 +1819,102 @@ def _w_LeaderAndIsrRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderAndIsrRequest_LeaderAndIsrTopicState_4(e2, w)
-    xs3 = o.live_leaders
-    ln = len(xs3) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S7.pack(e2.topic_id)
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.partition_epoch)
+            xs7 = e5.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.adding_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            xs9 = e5.removing_replicas
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            w += _S8.pack(e5.is_new, e5.leader_recovery_state)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs10 = o.live_leaders
+    ln = len(xs10) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_1(e4, w)
+    for e11 in xs10:
+        w += _S1.pack(e11.broker_id)
+        v12 = e11.host_name
+        v12 = v12.encode()
+        ln = len(v12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v12
+        w += _S1.pack(e11.port)
+        if e11.unknown_tagged_fields:
+            _wtags(w, e11.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p):
-    o = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.error_code, = _S10.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S10.pack(o.partition_index, o.error_code)
-
-
 def _r_LeaderAndIsrResponse_0(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrResponse)
     o.error_code, = _S2.unpack_from(b, p)
     p += 2
@@ -1690,11 +1923,24 @@ def _r_LeaderAndIsrResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p)
+            e3 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.error_code, = _S10.unpack_from(b, p)
+            p += 6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.partition_errors = xs2
     o.topics = []
@@ -1709,107 +1955,105 @@ def _w_LeaderAndIsrResponse_0(o, w):
     xs1 = o.partition_errors
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S10.pack(e2.partition_index, e2.error_code)
 
 
-def _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(b, p):
-    o = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.error_code, = _S10.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderAndIsrPartitionError: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderAndIsrPartitionError: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S10.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrResponse_1(b, p):
-    o = _new(LeaderAndIsrResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(b, p)
-            xs2.append(e3)
-        o.partition_errors = xs2
-    o.topics = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderAndIsrResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderAndIsrResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderAndIsrResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_LeaderAndIsrResponse_1(b, p):
+    bl = len(b)
+    o = _new(LeaderAndIsrResponse)
+    o.error_code, = _S2.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.error_code, = _S10.unpack_from(b, p)
+            p += 6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e3)
+            xs2.append(e3)
+        o.partition_errors = xs2
+    o.topics = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_LeaderAndIsrResponse_0(b, p, o)
     return o, p
 
 
@@ -1824,150 +2068,104 @@ def _w_LeaderAndIsrResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_1(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S10.pack(e2.partition_index, e2.error_code)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_2(b, p):
-    o = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-    o.partition_index, o.error_code, = _S10.unpack_from(b, p)
-    p += 6
-    o.topic_name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrPartitionError: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrPartitionError: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_2(o, w):
-    w += _S10.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p):
-    o = _new(_LeaderAndIsrResponse_LeaderAndIsrTopicError)
-    o.topic_id, = _S7.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_LeaderAndIsrResponse_LeaderAndIsrPartitionError_2(b, p)
-            xs2.append(e3)
-        o.partition_errors = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderAndIsrTopicError: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderAndIsrTopicError: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(o, w):
-    w += _S7.pack(o.topic_id)
-    xs1 = o.partition_errors
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_LeaderAndIsrResponse_LeaderAndIsrPartitionError_2(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_LeaderAndIsrResponse_2(b, p):
+    bl = len(b)
     o = _new(LeaderAndIsrResponse)
     o.error_code, = _S2.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('LeaderAndIsrResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderAndIsrResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p)
+            e3 = _new(_LeaderAndIsrResponse_LeaderAndIsrTopicError)
+            e3.topic_id, = _S7.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+                    e6.partition_index, e6.error_code, = _S10.unpack_from(b, p)
+                    p += 6
+                    e6.topic_name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partition_errors = xs5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.partition_errors = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderAndIsrResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderAndIsrResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_LeaderAndIsrResponse_0(b, p, o)
     return o, p
 
 
@@ -1982,7 +2180,23 @@ def _w_LeaderAndIsrResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(e2, w)
+        w += _S7.pack(e2.topic_id)
+        xs3 = e2.partition_errors
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S10.pack(e4.partition_index, e4.error_code)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -62,100 +62,108 @@ class LeaderChangeMessage(Message):
 _LeaderChangeMessage_Voter = LeaderChangeMessage.Voter
 
 
-def _r_LeaderChangeMessage_Voter_0(b, p):
-    o = _new(_LeaderChangeMessage_Voter)
-    o.voter_id, = _S1.unpack_from(b, p)
-    p += 4
-    o.voter_directory_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderChangeMessage_Voter_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Voter: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Voter: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_LeaderChangeMessage_Voter_0(o, w):
-    if o.voter_directory_id != UUID_ZERO:
-        raise UnsupportedFieldError('Voter.VoterDirectoryId exists only in versions 1+')
-    w += _S1.pack(o.voter_id)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderChangeMessage_0(b, p):
-    o = _new(LeaderChangeMessage)
-    o.version, o.leader_id, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_LeaderChangeMessage_Voter_0(b, p)
-            xs2.append(e3)
-        o.voters = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_LeaderChangeMessage_Voter_0(b, p)
-            xs5.append(e6)
-        o.granting_voters = xs5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaderChangeMessage_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderChangeMessage: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderChangeMessage: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_LeaderChangeMessage_0(b, p):
+    bl = len(b)
+    o = _new(LeaderChangeMessage)
+    o.version, o.leader_id, = _S0.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_LeaderChangeMessage_Voter)
+            e3.voter_id, = _S1.unpack_from(b, p)
+            p += 4
+            e3.voter_directory_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e3)
+            xs2.append(e3)
+        o.voters = xs2
+    n4 = b[p] - 1
+    p += 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
+        raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
+    else:
+        if n4 > bl - p:
+            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_LeaderChangeMessage_Voter)
+            e6.voter_id, = _S1.unpack_from(b, p)
+            p += 4
+            e6.voter_directory_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e6.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e6)
+            xs5.append(e6)
+        o.granting_voters = xs5
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_LeaderChangeMessage_0(b, p, o)
     return o, p
 
 
@@ -168,7 +176,13 @@ def _w_LeaderChangeMessage_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderChangeMessage_Voter_0(e2, w)
+        if e2.voter_directory_id != UUID_ZERO:
+            raise UnsupportedFieldError('Voter.VoterDirectoryId exists only in versions 1+')
+        w += _S1.pack(e2.voter_id)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     xs3 = o.granting_voters
     ln = len(xs3) + 1
     if ln < 128:
@@ -176,43 +190,13 @@ def _w_LeaderChangeMessage_0(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_LeaderChangeMessage_Voter_0(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaderChangeMessage_Voter_1(b, p):
-    o = _new(_LeaderChangeMessage_Voter)
-    o.voter_id, o.voter_directory_id, = _S2.unpack_from(b, p)
-    p += 20
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('Voter: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('Voter: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_LeaderChangeMessage_Voter_1(o, w):
-    w += _S2.pack(o.voter_id, o.voter_directory_id)
+        if e4.voter_directory_id != UUID_ZERO:
+            raise UnsupportedFieldError('Voter.VoterDirectoryId exists only in versions 1+')
+        w += _S1.pack(e4.voter_id)
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -220,60 +204,59 @@ def _w_LeaderChangeMessage_Voter_1(o, w):
 
 
 def _r_LeaderChangeMessage_1(b, p):
+    bl = len(b)
     o = _new(LeaderChangeMessage)
     o.version, o.leader_id, = _S0.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaderChangeMessage_Voter_1(b, p)
+            e3 = _new(_LeaderChangeMessage_Voter)
+            e3.voter_id, e3.voter_directory_id, = _S2.unpack_from(b, p)
+            p += 20
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e3)
             xs2.append(e3)
         o.voters = xs2
-    n4 = b[p]
+    n4 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
     if n4 < 0:
         raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
     else:
-        if n4 > len(b) - p:
+        if n4 > bl - p:
             raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n4) + ' past the end')
         xs5 = []
         for _ in range(n4):
-            e6, p = _r_LeaderChangeMessage_Voter_1(b, p)
+            e6 = _new(_LeaderChangeMessage_Voter)
+            e6.voter_id, e6.voter_directory_id, = _S2.unpack_from(b, p)
+            p += 20
+            if b[p] == 0:  # no tagged fields, the common case
+                e6.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e6)
             xs5.append(e6)
         o.granting_voters = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderChangeMessage: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderChangeMessage: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_LeaderChangeMessage_0(b, p, o)
     return o, p
 
 
@@ -286,7 +269,11 @@ def _w_LeaderChangeMessage_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaderChangeMessage_Voter_1(e2, w)
+        w += _S2.pack(e2.voter_id, e2.voter_directory_id)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     xs3 = o.granting_voters
     ln = len(xs3) + 1
     if ln < 128:
@@ -294,7 +281,11 @@ def _w_LeaderChangeMessage_1(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_LeaderChangeMessage_Voter_1(e4, w)
+        w += _S2.pack(e4.voter_id, e4.voter_directory_id)
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

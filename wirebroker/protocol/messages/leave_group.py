@@ -92,6 +92,7 @@ _LeaveGroupResponse_MemberResponse = LeaveGroupResponse.MemberResponse
 
 
 def _r_LeaveGroupRequest_0(b, p):
+    bl = len(b)
     o = _new(LeaveGroupRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -99,7 +100,7 @@ def _r_LeaveGroupRequest_0(b, p):
         raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -109,7 +110,7 @@ def _r_LeaveGroupRequest_0(b, p):
         raise DecodeError('LeaveGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('LeaveGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -131,48 +132,8 @@ def _w_LeaveGroupRequest_0(o, w):
     w += v2
 
 
-def _r_LeaveGroupRequest_MemberIdentity_0(b, p):
-    o = _new(_LeaveGroupRequest_MemberIdentity)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MemberIdentity.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberIdentity.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.reason = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaveGroupRequest_MemberIdentity_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S0.pack(len(v2))
-        w += v2
-
-
 def _r_LeaveGroupRequest_1(b, p):
+    bl = len(b)
     o = _new(LeaveGroupRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -180,7 +141,7 @@ def _r_LeaveGroupRequest_1(b, p):
         raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -189,11 +150,33 @@ def _r_LeaveGroupRequest_1(b, p):
     if n3 < 0:
         raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('LeaveGroupRequest.Members: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_LeaveGroupRequest_MemberIdentity_0(b, p)
+            e5 = _new(_LeaveGroupRequest_MemberIdentity)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MemberIdentity.MemberId: length ' + str(n6) + ' past the end')
+                e5.member_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                e5.group_instance_id = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n8) + ' past the end')
+                e5.group_instance_id = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.reason = None
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.members = xs4
     o.member_id = ''
@@ -211,140 +194,134 @@ def _w_LeaveGroupRequest_1(o, w):
     xs2 = o.members
     w += _S1.pack(len(xs2))
     for e3 in xs2:
-        _w_LeaveGroupRequest_MemberIdentity_0(e3, w)
+        v4 = e3.member_id
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
+        v5 = e3.group_instance_id
+        if v5 is None:
+            w += b'\xff\xff'
+        else:
+            v5 = v5.encode()
+            w += _S0.pack(len(v5))
+            w += v5
 
 
-def _r_LeaveGroupRequest_MemberIdentity_1(b, p):
-    o = _new(_LeaveGroupRequest_MemberIdentity)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MemberIdentity.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberIdentity.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.reason = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaveGroupRequest_MemberIdentity_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MemberIdentity: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MemberIdentity: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_LeaveGroupRequest_MemberIdentity_1(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaveGroupRequest_2(b, p):
-    o = _new(LeaveGroupRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('LeaveGroupRequest.Members: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_LeaveGroupRequest_MemberIdentity_1(b, p)
-            xs4.append(e5)
-        o.members = xs4
-    o.member_id = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaveGroupRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaveGroupRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaveGroupRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_LeaveGroupRequest_2(b, p):
+    bl = len(b)
+    o = _new(LeaveGroupRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('LeaveGroupRequest.Members: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_LeaveGroupRequest_MemberIdentity)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MemberIdentity.MemberId: length ' + str(n6) + ' past the end')
+                e5.member_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e5.group_instance_id = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n8) + ' past the end')
+                e5.group_instance_id = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.reason = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e5)
+            xs4.append(e5)
+        o.members = xs4
+    o.member_id = ''
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_LeaveGroupRequest_0(b, p, o)
     return o, p
 
 
@@ -366,109 +343,29 @@ def _w_LeaveGroupRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_LeaveGroupRequest_MemberIdentity_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaveGroupRequest_MemberIdentity_2(b, p):
-    o = _new(_LeaveGroupRequest_MemberIdentity)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MemberIdentity.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberIdentity.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.reason = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('MemberIdentity.Reason: length ' + str(n5) + ' past the end')
-        o.reason = str(b[p:q6], 'utf-8')
-        p = q6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MemberIdentity: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MemberIdentity: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_LeaveGroupRequest_MemberIdentity_2(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
+        v4 = e3.member_id
+        v4 = v4.encode()
+        ln = len(v4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v2
-    v3 = o.reason
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
+        w += v4
+        v5 = e3.group_instance_id
+        if v5 is None:
+            w.append(0)
         else:
-            _wuv(w, ln)
-        w += v3
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -476,57 +373,86 @@ def _w_LeaveGroupRequest_MemberIdentity_2(o, w):
 
 
 def _r_LeaveGroupRequest_3(b, p):
+    bl = len(b)
     o = _new(LeaveGroupRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('LeaveGroupRequest.Members: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_LeaveGroupRequest_MemberIdentity_2(b, p)
+            e5 = _new(_LeaveGroupRequest_MemberIdentity)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MemberIdentity.MemberId: length ' + str(n6) + ' past the end')
+                e5.member_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e5.group_instance_id = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n8) + ' past the end')
+                e5.group_instance_id = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                e5.reason = None
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('MemberIdentity.Reason: length ' + str(n10) + ' past the end')
+                e5.reason = str(b[p:q11], 'utf-8')
+                p = q11
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e5)
             xs4.append(e5)
         o.members = xs4
     o.member_id = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaveGroupRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaveGroupRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_LeaveGroupRequest_0(b, p, o)
     return o, p
 
 
@@ -548,7 +474,40 @@ def _w_LeaveGroupRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_LeaveGroupRequest_MemberIdentity_2(e3, w)
+        v4 = e3.member_id
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e3.group_instance_id
+        if v5 is None:
+            w.append(0)
+        else:
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+        v6 = e3.reason
+        if v6 is None:
+            w.append(0)
+        else:
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -556,6 +515,7 @@ def _w_LeaveGroupRequest_3(o, w):
 
 
 def _r_LeaveGroupResponse_0(b, p):
+    bl = len(b)
     o = _new(LeaveGroupResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -572,6 +532,7 @@ def _w_LeaveGroupResponse_0(o, w):
 
 
 def _r_LeaveGroupResponse_1(b, p):
+    bl = len(b)
     o = _new(LeaveGroupResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -586,50 +547,8 @@ def _w_LeaveGroupResponse_1(o, w):
     w += _S2.pack(o.throttle_time_ms, o.error_code)
 
 
-def _r_LeaveGroupResponse_MemberResponse_0(b, p):
-    o = _new(_LeaveGroupResponse_MemberResponse)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MemberResponse.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberResponse.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_LeaveGroupResponse_MemberResponse_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S0.pack(len(v2))
-        w += v2
-    w += _S0.pack(o.error_code)
-
-
 def _r_LeaveGroupResponse_2(b, p):
+    bl = len(b)
     o = _new(LeaveGroupResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -638,11 +557,34 @@ def _r_LeaveGroupResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('LeaveGroupResponse.Members: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_LeaveGroupResponse_MemberResponse_0(b, p)
+            e3 = _new(_LeaveGroupResponse_MemberResponse)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MemberResponse.MemberId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MemberResponse.MemberId: length ' + str(n4) + ' past the end')
+                e3.member_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.group_instance_id = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n6) + ' past the end')
+                e3.group_instance_id = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.error_code, = _S0.unpack_from(b, p)
+            p += 2
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.members = xs2
     o.unknown_tagged_fields = None
@@ -654,130 +596,124 @@ def _w_LeaveGroupResponse_2(o, w):
     xs1 = o.members
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_LeaveGroupResponse_MemberResponse_0(e2, w)
+        v3 = e2.member_id
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        v4 = e2.group_instance_id
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S0.pack(len(v4))
+            w += v4
+        w += _S0.pack(e2.error_code)
 
 
-def _r_LeaveGroupResponse_MemberResponse_1(b, p):
-    o = _new(_LeaveGroupResponse_MemberResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MemberResponse.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MemberResponse.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.group_instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n3) + ' past the end')
-        o.group_instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaveGroupResponse_MemberResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MemberResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MemberResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_LeaveGroupResponse_MemberResponse_1(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.group_instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S0.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_LeaveGroupResponse_3(b, p):
-    o = _new(LeaveGroupResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('LeaveGroupResponse.Members: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_LeaveGroupResponse_MemberResponse_1(b, p)
-            xs2.append(e3)
-        o.members = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_LeaveGroupResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaveGroupResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaveGroupResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_LeaveGroupResponse_3(b, p):
+    bl = len(b)
+    o = _new(LeaveGroupResponse)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('LeaveGroupResponse.Members: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_LeaveGroupResponse_MemberResponse)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('MemberResponse.MemberId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MemberResponse.MemberId: length ' + str(n4) + ' past the end')
+                e3.member_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.group_instance_id = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n6) + ' past the end')
+                e3.group_instance_id = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.error_code, = _S0.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaveGroupResponse_MemberResponse_0(b, p, e3)
+            xs2.append(e3)
+        o.members = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_LeaveGroupResponse_0(b, p, o)
     return o, p
 
 
@@ -790,7 +726,30 @@ def _w_LeaveGroupResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_LeaveGroupResponse_MemberResponse_1(e2, w)
+        v3 = e2.member_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.group_instance_id
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        w += _S0.pack(e2.error_code)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

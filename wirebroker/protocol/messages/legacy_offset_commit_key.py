@@ -50,6 +50,7 @@ class LegacyOffsetCommitKey(Message):
 
 
 def _r_LegacyOffsetCommitKey_0(b, p):
+    bl = len(b)
     o = _new(LegacyOffsetCommitKey)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -57,7 +58,7 @@ def _r_LegacyOffsetCommitKey_0(b, p):
         raise DecodeError('LegacyOffsetCommitKey.group: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('LegacyOffsetCommitKey.group: length ' + str(n1) + ' past the end')
         o.group = str(b[p:q2], 'utf-8')
         p = q2
@@ -67,7 +68,7 @@ def _r_LegacyOffsetCommitKey_0(b, p):
         raise DecodeError('LegacyOffsetCommitKey.topic: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('LegacyOffsetCommitKey.topic: length ' + str(n3) + ' past the end')
         o.topic = str(b[p:q4], 'utf-8')
         p = q4

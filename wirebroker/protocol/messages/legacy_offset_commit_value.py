@@ -50,6 +50,7 @@ class LegacyOffsetCommitValue(Message):
 
 
 def _r_LegacyOffsetCommitValue_0(b, p):
+    bl = len(b)
     o = _new(LegacyOffsetCommitValue)
     o.offset, = _S0.unpack_from(b, p)
     p += 8
@@ -59,7 +60,7 @@ def _r_LegacyOffsetCommitValue_0(b, p):
         raise DecodeError('LegacyOffsetCommitValue.metadata: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('LegacyOffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
         o.metadata = str(b[p:q2], 'utf-8')
         p = q2

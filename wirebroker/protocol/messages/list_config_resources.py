@@ -76,30 +76,38 @@ class ListConfigResourcesResponse(Message):
 _ListConfigResourcesResponse_ConfigResource = ListConfigResourcesResponse.ConfigResource
 
 
-def _r_ListConfigResourcesRequest_0(b, p):
-    o = _new(ListConfigResourcesRequest)
-    o.resource_types = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListConfigResourcesRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListConfigResourcesRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListConfigResourcesRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListConfigResourcesRequest_0(b, p):
+    bl = len(b)
+    o = _new(ListConfigResourcesRequest)
+    o.resource_types = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListConfigResourcesRequest_0(b, p, o)
     return o, p
 
 
@@ -113,40 +121,25 @@ def _w_ListConfigResourcesRequest_0(o, w):
 
 
 def _r_ListConfigResourcesRequest_1(b, p):
+    bl = len(b)
     o = _new(ListConfigResourcesRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListConfigResourcesRequest.ResourceTypes: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListConfigResourcesRequest.ResourceTypes: count ' + str(n1) + ' past the end')
         o.resource_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
         p += 1 * n1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListConfigResourcesRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListConfigResourcesRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListConfigResourcesRequest_0(b, p, o)
     return o, p
 
 
@@ -167,101 +160,96 @@ def _w_ListConfigResourcesRequest_1(o, w):
         w.append(0)
 
 
-def _r_ListConfigResourcesResponse_ConfigResource_0(b, p):
-    o = _new(_ListConfigResourcesResponse_ConfigResource)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConfigResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ConfigResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type = 16
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListConfigResourcesResponse_ConfigResource_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ConfigResource: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ConfigResource: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListConfigResourcesResponse_ConfigResource_0(o, w):
-    v1 = o.resource_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListConfigResourcesResponse_0(b, p):
-    o = _new(ListConfigResourcesResponse)
-    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ListConfigResourcesResponse_ConfigResource_0(b, p)
-            xs2.append(e3)
-        o.config_resources = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListConfigResourcesResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListConfigResourcesResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListConfigResourcesResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListConfigResourcesResponse_0(b, p):
+    bl = len(b)
+    o = _new(ListConfigResourcesResponse)
+    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ListConfigResourcesResponse_ConfigResource)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ConfigResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type = 16
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e3)
+            xs2.append(e3)
+        o.config_resources = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListConfigResourcesResponse_0(b, p, o)
     return o, p
 
 
@@ -274,64 +262,18 @@ def _w_ListConfigResourcesResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListConfigResourcesResponse_ConfigResource_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListConfigResourcesResponse_ConfigResource_1(b, p):
-    o = _new(_ListConfigResourcesResponse_ConfigResource)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConfigResource.ResourceName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ConfigResource.ResourceName: length ' + str(n1) + ' past the end')
-        o.resource_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.resource_type, = _S1.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ConfigResource: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ConfigResource: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ListConfigResourcesResponse_ConfigResource_1(o, w):
-    v1 = o.resource_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.resource_type)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -339,45 +281,50 @@ def _w_ListConfigResourcesResponse_ConfigResource_1(o, w):
 
 
 def _r_ListConfigResourcesResponse_1(b, p):
+    bl = len(b)
     o = _new(ListConfigResourcesResponse)
     o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListConfigResourcesResponse_ConfigResource_1(b, p)
+            e3 = _new(_ListConfigResourcesResponse_ConfigResource)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ConfigResource.ResourceName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n4) + ' past the end')
+                e3.resource_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.resource_type, = _S1.unpack_from(b, p)
+            p += 1
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e3)
             xs2.append(e3)
         o.config_resources = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListConfigResourcesResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListConfigResourcesResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListConfigResourcesResponse_0(b, p, o)
     return o, p
 
 
@@ -390,7 +337,19 @@ def _w_ListConfigResourcesResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListConfigResourcesResponse_ConfigResource_1(e2, w)
+        v3 = e2.resource_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S1.pack(e2.resource_type)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

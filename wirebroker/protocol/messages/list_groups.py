@@ -80,6 +80,7 @@ _ListGroupsResponse_ListedGroup = ListGroupsResponse.ListedGroup
 
 
 def _r_ListGroupsRequest_0(b, p):
+    bl = len(b)
     o = _new(ListGroupsRequest)
     o.states_filter = []
     o.types_filter = []
@@ -94,31 +95,39 @@ def _w_ListGroupsRequest_0(o, w):
         raise UnsupportedFieldError('ListGroupsRequest.TypesFilter exists only in versions 5+')
 
 
-def _r_ListGroupsRequest_1(b, p):
-    o = _new(ListGroupsRequest)
-    o.states_filter = []
-    o.types_filter = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListGroupsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListGroupsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListGroupsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListGroupsRequest_1(b, p):
+    bl = len(b)
+    o = _new(ListGroupsRequest)
+    o.states_filter = []
+    o.types_filter = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListGroupsRequest_0(b, p, o)
     return o, p
 
 
@@ -134,29 +143,30 @@ def _w_ListGroupsRequest_1(o, w):
 
 
 def _r_ListGroupsRequest_2(b, p):
+    bl = len(b)
     o = _new(ListGroupsRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('ListGroupsRequest.StatesFilter: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ListGroupsRequest.StatesFilter: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -165,25 +175,9 @@ def _r_ListGroupsRequest_2(b, p):
     o.types_filter = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListGroupsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListGroupsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListGroupsRequest_0(b, p, o)
     return o, p
 
 
@@ -212,56 +206,57 @@ def _w_ListGroupsRequest_2(o, w):
 
 
 def _r_ListGroupsRequest_3(b, p):
+    bl = len(b)
     o = _new(ListGroupsRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('ListGroupsRequest.StatesFilter: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ListGroupsRequest.StatesFilter: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.states_filter = xs2
-    n6 = b[p]
+    n6 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
     if n6 < 0:
         raise DecodeError('ListGroupsRequest.TypesFilter: null where not nullable')
     else:
-        if n6 > len(b) - p:
+        if n6 > bl - p:
             raise DecodeError('ListGroupsRequest.TypesFilter: count ' + str(n6) + ' past the end')
         xs7 = []
         for _ in range(n6):
-            n9 = b[p]
+            n9 = b[p] - 1
             p += 1
-            if n9 > 127:
-                n9, p = _uvt(b, p, n9)
-            n9 -= 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
             if n9 < 0:
                 raise DecodeError('ListGroupsRequest.TypesFilter: null element')
             else:
                 q10 = p + n9
-                if q10 > len(b):
+                if q10 > bl:
                     raise DecodeError('ListGroupsRequest.TypesFilter: length ' + str(n9) + ' past the end')
                 e8 = str(b[p:q10], 'utf-8')
                 p = q10
@@ -269,25 +264,9 @@ def _r_ListGroupsRequest_3(b, p):
         o.types_filter = xs7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListGroupsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListGroupsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListGroupsRequest_0(b, p, o)
     return o, p
 
 
@@ -328,46 +307,8 @@ def _w_ListGroupsRequest_3(o, w):
         w.append(0)
 
 
-def _r_ListGroupsResponse_ListedGroup_0(b, p):
-    o = _new(_ListGroupsResponse_ListedGroup)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ListedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ListedGroup.ProtocolType: length ' + str(n3) + ' past the end')
-        o.protocol_type = str(b[p:q4], 'utf-8')
-        p = q4
-    o.group_state = ''
-    o.group_type = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListGroupsResponse_ListedGroup_0(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.protocol_type
-    v2 = v2.encode()
-    w += _S0.pack(len(v2))
-    w += v2
-
-
 def _r_ListGroupsResponse_0(b, p):
+    bl = len(b)
     o = _new(ListGroupsResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -376,11 +317,34 @@ def _r_ListGroupsResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListGroupsResponse_ListedGroup_0(b, p)
+            e3 = _new(_ListGroupsResponse_ListedGroup)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
+                e3.protocol_type = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.group_state = ''
+            e3.group_type = ''
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.groups = xs2
     o.throttle_time_ms = 0
@@ -393,10 +357,18 @@ def _w_ListGroupsResponse_0(o, w):
     xs1 = o.groups
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ListGroupsResponse_ListedGroup_0(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        v4 = e2.protocol_type
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
 
 
 def _r_ListGroupsResponse_1(b, p):
+    bl = len(b)
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -405,11 +377,34 @@ def _r_ListGroupsResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListGroupsResponse_ListedGroup_0(b, p)
+            e3 = _new(_ListGroupsResponse_ListedGroup)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
+                e3.protocol_type = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.group_state = ''
+            e3.group_type = ''
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.groups = xs2
     o.unknown_tagged_fields = None
@@ -421,126 +416,120 @@ def _w_ListGroupsResponse_1(o, w):
     xs1 = o.groups
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ListGroupsResponse_ListedGroup_0(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        v4 = e2.protocol_type
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
 
 
-def _r_ListGroupsResponse_ListedGroup_1(b, p):
-    o = _new(_ListGroupsResponse_ListedGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ListedGroup.ProtocolType: length ' + str(n3) + ' past the end')
-        o.protocol_type = str(b[p:q4], 'utf-8')
-        p = q4
-    o.group_state = ''
-    o.group_type = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListGroupsResponse_ListedGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListedGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListedGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListGroupsResponse_ListedGroup_1(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.protocol_type
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListGroupsResponse_2(b, p):
-    o = _new(ListGroupsResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ListGroupsResponse_ListedGroup_1(b, p)
-            xs2.append(e3)
-        o.groups = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListGroupsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListGroupsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListGroupsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListGroupsResponse_2(b, p):
+    bl = len(b)
+    o = _new(ListGroupsResponse)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ListGroupsResponse_ListedGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
+                e3.protocol_type = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.group_state = ''
+            e3.group_type = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e3)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListGroupsResponse_0(b, p, o)
     return o, p
 
 
@@ -553,104 +542,26 @@ def _w_ListGroupsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListGroupsResponse_ListedGroup_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListGroupsResponse_ListedGroup_2(b, p):
-    o = _new(_ListGroupsResponse_ListedGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ListedGroup.ProtocolType: length ' + str(n3) + ' past the end')
-        o.protocol_type = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ListedGroup.GroupState: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('ListedGroup.GroupState: length ' + str(n5) + ' past the end')
-        o.group_state = str(b[p:q6], 'utf-8')
-        p = q6
-    o.group_type = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListedGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListedGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ListGroupsResponse_ListedGroup_2(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.protocol_type
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.group_state
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.protocol_type
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -658,45 +569,75 @@ def _w_ListGroupsResponse_ListedGroup_2(o, w):
 
 
 def _r_ListGroupsResponse_3(b, p):
+    bl = len(b)
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListGroupsResponse_ListedGroup_2(b, p)
+            e3 = _new(_ListGroupsResponse_ListedGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
+                e3.protocol_type = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('ListedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('ListedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e3.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.group_type = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListGroupsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListGroupsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListGroupsResponse_0(b, p, o)
     return o, p
 
 
@@ -709,124 +650,34 @@ def _w_ListGroupsResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListGroupsResponse_ListedGroup_2(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListGroupsResponse_ListedGroup_3(b, p):
-    o = _new(_ListGroupsResponse_ListedGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListedGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListedGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ListedGroup.ProtocolType: length ' + str(n3) + ' past the end')
-        o.protocol_type = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ListedGroup.GroupState: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('ListedGroup.GroupState: length ' + str(n5) + ' past the end')
-        o.group_state = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('ListedGroup.GroupType: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('ListedGroup.GroupType: length ' + str(n7) + ' past the end')
-        o.group_type = str(b[p:q8], 'utf-8')
-        p = q8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListedGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListedGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ListGroupsResponse_ListedGroup_3(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.protocol_type
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.group_state
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.group_type
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.protocol_type
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.group_state
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -834,45 +685,87 @@ def _w_ListGroupsResponse_ListedGroup_3(o, w):
 
 
 def _r_ListGroupsResponse_4(b, p):
+    bl = len(b)
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListGroupsResponse_ListedGroup_3(b, p)
+            e3 = _new(_ListGroupsResponse_ListedGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
+                e3.protocol_type = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('ListedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('ListedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e3.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('ListedGroup.GroupType: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('ListedGroup.GroupType: length ' + str(n10) + ' past the end')
+                e3.group_type = str(b[p:q11], 'utf-8')
+                p = q11
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListGroupsResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListGroupsResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListGroupsResponse_0(b, p, o)
     return o, p
 
 
@@ -885,7 +778,42 @@ def _w_ListGroupsResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListGroupsResponse_ListedGroup_3(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.protocol_type
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.group_state
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        v6 = e2.group_type
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

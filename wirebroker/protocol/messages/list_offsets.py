@@ -124,59 +124,8 @@ _ListOffsetsResponse_ListOffsetsPartitionResponse = ListOffsetsResponse.ListOffs
 _ListOffsetsResponse_ListOffsetsTopicResponse = ListOffsetsResponse.ListOffsetsTopicResponse
 
 
-def _r_ListOffsetsRequest_ListOffsetsPartition_0(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsPartition)
-    o.partition_index, o.timestamp, o.max_num_offsets, = _S2.unpack_from(b, p)
-    p += 16
-    o.current_leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsRequest_ListOffsetsPartition_0(o, w):
-    w += _S2.pack(o.partition_index, o.timestamp, o.max_num_offsets)
-
-
-def _r_ListOffsetsRequest_ListOffsetsTopic_0(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsRequest_ListOffsetsPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsRequest_ListOffsetsTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_ListOffsetsRequest_ListOffsetsPartition_0(e3, w)
-
-
 def _r_ListOffsetsRequest_0(b, p):
+    bl = len(b)
     o = _new(ListOffsetsRequest)
     o.replica_id, = _S0.unpack_from(b, p)
     p += 4
@@ -185,11 +134,38 @@ def _r_ListOffsetsRequest_0(b, p):
     if n1 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsRequest_ListOffsetsTopic_0(b, p)
+            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e8.partition_index, e8.timestamp, e8.max_num_offsets, = _S2.unpack_from(b, p)
+                    p += 16
+                    e8.current_leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.isolation_level = 0
@@ -205,65 +181,18 @@ def _w_ListOffsetsRequest_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsRequest_ListOffsetsTopic_0(e2, w)
-
-
-def _r_ListOffsetsRequest_ListOffsetsPartition_1(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsPartition)
-    o.partition_index, o.timestamp, = _S3.unpack_from(b, p)
-    p += 12
-    o.current_leader_epoch = -1
-    o.max_num_offsets = 1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsRequest_ListOffsetsPartition_1(o, w):
-    if o.max_num_offsets != 1:
-        raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-    w += _S3.pack(o.partition_index, o.timestamp)
-
-
-def _r_ListOffsetsRequest_ListOffsetsTopic_1(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsRequest_ListOffsetsPartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsRequest_ListOffsetsTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_ListOffsetsRequest_ListOffsetsPartition_1(e3, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S2.pack(e5.partition_index, e5.timestamp, e5.max_num_offsets)
 
 
 def _r_ListOffsetsRequest_1(b, p):
+    bl = len(b)
     o = _new(ListOffsetsRequest)
     o.replica_id, = _S0.unpack_from(b, p)
     p += 4
@@ -272,11 +201,39 @@ def _r_ListOffsetsRequest_1(b, p):
     if n1 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsRequest_ListOffsetsTopic_1(b, p)
+            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e8.partition_index, e8.timestamp, = _S3.unpack_from(b, p)
+                    p += 12
+                    e8.current_leader_epoch = -1
+                    e8.max_num_offsets = 1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.isolation_level = 0
@@ -292,10 +249,20 @@ def _w_ListOffsetsRequest_1(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsRequest_ListOffsetsTopic_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.max_num_offsets != 1:
+                raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
+            w += _S3.pack(e5.partition_index, e5.timestamp)
 
 
 def _r_ListOffsetsRequest_2(b, p):
+    bl = len(b)
     o = _new(ListOffsetsRequest)
     o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
     p += 5
@@ -304,11 +271,39 @@ def _r_ListOffsetsRequest_2(b, p):
     if n1 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsRequest_ListOffsetsTopic_1(b, p)
+            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e8.partition_index, e8.timestamp, = _S3.unpack_from(b, p)
+                    p += 12
+                    e8.current_leader_epoch = -1
+                    e8.max_num_offsets = 1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms = 0
@@ -321,64 +316,20 @@ def _w_ListOffsetsRequest_2(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsRequest_ListOffsetsTopic_1(e2, w)
-
-
-def _r_ListOffsetsRequest_ListOffsetsPartition_2(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsPartition)
-    o.partition_index, o.current_leader_epoch, o.timestamp, = _S5.unpack_from(b, p)
-    p += 16
-    o.max_num_offsets = 1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsRequest_ListOffsetsPartition_2(o, w):
-    if o.max_num_offsets != 1:
-        raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-    w += _S5.pack(o.partition_index, o.current_leader_epoch, o.timestamp)
-
-
-def _r_ListOffsetsRequest_ListOffsetsTopic_2(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsRequest_ListOffsetsPartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsRequest_ListOffsetsTopic_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_ListOffsetsRequest_ListOffsetsPartition_2(e3, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.max_num_offsets != 1:
+                raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
+            w += _S3.pack(e5.partition_index, e5.timestamp)
 
 
 def _r_ListOffsetsRequest_3(b, p):
+    bl = len(b)
     o = _new(ListOffsetsRequest)
     o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
     p += 5
@@ -387,11 +338,38 @@ def _r_ListOffsetsRequest_3(b, p):
     if n1 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsRequest_ListOffsetsTopic_2(b, p)
+            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e8.partition_index, e8.current_leader_epoch, e8.timestamp, = _S5.unpack_from(b, p)
+                    p += 16
+                    e8.max_num_offsets = 1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms = 0
@@ -404,166 +382,154 @@ def _w_ListOffsetsRequest_3(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsRequest_ListOffsetsTopic_2(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.max_num_offsets != 1:
+                raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
+            w += _S5.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
 
 
-def _r_ListOffsetsRequest_ListOffsetsPartition_3(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsPartition)
-    o.partition_index, o.current_leader_epoch, o.timestamp, = _S5.unpack_from(b, p)
-    p += 16
-    o.max_num_offsets = 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListOffsetsPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListOffsetsPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListOffsetsRequest_ListOffsetsPartition_3(o, w):
-    if o.max_num_offsets != 1:
-        raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-    w += _S5.pack(o.partition_index, o.current_leader_epoch, o.timestamp)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListOffsetsRequest_ListOffsetsTopic_3(b, p):
-    o = _new(_ListOffsetsRequest_ListOffsetsTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsRequest_ListOffsetsPartition_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListOffsetsTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListOffsetsTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListOffsetsRequest_ListOffsetsTopic_3(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ListOffsetsRequest_ListOffsetsPartition_3(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListOffsetsRequest_4(b, p):
-    o = _new(ListOffsetsRequest)
-    o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
-    p += 5
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ListOffsetsRequest_ListOffsetsTopic_3(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.timeout_ms = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListOffsetsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListOffsetsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListOffsetsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListOffsetsRequest_4(b, p):
+    bl = len(b)
+    o = _new(ListOffsetsRequest)
+    o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
+    p += 5
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e8.partition_index, e8.current_leader_epoch, e8.timestamp, = _S5.unpack_from(b, p)
+                    p += 16
+                    e8.max_num_offsets = 1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.timeout_ms = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListOffsetsRequest_0(b, p, o)
     return o, p
 
 
@@ -576,7 +542,32 @@ def _w_ListOffsetsRequest_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListOffsetsRequest_ListOffsetsTopic_3(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            if e5.max_num_offsets != 1:
+                raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
+            w += _S5.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -584,47 +575,73 @@ def _w_ListOffsetsRequest_4(o, w):
 
 
 def _r_ListOffsetsRequest_5(b, p):
+    bl = len(b)
     o = _new(ListOffsetsRequest)
     o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
     p += 5
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsRequest_ListOffsetsTopic_3(b, p)
+            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e8.partition_index, e8.current_leader_epoch, e8.timestamp, = _S5.unpack_from(b, p)
+                    p += 16
+                    e8.max_num_offsets = 1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListOffsetsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListOffsetsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListOffsetsRequest_0(b, p, o)
     return o, p
 
 
@@ -637,7 +654,32 @@ def _w_ListOffsetsRequest_5(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListOffsetsRequest_ListOffsetsTopic_3(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            if e5.max_num_offsets != 1:
+                raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
+            w += _S5.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -645,93 +687,57 @@ def _w_ListOffsetsRequest_5(o, w):
         w.append(0)
 
 
-def _r_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-    o.partition_index, o.error_code, = _S6.unpack_from(b, p)
-    p += 6
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: count ' + str(n1) + ' past the end')
-        o.old_style_offsets = list((_ARRAY_q[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'q')).unpack_from(b, p))
-        p += 8 * n1
-    o.timestamp = -1
-    o.offset = -1
-    o.leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsResponse_ListOffsetsPartitionResponse_0(o, w):
-    if o.timestamp != -1:
-        raise UnsupportedFieldError('ListOffsetsPartitionResponse.Timestamp exists only in versions 1+')
-    if o.offset != -1:
-        raise UnsupportedFieldError('ListOffsetsPartitionResponse.Offset exists only in versions 1+')
-    if o.leader_epoch != -1:
-        raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
-    w += _S6.pack(o.partition_index, o.error_code)
-    xs1 = o.old_style_offsets
-    w += _S0.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_q[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'q', *xs1)
-
-
-def _r_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsResponse_ListOffsetsTopicResponse_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_ListOffsetsResponse_ListOffsetsPartitionResponse_0(e3, w)
-
-
 def _r_ListOffsetsResponse_0(b, p):
+    bl = len(b)
     o = _new(ListOffsetsResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p)
+            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e8.partition_index, e8.error_code, = _S6.unpack_from(b, p)
+                    p += 6
+                    n9, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: count ' + str(n9) + ' past the end')
+                        e8.old_style_offsets = list((_ARRAY_q[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'q')).unpack_from(b, p))
+                        p += 8 * n9
+                    e8.timestamp = -1
+                    e8.offset = -1
+                    e8.leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -743,78 +749,69 @@ def _w_ListOffsetsResponse_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsResponse_ListOffsetsTopicResponse_0(e2, w)
-
-
-def _r_ListOffsetsResponse_ListOffsetsPartitionResponse_1(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-    o.partition_index, o.error_code, o.timestamp, o.offset, = _S7.unpack_from(b, p)
-    p += 22
-    o.old_style_offsets = []
-    o.leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsResponse_ListOffsetsPartitionResponse_1(o, w):
-    if o.old_style_offsets:
-        raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
-    if o.leader_epoch != -1:
-        raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
-    w += _S7.pack(o.partition_index, o.error_code, o.timestamp, o.offset)
-
-
-def _r_ListOffsetsResponse_ListOffsetsTopicResponse_1(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsResponse_ListOffsetsPartitionResponse_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsResponse_ListOffsetsTopicResponse_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_ListOffsetsResponse_ListOffsetsPartitionResponse_1(e3, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.timestamp != -1:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.Timestamp exists only in versions 1+')
+            if e5.offset != -1:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.Offset exists only in versions 1+')
+            if e5.leader_epoch != -1:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
+            w += _S6.pack(e5.partition_index, e5.error_code)
+            xs6 = e5.old_style_offsets
+            w += _S0.pack(len(xs6))
+            if len(xs6) < 64:
+                w += _ARRAY_q[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'q', *xs6)
 
 
 def _r_ListOffsetsResponse_1(b, p):
+    bl = len(b)
     o = _new(ListOffsetsResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsResponse_ListOffsetsTopicResponse_1(b, p)
+            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, = _S7.unpack_from(b, p)
+                    p += 22
+                    e8.old_style_offsets = []
+                    e8.leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -826,10 +823,22 @@ def _w_ListOffsetsResponse_1(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsResponse_ListOffsetsTopicResponse_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.old_style_offsets:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
+            if e5.leader_epoch != -1:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
+            w += _S7.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset)
 
 
 def _r_ListOffsetsResponse_2(b, p):
+    bl = len(b)
     o = _new(ListOffsetsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -838,11 +847,39 @@ def _r_ListOffsetsResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsResponse_ListOffsetsTopicResponse_1(b, p)
+            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, = _S7.unpack_from(b, p)
+                    p += 22
+                    e8.old_style_offsets = []
+                    e8.leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -854,64 +891,22 @@ def _w_ListOffsetsResponse_2(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsResponse_ListOffsetsTopicResponse_1(e2, w)
-
-
-def _r_ListOffsetsResponse_ListOffsetsPartitionResponse_2(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-    o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch, = _S8.unpack_from(b, p)
-    p += 26
-    o.old_style_offsets = []
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsResponse_ListOffsetsPartitionResponse_2(o, w):
-    if o.old_style_offsets:
-        raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
-    w += _S8.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
-
-
-def _r_ListOffsetsResponse_ListOffsetsTopicResponse_2(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsResponse_ListOffsetsPartitionResponse_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ListOffsetsResponse_ListOffsetsTopicResponse_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_ListOffsetsResponse_ListOffsetsPartitionResponse_2(e3, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.old_style_offsets:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
+            if e5.leader_epoch != -1:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
+            w += _S7.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset)
 
 
 def _r_ListOffsetsResponse_3(b, p):
+    bl = len(b)
     o = _new(ListOffsetsResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -920,11 +915,38 @@ def _r_ListOffsetsResponse_3(b, p):
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ListOffsetsResponse_ListOffsetsTopicResponse_2(b, p)
+            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, e8.leader_epoch, = _S8.unpack_from(b, p)
+                    p += 26
+                    e8.old_style_offsets = []
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -936,165 +958,153 @@ def _w_ListOffsetsResponse_3(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_ListOffsetsResponse_ListOffsetsTopicResponse_2(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            if e5.old_style_offsets:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
+            w += _S8.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset, e5.leader_epoch)
 
 
-def _r_ListOffsetsResponse_ListOffsetsPartitionResponse_3(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-    o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch, = _S8.unpack_from(b, p)
-    p += 26
-    o.old_style_offsets = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListOffsetsPartitionResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListOffsetsPartitionResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListOffsetsResponse_ListOffsetsPartitionResponse_3(o, w):
-    if o.old_style_offsets:
-        raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
-    w += _S8.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListOffsetsResponse_ListOffsetsTopicResponse_3(b, p):
-    o = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListOffsetsResponse_ListOffsetsPartitionResponse_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListOffsetsTopicResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListOffsetsTopicResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListOffsetsResponse_ListOffsetsTopicResponse_3(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ListOffsetsResponse_ListOffsetsPartitionResponse_3(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListOffsetsResponse_4(b, p):
-    o = _new(ListOffsetsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ListOffsetsResponse_ListOffsetsTopicResponse_3(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListOffsetsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListOffsetsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListOffsetsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListOffsetsResponse_4(b, p):
+    bl = len(b)
+    o = _new(ListOffsetsResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, e8.leader_epoch, = _S8.unpack_from(b, p)
+                    p += 26
+                    e8.old_style_offsets = []
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListOffsetsResponse_0(b, p, o)
     return o, p
 
 
@@ -1107,7 +1117,32 @@ def _w_ListOffsetsResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ListOffsetsResponse_ListOffsetsTopicResponse_3(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            if e5.old_style_offsets:
+                raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
+            w += _S8.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset, e5.leader_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

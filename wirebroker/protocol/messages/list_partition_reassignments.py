@@ -102,122 +102,107 @@ _ListPartitionReassignmentsResponse_OngoingPartitionReassignment = ListPartition
 _ListPartitionReassignmentsResponse_OngoingTopicReassignment = ListPartitionReassignmentsResponse.OngoingTopicReassignment
 
 
-def _r_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p):
-    o = _new(_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListPartitionReassignmentsTopics.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListPartitionReassignmentsTopics.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListPartitionReassignmentsTopics: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListPartitionReassignmentsTopics: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_indexes
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListPartitionReassignmentsRequest_0(b, p):
-    o = _new(ListPartitionReassignmentsRequest)
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ListPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListPartitionReassignmentsRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListPartitionReassignmentsRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListPartitionReassignmentsRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListPartitionReassignmentsRequest_0(b, p):
+    bl = len(b)
+    o = _new(ListPartitionReassignmentsRequest)
+    o.timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.topics = None
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ListPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListPartitionReassignmentsTopics.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListPartitionReassignmentsTopics.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n6) + ' past the end')
+                e3.partition_indexes = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListPartitionReassignmentsRequest_0(b, p, o)
     return o, p
 
 
@@ -233,245 +218,217 @@ def _w_ListPartitionReassignmentsRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(e2, w)
+            v3 = e2.name
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+            xs4 = e2.partition_indexes
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p):
-    o = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n1) + ' past the end')
-        o.replicas = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n2) + ' past the end')
-        o.adding_replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n3) + ' past the end')
-        o.removing_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OngoingPartitionReassignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OngoingPartitionReassignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(o, w):
-    w += _S0.pack(o.partition_index)
-    xs1 = o.replicas
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    xs2 = o.adding_replicas
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.removing_replicas
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p):
-    o = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OngoingTopicReassignment.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OngoingTopicReassignment.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OngoingTopicReassignment.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OngoingTopicReassignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OngoingTopicReassignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListPartitionReassignmentsResponse_0(b, p):
-    o = _new(ListPartitionReassignmentsResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ListPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ListPartitionReassignmentsResponse.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ListPartitionReassignmentsResponse.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListPartitionReassignmentsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListPartitionReassignmentsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListPartitionReassignmentsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListPartitionReassignmentsResponse_0(b, p):
+    bl = len(b)
+    o = _new(ListPartitionReassignmentsResponse)
+    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ListPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ListPartitionReassignmentsResponse.Topics: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('ListPartitionReassignmentsResponse.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OngoingTopicReassignment.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OngoingTopicReassignment.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('OngoingTopicReassignment.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
+                    e10.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n11) + ' past the end')
+                        e10.replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n12) + ' past the end')
+                        e10.adding_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        p += 4 * n12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
+                    else:
+                        if n13 > bl - p:
+                            raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n13) + ' past the end')
+                        e10.removing_replicas = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        p += 4 * n13
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p, e5)
+            xs4.append(e5)
+        o.topics = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListPartitionReassignmentsResponse_0(b, p, o)
     return o, p
 
 
@@ -495,7 +452,60 @@ def _w_ListPartitionReassignmentsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S0.pack(e6.partition_index)
+            xs7 = e6.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e6.adding_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            xs9 = e6.removing_replicas
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -81,44 +81,68 @@ class ListTransactionsResponse(Message):
 _ListTransactionsResponse_TransactionState = ListTransactionsResponse.TransactionState
 
 
-def _r_ListTransactionsRequest_0(b, p):
-    o = _new(ListTransactionsRequest)
-    n1 = b[p]
+def _t_ListTransactionsRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ListTransactionsRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ListTransactionsRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListTransactionsRequest_0(b, p):
+    bl = len(b)
+    o = _new(ListTransactionsRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('ListTransactionsRequest.StateFilters: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ListTransactionsRequest.StateFilters: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.state_filters = xs2
-    n6 = b[p]
+    n6 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
     if n6 < 0:
         raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
     else:
-        if n6 > len(b) - p:
+        if n6 > bl - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
         o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
         p += 8 * n6
@@ -126,25 +150,9 @@ def _r_ListTransactionsRequest_0(b, p):
     o.transactional_id_pattern = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListTransactionsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListTransactionsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListTransactionsRequest_0(b, p, o)
     return o, p
 
 
@@ -185,43 +193,44 @@ def _w_ListTransactionsRequest_0(o, w):
 
 
 def _r_ListTransactionsRequest_1(b, p):
+    bl = len(b)
     o = _new(ListTransactionsRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('ListTransactionsRequest.StateFilters: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ListTransactionsRequest.StateFilters: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.state_filters = xs2
-    n6 = b[p]
+    n6 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
     if n6 < 0:
         raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
     else:
-        if n6 > len(b) - p:
+        if n6 > bl - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
         o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
         p += 8 * n6
@@ -230,25 +239,9 @@ def _r_ListTransactionsRequest_1(b, p):
     o.transactional_id_pattern = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListTransactionsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListTransactionsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListTransactionsRequest_0(b, p, o)
     return o, p
 
 
@@ -288,82 +281,67 @@ def _w_ListTransactionsRequest_1(o, w):
 
 
 def _r_ListTransactionsRequest_2(b, p):
+    bl = len(b)
     o = _new(ListTransactionsRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('ListTransactionsRequest.StateFilters: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ListTransactionsRequest.StateFilters: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.state_filters = xs2
-    n6 = b[p]
+    n6 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
     if n6 < 0:
         raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
     else:
-        if n6 > len(b) - p:
+        if n6 > bl - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
         o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
         p += 8 * n6
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         o.transactional_id_pattern = None
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('ListTransactionsRequest.TransactionalIdPattern: length ' + str(n7) + ' past the end')
         o.transactional_id_pattern = str(b[p:q8], 'utf-8')
         p = q8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ListTransactionsRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ListTransactionsRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ListTransactionsRequest_0(b, p, o)
     return o, p
 
 
@@ -411,151 +389,137 @@ def _w_ListTransactionsRequest_2(o, w):
         w.append(0)
 
 
-def _r_ListTransactionsResponse_TransactionState_0(b, p):
-    o = _new(_ListTransactionsResponse_TransactionState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TransactionState.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TransactionState.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.producer_id, = _S0.unpack_from(b, p)
-    p += 8
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TransactionState.TransactionState: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('TransactionState.TransactionState: length ' + str(n3) + ' past the end')
-        o.transaction_state = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListTransactionsResponse_TransactionState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TransactionState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TransactionState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ListTransactionsResponse_TransactionState_0(o, w):
-    v1 = o.transactional_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.producer_id)
-    v2 = o.transaction_state
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ListTransactionsResponse_0(b, p):
-    o = _new(ListTransactionsResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ListTransactionsResponse.UnknownStateFilters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            n4 = b[p]
-            p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null element')
-            else:
-                q5 = p + n4
-                if q5 > len(b):
-                    raise DecodeError('ListTransactionsResponse.UnknownStateFilters: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
-                p = q5
-            xs2.append(e3)
-        o.unknown_state_filters = xs2
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('ListTransactionsResponse.TransactionStates: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_ListTransactionsResponse_TransactionState_0(b, p)
-            xs7.append(e8)
-        o.transaction_states = xs7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ListTransactionsResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ListTransactionsResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ListTransactionsResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ListTransactionsResponse_0(b, p):
+    bl = len(b)
+    o = _new(ListTransactionsResponse)
+    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ListTransactionsResponse.UnknownStateFilters: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null element')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('ListTransactionsResponse.UnknownStateFilters: length ' + str(n4) + ' past the end')
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+            xs2.append(e3)
+        o.unknown_state_filters = xs2
+    n6 = b[p] - 1
+    p += 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
+        raise DecodeError('ListTransactionsResponse.TransactionStates: null where not nullable')
+    else:
+        if n6 > bl - p:
+            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_ListTransactionsResponse_TransactionState)
+            n9 = b[p] - 1
+            p += 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n9) + ' past the end')
+                e8.transactional_id = str(b[p:q10], 'utf-8')
+                p = q10
+            e8.producer_id, = _S0.unpack_from(b, p)
+            p += 8
+            n11 = b[p] - 1
+            p += 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('TransactionState.TransactionState: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('TransactionState.TransactionState: length ' + str(n11) + ' past the end')
+                e8.transaction_state = str(b[p:q12], 'utf-8')
+                p = q12
+            if b[p] == 0:  # no tagged fields, the common case
+                e8.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ListTransactionsResponse_TransactionState_0(b, p, e8)
+            xs7.append(e8)
+        o.transaction_states = xs7
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ListTransactionsResponse_0(b, p, o)
     return o, p
 
 
@@ -583,7 +547,27 @@ def _w_ListTransactionsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e5 in xs4:
-        _w_ListTransactionsResponse_TransactionState_0(e5, w)
+        v6 = e5.transactional_id
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        w += _S0.pack(e5.producer_id)
+        v7 = e5.transaction_state
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -134,42 +134,31 @@ _MetadataResponse_MetadataResponsePartition = MetadataResponse.MetadataResponseP
 _MetadataResponse_MetadataResponseTopic = MetadataResponse.MetadataResponseTopic
 
 
-def _r_MetadataRequest_MetadataRequestTopic_0(b, p):
-    o = _new(_MetadataRequest_MetadataRequestTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataRequest_MetadataRequestTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-
-
 def _r_MetadataRequest_0(b, p):
+    bl = len(b)
     o = _new(MetadataRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataRequest_MetadataRequestTopic_0(b, p)
+            e3 = _new(_MetadataRequest_MetadataRequestTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.allow_auto_topic_creation = True
@@ -189,21 +178,37 @@ def _w_MetadataRequest_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataRequest_MetadataRequestTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
 
 
 def _r_MetadataRequest_1(b, p):
+    bl = len(b)
     o = _new(MetadataRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataRequest_MetadataRequestTopic_0(b, p)
+            e3 = _new(_MetadataRequest_MetadataRequestTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.allow_auto_topic_creation = True
@@ -226,21 +231,37 @@ def _w_MetadataRequest_1(o, w):
     else:
         w += _S0.pack(len(xs1))
         for e2 in xs1:
-            _w_MetadataRequest_MetadataRequestTopic_0(e2, w)
+            v3 = e2.name
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
 
 
 def _r_MetadataRequest_2(b, p):
+    bl = len(b)
     o = _new(MetadataRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataRequest_MetadataRequestTopic_0(b, p)
+            e3 = _new(_MetadataRequest_MetadataRequestTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.allow_auto_topic_creation, = _S2.unpack_from(b, p)
@@ -262,22 +283,38 @@ def _w_MetadataRequest_2(o, w):
     else:
         w += _S0.pack(len(xs1))
         for e2 in xs1:
-            _w_MetadataRequest_MetadataRequestTopic_0(e2, w)
+            v3 = e2.name
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
     w += _S2.pack(o.allow_auto_topic_creation)
 
 
 def _r_MetadataRequest_3(b, p):
+    bl = len(b)
     o = _new(MetadataRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataRequest_MetadataRequestTopic_0(b, p)
+            e3 = _new(_MetadataRequest_MetadataRequestTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
@@ -293,105 +330,103 @@ def _w_MetadataRequest_3(o, w):
     else:
         w += _S0.pack(len(xs1))
         for e2 in xs1:
-            _w_MetadataRequest_MetadataRequestTopic_0(e2, w)
+            v3 = e2.name
+            v3 = v3.encode()
+            w += _S1.pack(len(v3))
+            w += v3
     w += _S3.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
 
 
-def _r_MetadataRequest_MetadataRequestTopic_1(b, p):
-    o = _new(_MetadataRequest_MetadataRequestTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_MetadataRequest_MetadataRequestTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MetadataRequestTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MetadataRequestTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_MetadataRequest_MetadataRequestTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_MetadataRequest_4(b, p):
-    o = _new(MetadataRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_MetadataRequest_MetadataRequestTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
-    p += 3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_MetadataRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MetadataRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MetadataRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_MetadataRequest_4(b, p):
+    bl = len(b)
+    o = _new(MetadataRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.topics = None
+    else:
+        if n1 > bl - p:
+            raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_MetadataRequest_MetadataRequestTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
+    p += 3
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_MetadataRequest_0(b, p, o)
     return o, p
 
 
@@ -406,7 +441,18 @@ def _w_MetadataRequest_4(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_MetadataRequest_MetadataRequestTopic_1(e2, w)
+            v3 = e2.name
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S3.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -414,106 +460,51 @@ def _w_MetadataRequest_4(o, w):
         w.append(0)
 
 
-def _r_MetadataRequest_MetadataRequestTopic_2(b, p):
-    o = _new(_MetadataRequest_MetadataRequestTopic)
-    o.topic_id, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.name = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataRequestTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataRequestTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_MetadataRequest_MetadataRequestTopic_2(o, w):
-    w += _S4.pack(o.topic_id)
-    v1 = o.name
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
 def _r_MetadataRequest_5(b, p):
+    bl = len(b)
     o = _new(MetadataRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataRequest_MetadataRequestTopic_2(b, p)
+            e3 = _new(_MetadataRequest_MetadataRequestTopic)
+            e3.topic_id, = _S4.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.name = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
     p += 3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_MetadataRequest_0(b, p, o)
     return o, p
 
 
@@ -528,7 +519,22 @@ def _w_MetadataRequest_5(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_MetadataRequest_MetadataRequestTopic_2(e2, w)
+            w += _S4.pack(e2.topic_id)
+            v3 = e2.name
+            if v3 is None:
+                w.append(0)
+            else:
+                v3 = v3.encode()
+                ln = len(v3) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v3
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S3.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -537,20 +543,41 @@ def _w_MetadataRequest_5(o, w):
 
 
 def _r_MetadataRequest_6(b, p):
+    bl = len(b)
     o = _new(MetadataRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataRequest_MetadataRequestTopic_2(b, p)
+            e3 = _new(_MetadataRequest_MetadataRequestTopic)
+            e3.topic_id, = _S4.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.name = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.allow_auto_topic_creation, o.include_topic_authorized_operations, = _S5.unpack_from(b, p)
@@ -558,25 +585,9 @@ def _r_MetadataRequest_6(b, p):
     o.include_cluster_authorized_operations = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_MetadataRequest_0(b, p, o)
     return o, p
 
 
@@ -593,7 +604,22 @@ def _w_MetadataRequest_6(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_MetadataRequest_MetadataRequestTopic_2(e2, w)
+            w += _S4.pack(e2.topic_id)
+            v3 = e2.name
+            if v3 is None:
+                w.append(0)
+            else:
+                v3 = v3.encode()
+                ln = len(v3) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v3
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S5.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -601,153 +627,100 @@ def _w_MetadataRequest_6(o, w):
         w.append(0)
 
 
-def _r_MetadataResponse_MetadataResponseBroker_0(b, p):
-    o = _new(_MetadataResponse_MetadataResponseBroker)
-    o.node_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseBroker.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S0.unpack_from(b, p)
-    p += 4
-    o.rack = None
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseBroker_0(o, w):
-    w += _S0.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S0.pack(o.port)
-
-
-def _r_MetadataResponse_MetadataResponsePartition_0(b, p):
-    o = _new(_MetadataResponse_MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, = _S6.unpack_from(b, p)
-    p += 10
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    n2, = _S0.unpack_from(b, p)
-    p += 4
-    if n2 < 0:
-        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    o.leader_epoch = -1
-    o.offline_replicas = []
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponsePartition_0(o, w):
-    w += _S6.pack(o.error_code, o.partition_index, o.leader_id)
-    xs1 = o.replica_nodes
-    w += _S0.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    xs2 = o.isr_nodes
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
-def _r_MetadataResponse_MetadataResponseTopic_0(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.is_internal = False
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseTopic_0(o, w):
-    if o.topic_authorized_operations != -2147483648:
-        raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_0(e3, w)
-
-
 def _r_MetadataResponse_0(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_0(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            e3.rack = None
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n4, = _S0.unpack_from(b, p)
+    n6, = _S0.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n6 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_MetadataResponse_MetadataResponseTopic_0(b, p)
-            xs5.append(e6)
-        o.topics = xs5
+        if n6 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_MetadataResponse_MetadataResponseTopic)
+            e8.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n9, = _S1.unpack_from(b, p)
+            p += 2
+            if n9 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n9) + ' past the end')
+                e8.name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S0.unpack_from(b, p)
+            p += 4
+            if n11 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e13.error_code, e13.partition_index, e13.leader_id, = _S6.unpack_from(b, p)
+                    p += 10
+                    n14, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n14 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n14) + ' past the end')
+                        e13.replica_nodes = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                        p += 4 * n14
+                    n15, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n15 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n15) + ' past the end')
+                        e13.isr_nodes = list((_ARRAY_i[n15] if n15 < 64 else _struct.Struct('>' + str(n15) + 'i')).unpack_from(b, p))
+                        p += 4 * n15
+                    e13.leader_epoch = -1
+                    e13.offline_replicas = []
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e8.partitions = xs12
+            e8.topic_id = UUID_ZERO
+            e8.is_internal = False
+            e8.topic_authorized_operations = -2147483648
+            e8.unknown_tagged_fields = None
+            xs7.append(e8)
+        o.topics = xs7
     o.throttle_time_ms = 0
     o.cluster_id = None
     o.controller_id = -1
@@ -763,136 +736,146 @@ def _w_MetadataResponse_0(o, w):
     xs1 = o.brokers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_0(e2, w)
-    xs3 = o.topics
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_MetadataResponse_MetadataResponseTopic_0(e4, w)
-
-
-def _r_MetadataResponse_MetadataResponseBroker_1(b, p):
-    o = _new(_MetadataResponse_MetadataResponseBroker)
-    o.node_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseBroker.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S0.unpack_from(b, p)
-    p += 4
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseBroker_1(o, w):
-    w += _S0.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S0.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w += b'\xff\xff'
-    else:
-        v2 = v2.encode()
-        w += _S1.pack(len(v2))
-        w += v2
-
-
-def _r_MetadataResponse_MetadataResponseTopic_1(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.is_internal, = _S2.unpack_from(b, p)
-    p += 1
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseTopic_1(o, w):
-    if o.topic_authorized_operations != -2147483648:
-        raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.is_internal)
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_0(e3, w)
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S0.pack(e2.port)
+    xs4 = o.topics
+    w += _S0.pack(len(xs4))
+    for e5 in xs4:
+        if e5.topic_authorized_operations != -2147483648:
+            raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
+        w += _S1.pack(e5.error_code)
+        v6 = e5.name
+        v6 = v6.encode()
+        w += _S1.pack(len(v6))
+        w += v6
+        xs7 = e5.partitions
+        w += _S0.pack(len(xs7))
+        for e8 in xs7:
+            w += _S6.pack(e8.error_code, e8.partition_index, e8.leader_id)
+            xs9 = e8.replica_nodes
+            w += _S0.pack(len(xs9))
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            xs10 = e8.isr_nodes
+            w += _S0.pack(len(xs10))
+            if len(xs10) < 64:
+                w += _ARRAY_i[len(xs10)].pack(*xs10)
+            else:
+                w += _pack('>' + str(len(xs10)) + 'i', *xs10)
 
 
 def _r_MetadataResponse_1(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_1(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n4, = _S0.unpack_from(b, p)
+    n8, = _S0.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n8 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_MetadataResponse_MetadataResponseTopic_1(b, p)
-            xs5.append(e6)
-        o.topics = xs5
+        if n8 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_MetadataResponse_MetadataResponseTopic)
+            e10.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n11, = _S1.unpack_from(b, p)
+            p += 2
+            if n11 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n11) + ' past the end')
+                e10.name = str(b[p:q12], 'utf-8')
+                p = q12
+            e10.is_internal, = _S2.unpack_from(b, p)
+            p += 1
+            n13, = _S0.unpack_from(b, p)
+            p += 4
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n13 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e15.error_code, e15.partition_index, e15.leader_id, = _S6.unpack_from(b, p)
+                    p += 10
+                    n16, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n16 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n16) + ' past the end')
+                        e15.replica_nodes = list((_ARRAY_i[n16] if n16 < 64 else _struct.Struct('>' + str(n16) + 'i')).unpack_from(b, p))
+                        p += 4 * n16
+                    n17, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n17 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n17 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n17) + ' past the end')
+                        e15.isr_nodes = list((_ARRAY_i[n17] if n17 < 64 else _struct.Struct('>' + str(n17) + 'i')).unpack_from(b, p))
+                        p += 4 * n17
+                    e15.leader_epoch = -1
+                    e15.offline_replicas = []
+                    e15.unknown_tagged_fields = None
+                    xs14.append(e15)
+                e10.partitions = xs14
+            e10.topic_id = UUID_ZERO
+            e10.topic_authorized_operations = -2147483648
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.topics = xs9
     o.throttle_time_ms = 0
     o.cluster_id = None
     o.cluster_authorized_operations = -2147483648
@@ -907,52 +890,165 @@ def _w_MetadataResponse_1(o, w):
     xs1 = o.brokers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_1(e2, w)
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
     w += _S0.pack(o.controller_id)
-    xs3 = o.topics
-    w += _S0.pack(len(xs3))
-    for e4 in xs3:
-        _w_MetadataResponse_MetadataResponseTopic_1(e4, w)
+    xs5 = o.topics
+    w += _S0.pack(len(xs5))
+    for e6 in xs5:
+        if e6.topic_authorized_operations != -2147483648:
+            raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
+        w += _S1.pack(e6.error_code)
+        v7 = e6.name
+        v7 = v7.encode()
+        w += _S1.pack(len(v7))
+        w += v7
+        w += _S2.pack(e6.is_internal)
+        xs8 = e6.partitions
+        w += _S0.pack(len(xs8))
+        for e9 in xs8:
+            w += _S6.pack(e9.error_code, e9.partition_index, e9.leader_id)
+            xs10 = e9.replica_nodes
+            w += _S0.pack(len(xs10))
+            if len(xs10) < 64:
+                w += _ARRAY_i[len(xs10)].pack(*xs10)
+            else:
+                w += _pack('>' + str(len(xs10)) + 'i', *xs10)
+            xs11 = e9.isr_nodes
+            w += _S0.pack(len(xs11))
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
 
 
 def _r_MetadataResponse_2(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_1(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 2
-    if n4 < 0:
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6, = _S0.unpack_from(b, p)
+    n10, = _S0.unpack_from(b, p)
     p += 4
-    if n6 < 0:
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_1(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13, = _S1.unpack_from(b, p)
+            p += 2
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.is_internal, = _S2.unpack_from(b, p)
+            p += 1
+            n15, = _S0.unpack_from(b, p)
+            p += 4
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, = _S6.unpack_from(b, p)
+                    p += 10
+                    n18, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    e17.leader_epoch = -1
+                    e17.offline_replicas = []
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_id = UUID_ZERO
+            e12.topic_authorized_operations = -2147483648
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.topics = xs11
     o.throttle_time_ms = 0
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
@@ -966,22 +1062,58 @@ def _w_MetadataResponse_2(o, w):
     xs1 = o.brokers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_1(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
+    v5 = o.cluster_id
+    if v5 is None:
+        w += b'\xff\xff'
+    else:
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    w += _S0.pack(len(xs4))
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_1(e5, w)
+    xs6 = o.topics
+    w += _S0.pack(len(xs6))
+    for e7 in xs6:
+        if e7.topic_authorized_operations != -2147483648:
+            raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        w += _S1.pack(len(v8))
+        w += v8
+        w += _S2.pack(e7.is_internal)
+        xs9 = e7.partitions
+        w += _S0.pack(len(xs9))
+        for e10 in xs9:
+            w += _S6.pack(e10.error_code, e10.partition_index, e10.leader_id)
+            xs11 = e10.replica_nodes
+            w += _S0.pack(len(xs11))
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            w += _S0.pack(len(xs12))
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
 
 
 def _r_MetadataResponse_3(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -990,37 +1122,114 @@ def _r_MetadataResponse_3(b, p):
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_1(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 2
-    if n4 < 0:
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6, = _S0.unpack_from(b, p)
+    n10, = _S0.unpack_from(b, p)
     p += 4
-    if n6 < 0:
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_1(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13, = _S1.unpack_from(b, p)
+            p += 2
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.is_internal, = _S2.unpack_from(b, p)
+            p += 1
+            n15, = _S0.unpack_from(b, p)
+            p += 4
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, = _S6.unpack_from(b, p)
+                    p += 10
+                    n18, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    e17.leader_epoch = -1
+                    e17.offline_replicas = []
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_id = UUID_ZERO
+            e12.topic_authorized_operations = -2147483648
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.topics = xs11
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
@@ -1034,129 +1243,58 @@ def _w_MetadataResponse_3(o, w):
     xs1 = o.brokers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_1(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
+    v5 = o.cluster_id
+    if v5 is None:
+        w += b'\xff\xff'
+    else:
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    w += _S0.pack(len(xs4))
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_1(e5, w)
-
-
-def _r_MetadataResponse_MetadataResponsePartition_1(b, p):
-    o = _new(_MetadataResponse_MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, = _S6.unpack_from(b, p)
-    p += 10
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    n2, = _S0.unpack_from(b, p)
-    p += 4
-    if n2 < 0:
-        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponsePartition_1(o, w):
-    w += _S6.pack(o.error_code, o.partition_index, o.leader_id)
-    xs1 = o.replica_nodes
-    w += _S0.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    xs2 = o.isr_nodes
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.offline_replicas
-    w += _S0.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-
-
-def _r_MetadataResponse_MetadataResponseTopic_2(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.is_internal, = _S2.unpack_from(b, p)
-    p += 1
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseTopic_2(o, w):
-    if o.topic_authorized_operations != -2147483648:
-        raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.is_internal)
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_1(e3, w)
+    xs6 = o.topics
+    w += _S0.pack(len(xs6))
+    for e7 in xs6:
+        if e7.topic_authorized_operations != -2147483648:
+            raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        w += _S1.pack(len(v8))
+        w += v8
+        w += _S2.pack(e7.is_internal)
+        xs9 = e7.partitions
+        w += _S0.pack(len(xs9))
+        for e10 in xs9:
+            w += _S6.pack(e10.error_code, e10.partition_index, e10.leader_id)
+            xs11 = e10.replica_nodes
+            w += _S0.pack(len(xs11))
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            w += _S0.pack(len(xs12))
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
 
 
 def _r_MetadataResponse_4(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -1165,37 +1303,122 @@ def _r_MetadataResponse_4(b, p):
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_1(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 2
-    if n4 < 0:
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6, = _S0.unpack_from(b, p)
+    n10, = _S0.unpack_from(b, p)
     p += 4
-    if n6 < 0:
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_2(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13, = _S1.unpack_from(b, p)
+            p += 2
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.is_internal, = _S2.unpack_from(b, p)
+            p += 1
+            n15, = _S0.unpack_from(b, p)
+            p += 4
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, = _S6.unpack_from(b, p)
+                    p += 10
+                    n18, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    e17.leader_epoch = -1
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_id = UUID_ZERO
+            e12.topic_authorized_operations = -2147483648
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.topics = xs11
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
@@ -1209,128 +1432,64 @@ def _w_MetadataResponse_4(o, w):
     xs1 = o.brokers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_1(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
+    v5 = o.cluster_id
+    if v5 is None:
+        w += b'\xff\xff'
+    else:
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    w += _S0.pack(len(xs4))
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_2(e5, w)
-
-
-def _r_MetadataResponse_MetadataResponsePartition_2(b, p):
-    o = _new(_MetadataResponse_MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch, = _S7.unpack_from(b, p)
-    p += 14
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    n2, = _S0.unpack_from(b, p)
-    p += 4
-    if n2 < 0:
-        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponsePartition_2(o, w):
-    w += _S7.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    xs1 = o.replica_nodes
-    w += _S0.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    xs2 = o.isr_nodes
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.offline_replicas
-    w += _S0.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-
-
-def _r_MetadataResponse_MetadataResponseTopic_3(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.is_internal, = _S2.unpack_from(b, p)
-    p += 1
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseTopic_3(o, w):
-    if o.topic_authorized_operations != -2147483648:
-        raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.is_internal)
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_2(e3, w)
+    xs6 = o.topics
+    w += _S0.pack(len(xs6))
+    for e7 in xs6:
+        if e7.topic_authorized_operations != -2147483648:
+            raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        w += _S1.pack(len(v8))
+        w += v8
+        w += _S2.pack(e7.is_internal)
+        xs9 = e7.partitions
+        w += _S0.pack(len(xs9))
+        for e10 in xs9:
+            w += _S6.pack(e10.error_code, e10.partition_index, e10.leader_id)
+            xs11 = e10.replica_nodes
+            w += _S0.pack(len(xs11))
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            w += _S0.pack(len(xs12))
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            w += _S0.pack(len(xs13))
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
 
 
 def _r_MetadataResponse_5(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -1339,37 +1498,121 @@ def _r_MetadataResponse_5(b, p):
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_1(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 2
-    if n4 < 0:
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6, = _S0.unpack_from(b, p)
+    n10, = _S0.unpack_from(b, p)
     p += 4
-    if n6 < 0:
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_3(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13, = _S1.unpack_from(b, p)
+            p += 2
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.is_internal, = _S2.unpack_from(b, p)
+            p += 1
+            n15, = _S0.unpack_from(b, p)
+            p += 4
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 14
+                    n18, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_id = UUID_ZERO
+            e12.topic_authorized_operations = -2147483648
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.topics = xs11
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
@@ -1383,71 +1626,64 @@ def _w_MetadataResponse_5(o, w):
     xs1 = o.brokers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_1(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
+    v5 = o.cluster_id
+    if v5 is None:
+        w += b'\xff\xff'
+    else:
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    w += _S0.pack(len(xs4))
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_3(e5, w)
-
-
-def _r_MetadataResponse_MetadataResponseTopic_4(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.is_internal, = _S2.unpack_from(b, p)
-    p += 1
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseTopic_4(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.is_internal)
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_2(e3, w)
-    w += _S0.pack(o.topic_authorized_operations)
+    xs6 = o.topics
+    w += _S0.pack(len(xs6))
+    for e7 in xs6:
+        if e7.topic_authorized_operations != -2147483648:
+            raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        w += _S1.pack(len(v8))
+        w += v8
+        w += _S2.pack(e7.is_internal)
+        xs9 = e7.partitions
+        w += _S0.pack(len(xs9))
+        for e10 in xs9:
+            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            xs11 = e10.replica_nodes
+            w += _S0.pack(len(xs11))
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            w += _S0.pack(len(xs12))
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            w += _S0.pack(len(xs13))
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
 
 
 def _r_MetadataResponse_6(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -1456,37 +1692,122 @@ def _r_MetadataResponse_6(b, p):
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_1(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6, = _S1.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 2
-    if n4 < 0:
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6, = _S0.unpack_from(b, p)
+    n10, = _S0.unpack_from(b, p)
     p += 4
-    if n6 < 0:
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_4(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13, = _S1.unpack_from(b, p)
+            p += 2
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.is_internal, = _S2.unpack_from(b, p)
+            p += 1
+            n15, = _S0.unpack_from(b, p)
+            p += 4
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 14
+                    n18, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            e12.topic_id = UUID_ZERO
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.topics = xs11
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -1499,368 +1820,330 @@ def _w_MetadataResponse_6(o, w):
     xs1 = o.brokers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_1(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w += b'\xff\xff'
+        else:
+            v4 = v4.encode()
+            w += _S1.pack(len(v4))
+            w += v4
+    v5 = o.cluster_id
+    if v5 is None:
+        w += b'\xff\xff'
+    else:
+        v5 = v5.encode()
+        w += _S1.pack(len(v5))
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    w += _S0.pack(len(xs4))
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_4(e5, w)
+    xs6 = o.topics
+    w += _S0.pack(len(xs6))
+    for e7 in xs6:
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        w += _S1.pack(len(v8))
+        w += v8
+        w += _S2.pack(e7.is_internal)
+        xs9 = e7.partitions
+        w += _S0.pack(len(xs9))
+        for e10 in xs9:
+            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            xs11 = e10.replica_nodes
+            w += _S0.pack(len(xs11))
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            w += _S0.pack(len(xs12))
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            w += _S0.pack(len(xs13))
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
+        w += _S0.pack(e7.topic_authorized_operations)
     w += _S0.pack(o.cluster_authorized_operations)
 
 
-def _r_MetadataResponse_MetadataResponseBroker_2(b, p):
-    o = _new(_MetadataResponse_MetadataResponseBroker)
-    o.node_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseBroker.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S0.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_MetadataResponse_MetadataResponseBroker_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MetadataResponseBroker: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MetadataResponseBroker: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_MetadataResponse_MetadataResponseBroker_2(o, w):
-    w += _S0.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_MetadataResponse_MetadataResponsePartition_3(b, p):
-    o = _new(_MetadataResponse_MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch, = _S7.unpack_from(b, p)
-    p += 14
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n1) + ' past the end')
-        o.replica_nodes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n2) + ' past the end')
-        o.isr_nodes = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_MetadataResponse_MetadataResponsePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MetadataResponsePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MetadataResponsePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_MetadataResponse_MetadataResponsePartition_3(o, w):
-    w += _S7.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
-    xs1 = o.replica_nodes
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    xs2 = o.isr_nodes
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.offline_replicas
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_MetadataResponse_MetadataResponseTopic_5(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.is_internal, = _S2.unpack_from(b, p)
-    p += 1
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_MetadataResponse_MetadataResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MetadataResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MetadataResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_MetadataResponse_MetadataResponseTopic_5(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.is_internal)
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_3(e3, w)
-    w += _S0.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_MetadataResponse_7(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_2(b, p)
-            xs2.append(e3)
-        o.brokers = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.cluster_id = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('MetadataResponse.Topics: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_5(b, p)
-            xs7.append(e8)
-        o.topics = xs7
-    o.cluster_authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    o.error_code = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_MetadataResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('MetadataResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('MetadataResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_MetadataResponse_7(b, p):
+    bl = len(b)
+    o = _new(MetadataResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
+            xs2.append(e3)
+        o.brokers = xs2
+    n8 = b[p] - 1
+    p += 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
+        o.cluster_id = None
+    else:
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
+    o.controller_id, = _S0.unpack_from(b, p)
+    p += 4
+    n10 = b[p] - 1
+    p += 1
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
+        raise DecodeError('MetadataResponse.Topics: null where not nullable')
+    else:
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.is_internal, = _S2.unpack_from(b, p)
+            p += 1
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 14
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            e12.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
+    o.cluster_authorized_operations, = _S0.unpack_from(b, p)
+    p += 4
+    o.error_code = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_MetadataResponse_0(b, p, o)
     return o, p
 
 
@@ -1873,11 +2156,8 @@ def _w_MetadataResponse_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w.append(0)
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
         if ln < 128:
@@ -1885,15 +2165,98 @@ def _w_MetadataResponse_7(o, w):
         else:
             _wuv(w, ln)
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v5 = o.cluster_id
+    if v5 is None:
+        w.append(0)
+    else:
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    ln = len(xs4) + 1
+    xs6 = o.topics
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_5(e5, w)
+    for e7 in xs6:
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        w += _S2.pack(e7.is_internal)
+        xs9 = e7.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e10 in xs9:
+            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            xs11 = e10.replica_nodes
+            ln = len(xs11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            ln = len(xs12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
+            if e10.unknown_tagged_fields:
+                _wtags(w, e10.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e7.topic_authorized_operations)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1901,165 +2264,181 @@ def _w_MetadataResponse_7(o, w):
         w.append(0)
 
 
-def _r_MetadataResponse_MetadataResponseTopic_6(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, o.is_internal, = _S8.unpack_from(b, p)
-    p += 17
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataResponseTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataResponseTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseTopic_6(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S8.pack(o.topic_id, o.is_internal)
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_3(e3, w)
-    w += _S0.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
 def _r_MetadataResponse_8(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_2(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
             xs2.append(e3)
         o.brokers = xs2
-    n4 = b[p]
+    n8 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6 = b[p]
+    n10 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_6(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
+            p += 17
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 14
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_MetadataResponse_0(b, p, o)
     return o, p
 
 
@@ -2072,11 +2451,8 @@ def _w_MetadataResponse_8(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w.append(0)
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
         if ln < 128:
@@ -2084,15 +2460,98 @@ def _w_MetadataResponse_8(o, w):
         else:
             _wuv(w, ln)
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v5 = o.cluster_id
+    if v5 is None:
+        w.append(0)
+    else:
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    ln = len(xs4) + 1
+    xs6 = o.topics
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_6(e5, w)
+    for e7 in xs6:
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        w += _S8.pack(e7.topic_id, e7.is_internal)
+        xs9 = e7.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e10 in xs9:
+            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            xs11 = e10.replica_nodes
+            ln = len(xs11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            ln = len(xs12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
+            if e10.unknown_tagged_fields:
+                _wtags(w, e10.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e7.topic_authorized_operations)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -2101,77 +2560,179 @@ def _w_MetadataResponse_8(o, w):
 
 
 def _r_MetadataResponse_9(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_2(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
             xs2.append(e3)
         o.brokers = xs2
-    n4 = b[p]
+    n8 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6 = b[p]
+    n10 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_6(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
+            p += 17
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 14
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_MetadataResponse_0(b, p, o)
     return o, p
 
 
@@ -2186,11 +2747,8 @@ def _w_MetadataResponse_9(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w.append(0)
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
         if ln < 128:
@@ -2198,104 +2756,98 @@ def _w_MetadataResponse_9(o, w):
         else:
             _wuv(w, ln)
         w += v3
-    w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_6(e5, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_MetadataResponse_MetadataResponseTopic_7(b, p):
-    o = _new(_MetadataResponse_MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.name = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('MetadataResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, o.is_internal, = _S8.unpack_from(b, p)
-    p += 17
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_MetadataResponse_MetadataResponsePartition_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_authorized_operations, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataResponseTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataResponseTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_MetadataResponse_MetadataResponseTopic_7(o, w):
-    w += _S1.pack(o.error_code)
-    v1 = o.name
-    if v1 is None:
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v5 = o.cluster_id
+    if v5 is None:
         w.append(0)
     else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
+        v5 = v5.encode()
+        ln = len(v5) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v1
-    w += _S8.pack(o.topic_id, o.is_internal)
-    xs2 = o.partitions
-    ln = len(xs2) + 1
+        w += v5
+    w += _S0.pack(o.controller_id)
+    xs6 = o.topics
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e3 in xs2:
-        _w_MetadataResponse_MetadataResponsePartition_3(e3, w)
-    w += _S0.pack(o.topic_authorized_operations)
+    for e7 in xs6:
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        w += _S8.pack(e7.topic_id, e7.is_internal)
+        xs9 = e7.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e10 in xs9:
+            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            xs11 = e10.replica_nodes
+            ln = len(xs11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            ln = len(xs12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
+            if e10.unknown_tagged_fields:
+                _wtags(w, e10.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e7.topic_authorized_operations)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2303,77 +2855,179 @@ def _w_MetadataResponse_MetadataResponseTopic_7(o, w):
 
 
 def _r_MetadataResponse_10(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_2(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
             xs2.append(e3)
         o.brokers = xs2
-    n4 = b[p]
+    n8 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6 = b[p]
+    n10 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_7(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                e12.name = None
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
+            p += 17
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 14
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_MetadataResponse_0(b, p, o)
     return o, p
 
 
@@ -2388,11 +3042,8 @@ def _w_MetadataResponse_10(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w.append(0)
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
         if ln < 128:
@@ -2400,15 +3051,101 @@ def _w_MetadataResponse_10(o, w):
         else:
             _wuv(w, ln)
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v5 = o.cluster_id
+    if v5 is None:
+        w.append(0)
+    else:
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    ln = len(xs4) + 1
+    xs6 = o.topics
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_7(e5, w)
+    for e7 in xs6:
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        if v8 is None:
+            w.append(0)
+        else:
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+        w += _S8.pack(e7.topic_id, e7.is_internal)
+        xs9 = e7.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e10 in xs9:
+            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            xs11 = e10.replica_nodes
+            ln = len(xs11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            ln = len(xs12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
+            if e10.unknown_tagged_fields:
+                _wtags(w, e10.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e7.topic_authorized_operations)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2416,78 +3153,180 @@ def _w_MetadataResponse_10(o, w):
 
 
 def _r_MetadataResponse_11(b, p):
+    bl = len(b)
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_MetadataResponse_MetadataResponseBroker_2(b, p)
+            e3 = _new(_MetadataResponse_MetadataResponseBroker)
+            e3.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
+                e3.host = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.port, = _S0.unpack_from(b, p)
+            p += 4
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.rack = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
+                e3.rack = str(b[p:q7], 'utf-8')
+                p = q7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
             xs2.append(e3)
         o.brokers = xs2
-    n4 = b[p]
+    n8 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.cluster_id = None
     else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
-        p = q5
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
+        o.cluster_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.controller_id, = _S0.unpack_from(b, p)
     p += 4
-    n6 = b[p]
+    n10 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_MetadataResponse_MetadataResponseTopic_7(b, p)
-            xs7.append(e8)
-        o.topics = xs7
+        if n10 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_MetadataResponse_MetadataResponseTopic)
+            e12.error_code, = _S1.unpack_from(b, p)
+            p += 2
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                e12.name = None
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
+            p += 17
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 14
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    else:
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
+                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        p += 4 * n18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
+                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        p += 4 * n19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        p += 4 * n20
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
+                    xs16.append(e17)
+                e12.partitions = xs16
+            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
     o.cluster_authorized_operations = -2147483648
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('MetadataResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('MetadataResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_MetadataResponse_0(b, p, o)
     return o, p
 
 
@@ -2502,11 +3341,8 @@ def _w_MetadataResponse_11(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_MetadataResponse_MetadataResponseBroker_2(e2, w)
-    v3 = o.cluster_id
-    if v3 is None:
-        w.append(0)
-    else:
+        w += _S0.pack(e2.node_id)
+        v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
         if ln < 128:
@@ -2514,15 +3350,101 @@ def _w_MetadataResponse_11(o, w):
         else:
             _wuv(w, ln)
         w += v3
+        w += _S0.pack(e2.port)
+        v4 = e2.rack
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    v5 = o.cluster_id
+    if v5 is None:
+        w.append(0)
+    else:
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
     w += _S0.pack(o.controller_id)
-    xs4 = o.topics
-    ln = len(xs4) + 1
+    xs6 = o.topics
+    ln = len(xs6) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_MetadataResponse_MetadataResponseTopic_7(e5, w)
+    for e7 in xs6:
+        w += _S1.pack(e7.error_code)
+        v8 = e7.name
+        if v8 is None:
+            w.append(0)
+        else:
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+        w += _S8.pack(e7.topic_id, e7.is_internal)
+        xs9 = e7.partitions
+        ln = len(xs9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e10 in xs9:
+            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            xs11 = e10.replica_nodes
+            ln = len(xs11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs11) < 64:
+                w += _ARRAY_i[len(xs11)].pack(*xs11)
+            else:
+                w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+            xs12 = e10.isr_nodes
+            ln = len(xs12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs12) < 64:
+                w += _ARRAY_i[len(xs12)].pack(*xs12)
+            else:
+                w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+            xs13 = e10.offline_replicas
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
+            if e10.unknown_tagged_fields:
+                _wtags(w, e10.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e7.topic_authorized_operations)
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S1.pack(o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

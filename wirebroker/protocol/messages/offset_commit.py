@@ -123,80 +123,8 @@ _OffsetCommitResponse_OffsetCommitResponsePartition = OffsetCommitResponse.Offse
 _OffsetCommitResponse_OffsetCommitResponseTopic = OffsetCommitResponse.OffsetCommitResponseTopic
 
 
-def _r_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, = _S2.unpack_from(b, p)
-    p += 12
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.committed_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
-        o.committed_metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.committed_leader_epoch = -1
-    o.commit_timestamp = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitRequest_OffsetCommitRequestPartition_0(o, w):
-    if o.commit_timestamp != -1:
-        raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-    w += _S2.pack(o.partition_index, o.committed_offset)
-    v1 = o.committed_metadata
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S0.pack(len(v1))
-        w += v1
-
-
-def _r_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitRequest_OffsetCommitRequestTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetCommitRequest_OffsetCommitRequestPartition_0(e3, w)
-
-
 def _r_OffsetCommitRequest_0(b, p):
+    bl = len(b)
     o = _new(OffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -204,7 +132,7 @@ def _r_OffsetCommitRequest_0(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -213,11 +141,50 @@ def _r_OffsetCommitRequest_0(b, p):
     if n3 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p)
+            e5 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e10.partition_index, e10.committed_offset, = _S2.unpack_from(b, p)
+                    p += 12
+                    n11, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n11 < 0:
+                        e10.committed_metadata = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n11) + ' past the end')
+                        e10.committed_metadata = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e10.committed_leader_epoch = -1
+                    e10.commit_timestamp = -1
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e5.partitions = xs9
+            e5.topic_id = UUID_ZERO
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.topics = xs4
     o.generation_id_or_member_epoch = -1
@@ -238,80 +205,27 @@ def _w_OffsetCommitRequest_0(o, w):
     xs2 = o.topics
     w += _S1.pack(len(xs2))
     for e3 in xs2:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_0(e3, w)
-
-
-def _r_OffsetCommitRequest_OffsetCommitRequestPartition_1(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, o.commit_timestamp, = _S3.unpack_from(b, p)
-    p += 20
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.committed_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
-        o.committed_metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.committed_leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitRequest_OffsetCommitRequestPartition_1(o, w):
-    w += _S3.pack(o.partition_index, o.committed_offset, o.commit_timestamp)
-    v1 = o.committed_metadata
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S0.pack(len(v1))
-        w += v1
-
-
-def _r_OffsetCommitRequest_OffsetCommitRequestTopic_1(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitRequest_OffsetCommitRequestTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetCommitRequest_OffsetCommitRequestPartition_1(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
+        xs5 = e3.partitions
+        w += _S1.pack(len(xs5))
+        for e6 in xs5:
+            if e6.commit_timestamp != -1:
+                raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
+            w += _S2.pack(e6.partition_index, e6.committed_offset)
+            v7 = e6.committed_metadata
+            if v7 is None:
+                w += b'\xff\xff'
+            else:
+                v7 = v7.encode()
+                w += _S0.pack(len(v7))
+                w += v7
 
 
 def _r_OffsetCommitRequest_1(b, p):
+    bl = len(b)
     o = _new(OffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -319,7 +233,7 @@ def _r_OffsetCommitRequest_1(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -331,7 +245,7 @@ def _r_OffsetCommitRequest_1(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -340,11 +254,49 @@ def _r_OffsetCommitRequest_1(b, p):
     if n5 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_1(b, p)
+            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e12.partition_index, e12.committed_offset, e12.commit_timestamp, = _S3.unpack_from(b, p)
+                    p += 20
+                    n13, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e12.committed_metadata = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
+                        e12.committed_metadata = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e12.committed_leader_epoch = -1
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e7.partitions = xs11
+            e7.topic_id = UUID_ZERO
+            e7.unknown_tagged_fields = None
             xs6.append(e7)
         o.topics = xs6
     o.group_instance_id = None
@@ -368,10 +320,25 @@ def _w_OffsetCommitRequest_1(o, w):
     xs3 = o.topics
     w += _S1.pack(len(xs3))
     for e4 in xs3:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_1(e4, w)
+        v5 = e4.name
+        v5 = v5.encode()
+        w += _S0.pack(len(v5))
+        w += v5
+        xs6 = e4.partitions
+        w += _S1.pack(len(xs6))
+        for e7 in xs6:
+            w += _S3.pack(e7.partition_index, e7.committed_offset, e7.commit_timestamp)
+            v8 = e7.committed_metadata
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S0.pack(len(v8))
+                w += v8
 
 
 def _r_OffsetCommitRequest_2(b, p):
+    bl = len(b)
     o = _new(OffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -379,7 +346,7 @@ def _r_OffsetCommitRequest_2(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -391,7 +358,7 @@ def _r_OffsetCommitRequest_2(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -402,11 +369,50 @@ def _r_OffsetCommitRequest_2(b, p):
     if n5 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p)
+            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e12.partition_index, e12.committed_offset, = _S2.unpack_from(b, p)
+                    p += 12
+                    n13, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e12.committed_metadata = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
+                        e12.committed_metadata = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e12.committed_leader_epoch = -1
+                    e12.commit_timestamp = -1
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e7.partitions = xs11
+            e7.topic_id = UUID_ZERO
+            e7.unknown_tagged_fields = None
             xs6.append(e7)
         o.topics = xs6
     o.group_instance_id = None
@@ -430,10 +436,27 @@ def _w_OffsetCommitRequest_2(o, w):
     xs3 = o.topics
     w += _S1.pack(len(xs3))
     for e4 in xs3:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_0(e4, w)
+        v5 = e4.name
+        v5 = v5.encode()
+        w += _S0.pack(len(v5))
+        w += v5
+        xs6 = e4.partitions
+        w += _S1.pack(len(xs6))
+        for e7 in xs6:
+            if e7.commit_timestamp != -1:
+                raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
+            w += _S2.pack(e7.partition_index, e7.committed_offset)
+            v8 = e7.committed_metadata
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S0.pack(len(v8))
+                w += v8
 
 
 def _r_OffsetCommitRequest_3(b, p):
+    bl = len(b)
     o = _new(OffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -441,7 +464,7 @@ def _r_OffsetCommitRequest_3(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -453,7 +476,7 @@ def _r_OffsetCommitRequest_3(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -462,11 +485,50 @@ def _r_OffsetCommitRequest_3(b, p):
     if n5 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p)
+            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e12.partition_index, e12.committed_offset, = _S2.unpack_from(b, p)
+                    p += 12
+                    n13, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e12.committed_metadata = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
+                        e12.committed_metadata = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e12.committed_leader_epoch = -1
+                    e12.commit_timestamp = -1
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e7.partitions = xs11
+            e7.topic_id = UUID_ZERO
+            e7.unknown_tagged_fields = None
             xs6.append(e7)
         o.topics = xs6
     o.group_instance_id = None
@@ -490,82 +552,27 @@ def _w_OffsetCommitRequest_3(o, w):
     xs3 = o.topics
     w += _S1.pack(len(xs3))
     for e4 in xs3:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_0(e4, w)
-
-
-def _r_OffsetCommitRequest_OffsetCommitRequestPartition_2(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.committed_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
-        o.committed_metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitRequest_OffsetCommitRequestPartition_2(o, w):
-    if o.commit_timestamp != -1:
-        raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-    w += _S5.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    v1 = o.committed_metadata
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S0.pack(len(v1))
-        w += v1
-
-
-def _r_OffsetCommitRequest_OffsetCommitRequestTopic_2(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitRequest_OffsetCommitRequestTopic_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetCommitRequest_OffsetCommitRequestPartition_2(e3, w)
+        v5 = e4.name
+        v5 = v5.encode()
+        w += _S0.pack(len(v5))
+        w += v5
+        xs6 = e4.partitions
+        w += _S1.pack(len(xs6))
+        for e7 in xs6:
+            if e7.commit_timestamp != -1:
+                raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
+            w += _S2.pack(e7.partition_index, e7.committed_offset)
+            v8 = e7.committed_metadata
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S0.pack(len(v8))
+                w += v8
 
 
 def _r_OffsetCommitRequest_4(b, p):
+    bl = len(b)
     o = _new(OffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -573,7 +580,7 @@ def _r_OffsetCommitRequest_4(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -585,7 +592,7 @@ def _r_OffsetCommitRequest_4(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -594,11 +601,49 @@ def _r_OffsetCommitRequest_4(b, p):
     if n5 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_2(b, p)
+            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e12.partition_index, e12.committed_offset, e12.committed_leader_epoch, = _S5.unpack_from(b, p)
+                    p += 16
+                    n13, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e12.committed_metadata = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
+                        e12.committed_metadata = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e12.commit_timestamp = -1
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e7.partitions = xs11
+            e7.topic_id = UUID_ZERO
+            e7.unknown_tagged_fields = None
             xs6.append(e7)
         o.topics = xs6
     o.group_instance_id = None
@@ -622,10 +667,27 @@ def _w_OffsetCommitRequest_4(o, w):
     xs3 = o.topics
     w += _S1.pack(len(xs3))
     for e4 in xs3:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_2(e4, w)
+        v5 = e4.name
+        v5 = v5.encode()
+        w += _S0.pack(len(v5))
+        w += v5
+        xs6 = e4.partitions
+        w += _S1.pack(len(xs6))
+        for e7 in xs6:
+            if e7.commit_timestamp != -1:
+                raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
+            w += _S5.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+            v8 = e7.committed_metadata
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S0.pack(len(v8))
+                w += v8
 
 
 def _r_OffsetCommitRequest_5(b, p):
+    bl = len(b)
     o = _new(OffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -633,7 +695,7 @@ def _r_OffsetCommitRequest_5(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -645,7 +707,7 @@ def _r_OffsetCommitRequest_5(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -655,7 +717,7 @@ def _r_OffsetCommitRequest_5(b, p):
         o.group_instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
         o.group_instance_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -664,11 +726,49 @@ def _r_OffsetCommitRequest_5(b, p):
     if n7 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_2(b, p)
+            e9 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n10) + ' past the end')
+                e9.name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S1.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, = _S5.unpack_from(b, p)
+                    p += 16
+                    n15, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        e14.committed_metadata = None
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
+                        e14.committed_metadata = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e14.commit_timestamp = -1
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e9.partitions = xs13
+            e9.topic_id = UUID_ZERO
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.topics = xs8
     o.retention_time_ms = -1
@@ -696,230 +796,214 @@ def _w_OffsetCommitRequest_5(o, w):
     xs4 = o.topics
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_2(e5, w)
+        v6 = e5.name
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        xs7 = e5.partitions
+        w += _S1.pack(len(xs7))
+        for e8 in xs7:
+            if e8.commit_timestamp != -1:
+                raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
+            w += _S5.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
+            v9 = e8.committed_metadata
+            if v9 is None:
+                w += b'\xff\xff'
+            else:
+                v9 = v9.encode()
+                w += _S0.pack(len(v9))
+                w += v9
 
 
-def _r_OffsetCommitRequest_OffsetCommitRequestPartition_3(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.committed_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
-        o.committed_metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetCommitRequestPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetCommitRequestPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetCommitRequest_OffsetCommitRequestPartition_3(o, w):
-    if o.commit_timestamp != -1:
-        raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-    w += _S5.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    v1 = o.committed_metadata
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetCommitRequest_OffsetCommitRequestTopic_3(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_3(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetCommitRequestTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetCommitRequestTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetCommitRequest_OffsetCommitRequestTopic_3(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_OffsetCommitRequest_OffsetCommitRequestPartition_3(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetCommitRequest_6(b, p):
-    o = _new(OffsetCommitRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.group_instance_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_3(b, p)
-            xs8.append(e9)
-        o.topics = xs8
-    o.retention_time_ms = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetCommitRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetCommitRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetCommitRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_OffsetCommitRequest_6(b, p):
+    bl = len(b)
+    o = _new(OffsetCommitRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
+    p += 4
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.group_instance_id = None
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
+        o.group_instance_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
+    else:
+        if n7 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n10) + ' past the end')
+                e9.name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, = _S5.unpack_from(b, p)
+                    p += 16
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e14.committed_metadata = None
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
+                        e14.committed_metadata = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e14.commit_timestamp = -1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e14)
+                    xs13.append(e14)
+                e9.partitions = xs13
+            e9.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e9)
+            xs8.append(e9)
+        o.topics = xs8
+    o.retention_time_ms = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_OffsetCommitRequest_0(b, p, o)
     return o, p
 
 
@@ -959,67 +1043,43 @@ def _w_OffsetCommitRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e5 in xs4:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_3(e5, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetCommitRequest_OffsetCommitRequestTopic_4(b, p):
-    o = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-    o.topic_id, = _S6.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_OffsetCommitRequest_OffsetCommitRequestPartition_3(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetCommitRequestTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetCommitRequestTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetCommitRequest_OffsetCommitRequestTopic_4(o, w):
-    w += _S6.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_OffsetCommitRequest_OffsetCommitRequestPartition_3(e2, w)
+        v6 = e5.name
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        xs7 = e5.partitions
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            if e8.commit_timestamp != -1:
+                raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
+            w += _S5.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
+            v9 = e8.committed_metadata
+            if v9 is None:
+                w.append(0)
+            else:
+                v9 = v9.encode()
+                ln = len(v9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v9
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1027,85 +1087,114 @@ def _w_OffsetCommitRequest_OffsetCommitRequestTopic_4(o, w):
 
 
 def _r_OffsetCommitRequest_7(b, p):
+    bl = len(b)
     o = _new(OffsetCommitRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
     p += 4
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         o.group_instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
         o.group_instance_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_OffsetCommitRequest_OffsetCommitRequestTopic_4(b, p)
+            e9 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            e9.topic_id, = _S6.unpack_from(b, p)
+            p += 16
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e12.partition_index, e12.committed_offset, e12.committed_leader_epoch, = _S5.unpack_from(b, p)
+                    p += 16
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e12.committed_metadata = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
+                        e12.committed_metadata = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e12.commit_timestamp = -1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e12.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e12)
+                    xs11.append(e12)
+                e9.partitions = xs11
+            e9.name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e9)
             xs8.append(e9)
         o.topics = xs8
     o.retention_time_ms = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetCommitRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetCommitRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetCommitRequest_0(b, p, o)
     return o, p
 
 
@@ -1145,77 +1234,82 @@ def _w_OffsetCommitRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e5 in xs4:
-        _w_OffsetCommitRequest_OffsetCommitRequestTopic_4(e5, w)
+        w += _S6.pack(e5.topic_id)
+        xs6 = e5.partitions
+        ln = len(xs6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e7 in xs6:
+            if e7.commit_timestamp != -1:
+                raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
+            w += _S5.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+            v8 = e7.committed_metadata
+            if v8 is None:
+                w.append(0)
+            else:
+                v8 = v8.encode()
+                ln = len(v8) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v8
+            if e7.unknown_tagged_fields:
+                _wtags(w, e7.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p):
-    o = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-    o.partition_index, o.error_code, = _S7.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitResponse_OffsetCommitResponsePartition_0(o, w):
-    w += _S7.pack(o.partition_index, o.error_code)
-
-
-def _r_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p):
-    o = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetCommitResponse_OffsetCommitResponseTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetCommitResponse_OffsetCommitResponsePartition_0(e3, w)
-
-
 def _r_OffsetCommitResponse_0(b, p):
+    bl = len(b)
     o = _new(OffsetCommitResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p)
+            e3 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e8.partition_index, e8.error_code, = _S7.unpack_from(b, p)
+                    p += 6
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -1227,10 +1321,18 @@ def _w_OffsetCommitResponse_0(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetCommitResponse_OffsetCommitResponseTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S7.pack(e5.partition_index, e5.error_code)
 
 
 def _r_OffsetCommitResponse_1(b, p):
+    bl = len(b)
     o = _new(OffsetCommitResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
@@ -1239,11 +1341,38 @@ def _r_OffsetCommitResponse_1(b, p):
     if n1 < 0:
         raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p)
+            e3 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e8.partition_index, e8.error_code, = _S7.unpack_from(b, p)
+                    p += 6
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -1255,163 +1384,151 @@ def _w_OffsetCommitResponse_1(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetCommitResponse_OffsetCommitResponseTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S7.pack(e5.partition_index, e5.error_code)
 
 
-def _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p):
-    o = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-    o.partition_index, o.error_code, = _S7.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetCommitResponsePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetCommitResponsePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetCommitResponse_OffsetCommitResponsePartition_1(o, w):
-    w += _S7.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetCommitResponse_OffsetCommitResponseTopic_1(b, p):
-    o = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetCommitResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetCommitResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetCommitResponse_OffsetCommitResponseTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_OffsetCommitResponse_OffsetCommitResponsePartition_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetCommitResponse_2(b, p):
-    o = _new(OffsetCommitResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_OffsetCommitResponse_OffsetCommitResponseTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetCommitResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetCommitResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetCommitResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_OffsetCommitResponse_2(b, p):
+    bl = len(b)
+    o = _new(OffsetCommitResponse)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e8.partition_index, e8.error_code, = _S7.unpack_from(b, p)
+                    p += 6
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_OffsetCommitResponse_0(b, p, o)
     return o, p
 
 
@@ -1424,67 +1541,30 @@ def _w_OffsetCommitResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetCommitResponse_OffsetCommitResponseTopic_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetCommitResponse_OffsetCommitResponseTopic_2(b, p):
-    o = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-    o.topic_id, = _S6.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_OffsetCommitResponse_OffsetCommitResponsePartition_1(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetCommitResponseTopic: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetCommitResponseTopic: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetCommitResponse_OffsetCommitResponseTopic_2(o, w):
-    w += _S6.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_OffsetCommitResponse_OffsetCommitResponsePartition_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S7.pack(e5.partition_index, e5.error_code)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1492,45 +1572,60 @@ def _w_OffsetCommitResponse_OffsetCommitResponseTopic_2(o, w):
 
 
 def _r_OffsetCommitResponse_3(b, p):
+    bl = len(b)
     o = _new(OffsetCommitResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetCommitResponse_OffsetCommitResponseTopic_2(b, p)
+            e3 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+            e3.topic_id, = _S6.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e6.partition_index, e6.error_code, = _S7.unpack_from(b, p)
+                    p += 6
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e6)
+                    xs5.append(e6)
+                e3.partitions = xs5
+            e3.name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetCommitResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetCommitResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetCommitResponse_0(b, p, o)
     return o, p
 
 
@@ -1543,7 +1638,23 @@ def _w_OffsetCommitResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetCommitResponse_OffsetCommitResponseTopic_2(e2, w)
+        w += _S6.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S7.pack(e4.partition_index, e4.error_code)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -56,6 +56,7 @@ class OffsetCommitValue(Message):
 
 
 def _r_OffsetCommitValue_0(b, p):
+    bl = len(b)
     o = _new(OffsetCommitValue)
     o.offset, = _S0.unpack_from(b, p)
     p += 8
@@ -65,7 +66,7 @@ def _r_OffsetCommitValue_0(b, p):
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
         o.metadata = str(b[p:q2], 'utf-8')
         p = q2
@@ -88,6 +89,7 @@ def _w_OffsetCommitValue_0(o, w):
 
 
 def _r_OffsetCommitValue_1(b, p):
+    bl = len(b)
     o = _new(OffsetCommitValue)
     o.offset, = _S0.unpack_from(b, p)
     p += 8
@@ -97,7 +99,7 @@ def _r_OffsetCommitValue_1(b, p):
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
         o.metadata = str(b[p:q2], 'utf-8')
         p = q2
@@ -119,6 +121,7 @@ def _w_OffsetCommitValue_1(o, w):
 
 
 def _r_OffsetCommitValue_2(b, p):
+    bl = len(b)
     o = _new(OffsetCommitValue)
     o.offset, o.leader_epoch, = _S3.unpack_from(b, p)
     p += 12
@@ -128,7 +131,7 @@ def _r_OffsetCommitValue_2(b, p):
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
         o.metadata = str(b[p:q2], 'utf-8')
         p = q2
@@ -149,42 +152,20 @@ def _w_OffsetCommitValue_2(o, w):
     w += _S0.pack(o.commit_timestamp)
 
 
-def _r_OffsetCommitValue_3(b, p):
-    o = _new(OffsetCommitValue)
-    o.offset, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 12
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp, = _S0.unpack_from(b, p)
-    p += 8
-    o.expire_timestamp = -1
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetCommitValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetCommitValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetCommitValue: tagged field past the end')
         if tag == 0:
             o.topic_id, = _S4.unpack_from(b, p)
@@ -195,6 +176,36 @@ def _r_OffsetCommitValue_3(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_OffsetCommitValue_3(b, p):
+    bl = len(b)
+    o = _new(OffsetCommitValue)
+    o.offset, o.leader_epoch, = _S3.unpack_from(b, p)
+    p += 12
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
+        o.metadata = str(b[p:q2], 'utf-8')
+        p = q2
+    o.commit_timestamp, = _S0.unpack_from(b, p)
+    p += 8
+    o.expire_timestamp = -1
+    o.topic_id = UUID_ZERO
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_OffsetCommitValue_0(b, p, o)
     return o, p
 
 
@@ -209,15 +220,15 @@ def _w_OffsetCommitValue_3(o, w):
         _wuv(w, ln)
     w += v1
     w += _S0.pack(o.commit_timestamp)
-    tags = []
+    tags2 = []
     if o.topic_id != UUID_ZERO:
-        t2 = bytearray()
-        t2 += _S4.pack(o.topic_id)
-        tags.append((0, t2))
+        t3 = bytearray()
+        t3 += _S4.pack(o.topic_id)
+        tags2.append((0, t3))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags2 = sorted(tags2 + o.unknown_tagged_fields, key=_first)
+    if tags2:
+        _wtags(w, tags2)
     else:
         w.append(0)
 

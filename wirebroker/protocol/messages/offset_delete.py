@@ -110,58 +110,8 @@ _OffsetDeleteResponse_OffsetDeleteResponsePartition = OffsetDeleteResponse.Offse
 _OffsetDeleteResponse_OffsetDeleteResponseTopic = OffsetDeleteResponse.OffsetDeleteResponseTopic
 
 
-def _r_OffsetDeleteRequest_OffsetDeleteRequestPartition_0(b, p):
-    o = _new(_OffsetDeleteRequest_OffsetDeleteRequestPartition)
-    o.partition_index, = _S1.unpack_from(b, p)
-    p += 4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetDeleteRequest_OffsetDeleteRequestPartition_0(o, w):
-    w += _S1.pack(o.partition_index)
-
-
-def _r_OffsetDeleteRequest_OffsetDeleteRequestTopic_0(b, p):
-    o = _new(_OffsetDeleteRequest_OffsetDeleteRequestTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetDeleteRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetDeleteRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetDeleteRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetDeleteRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetDeleteRequest_OffsetDeleteRequestPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetDeleteRequest_OffsetDeleteRequestTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetDeleteRequest_OffsetDeleteRequestPartition_0(e3, w)
-
-
 def _r_OffsetDeleteRequest_0(b, p):
+    bl = len(b)
     o = _new(OffsetDeleteRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -169,7 +119,7 @@ def _r_OffsetDeleteRequest_0(b, p):
         raise DecodeError('OffsetDeleteRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetDeleteRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -178,11 +128,37 @@ def _r_OffsetDeleteRequest_0(b, p):
     if n3 < 0:
         raise DecodeError('OffsetDeleteRequest.Topics: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('OffsetDeleteRequest.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_OffsetDeleteRequest_OffsetDeleteRequestTopic_0(b, p)
+            e5 = _new(_OffsetDeleteRequest_OffsetDeleteRequestTopic)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('OffsetDeleteRequestTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetDeleteRequestTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('OffsetDeleteRequestTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetDeleteRequestTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetDeleteRequest_OffsetDeleteRequestPartition)
+                    e10.partition_index, = _S1.unpack_from(b, p)
+                    p += 4
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e5.partitions = xs9
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.topics = xs4
     o.unknown_tagged_fields = None
@@ -197,61 +173,18 @@ def _w_OffsetDeleteRequest_0(o, w):
     xs2 = o.topics
     w += _S1.pack(len(xs2))
     for e3 in xs2:
-        _w_OffsetDeleteRequest_OffsetDeleteRequestTopic_0(e3, w)
-
-
-def _r_OffsetDeleteResponse_OffsetDeleteResponsePartition_0(b, p):
-    o = _new(_OffsetDeleteResponse_OffsetDeleteResponsePartition)
-    o.partition_index, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetDeleteResponse_OffsetDeleteResponsePartition_0(o, w):
-    w += _S3.pack(o.partition_index, o.error_code)
-
-
-def _r_OffsetDeleteResponse_OffsetDeleteResponseTopic_0(b, p):
-    o = _new(_OffsetDeleteResponse_OffsetDeleteResponseTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetDeleteResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetDeleteResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetDeleteResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetDeleteResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetDeleteResponse_OffsetDeleteResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetDeleteResponse_OffsetDeleteResponseTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetDeleteResponse_OffsetDeleteResponsePartition_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
+        xs5 = e3.partitions
+        w += _S1.pack(len(xs5))
+        for e6 in xs5:
+            w += _S1.pack(e6.partition_index)
 
 
 def _r_OffsetDeleteResponse_0(b, p):
+    bl = len(b)
     o = _new(OffsetDeleteResponse)
     o.error_code, o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 6
@@ -260,11 +193,37 @@ def _r_OffsetDeleteResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('OffsetDeleteResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetDeleteResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetDeleteResponse_OffsetDeleteResponseTopic_0(b, p)
+            e3 = _new(_OffsetDeleteResponse_OffsetDeleteResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetDeleteResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetDeleteResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetDeleteResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetDeleteResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetDeleteResponse_OffsetDeleteResponsePartition)
+                    e8.partition_index, e8.error_code, = _S3.unpack_from(b, p)
+                    p += 6
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -276,7 +235,14 @@ def _w_OffsetDeleteResponse_0(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetDeleteResponse_OffsetDeleteResponseTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.error_code)
 
 
 OffsetDeleteRequest._READERS = (_r_OffsetDeleteRequest_0,)

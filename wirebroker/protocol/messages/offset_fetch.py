@@ -172,45 +172,8 @@ _OffsetFetchResponse_OffsetFetchResponseTopics = OffsetFetchResponse.OffsetFetch
 _OffsetFetchResponse_OffsetFetchResponseGroup = OffsetFetchResponse.OffsetFetchResponseGroup
 
 
-def _r_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p):
-    o = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetFetchRequest_OffsetFetchRequestTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partition_indexes
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
 def _r_OffsetFetchRequest_0(b, p):
+    bl = len(b)
     o = _new(OffsetFetchRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -218,7 +181,7 @@ def _r_OffsetFetchRequest_0(b, p):
         raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -227,11 +190,31 @@ def _r_OffsetFetchRequest_0(b, p):
     if n3 < 0:
         raise DecodeError('OffsetFetchRequest.Topics: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p)
+            e5 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
+                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.topics = xs4
     o.groups = []
@@ -252,10 +235,20 @@ def _w_OffsetFetchRequest_0(o, w):
     xs2 = o.topics
     w += _S1.pack(len(xs2))
     for e3 in xs2:
-        _w_OffsetFetchRequest_OffsetFetchRequestTopic_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        w += _S0.pack(len(v4))
+        w += v4
+        xs5 = e3.partition_indexes
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
 
 
 def _r_OffsetFetchRequest_1(b, p):
+    bl = len(b)
     o = _new(OffsetFetchRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -263,7 +256,7 @@ def _r_OffsetFetchRequest_1(b, p):
         raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -272,11 +265,31 @@ def _r_OffsetFetchRequest_1(b, p):
     if n3 < 0:
         o.topics = None
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p)
+            e5 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
+            n6, = _S0.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
+                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.topics = xs4
     o.groups = []
@@ -300,138 +313,132 @@ def _w_OffsetFetchRequest_1(o, w):
     else:
         w += _S1.pack(len(xs2))
         for e3 in xs2:
-            _w_OffsetFetchRequest_OffsetFetchRequestTopic_0(e3, w)
+            v4 = e3.name
+            v4 = v4.encode()
+            w += _S0.pack(len(v4))
+            w += v4
+            xs5 = e3.partition_indexes
+            w += _S1.pack(len(xs5))
+            if len(xs5) < 64:
+                w += _ARRAY_i[len(xs5)].pack(*xs5)
+            else:
+                w += _pack('>' + str(len(xs5)) + 'i', *xs5)
 
 
-def _r_OffsetFetchRequest_OffsetFetchRequestTopic_1(b, p):
-    o = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchRequestTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchRequestTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_indexes
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetFetchRequest_2(b, p):
-    o = _new(OffsetFetchRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.topics = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchRequest_OffsetFetchRequestTopic_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.groups = []
-    o.require_stable = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_OffsetFetchRequest_2(b, p):
+    bl = len(b)
+    o = _new(OffsetFetchRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        o.topics = None
+    else:
+        if n3 > bl - p:
+            raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
+                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p, e5)
+            xs4.append(e5)
+        o.topics = xs4
+    o.groups = []
+    o.require_stable = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_OffsetFetchRequest_0(b, p, o)
     return o, p
 
 
@@ -458,7 +465,28 @@ def _w_OffsetFetchRequest_2(o, w):
         else:
             _wuv(w, ln)
         for e3 in xs2:
-            _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e3, w)
+            v4 = e3.name
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+            xs5 = e3.partition_indexes
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs5) < 64:
+                w += _ARRAY_i[len(xs5)].pack(*xs5)
+            else:
+                w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+            if e3.unknown_tagged_fields:
+                _wtags(w, e3.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -466,33 +494,64 @@ def _w_OffsetFetchRequest_2(o, w):
 
 
 def _r_OffsetFetchRequest_3(b, p):
+    bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.topics = None
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_OffsetFetchRequest_OffsetFetchRequestTopic_1(b, p)
+            e5 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
+                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p, e5)
             xs4.append(e5)
         o.topics = xs4
     o.require_stable, = _S2.unpack_from(b, p)
@@ -500,25 +559,9 @@ def _r_OffsetFetchRequest_3(b, p):
     o.groups = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetFetchRequest_0(b, p, o)
     return o, p
 
 
@@ -543,7 +586,28 @@ def _w_OffsetFetchRequest_3(o, w):
         else:
             _wuv(w, ln)
         for e3 in xs2:
-            _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e3, w)
+            v4 = e3.name
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+            xs5 = e3.partition_indexes
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs5) < 64:
+                w += _ARRAY_i[len(xs5)].pack(*xs5)
+            else:
+                w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+            if e3.unknown_tagged_fields:
+                _wtags(w, e3.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S2.pack(o.require_stable)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -551,155 +615,134 @@ def _w_OffsetFetchRequest_3(o, w):
         w.append(0)
 
 
-def _r_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p):
-    o = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchRequestTopics.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchRequestTopics: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchRequestTopics: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _r_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p):
-    o = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.topics = None
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.member_id = None
-    o.member_epoch = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchRequestGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchRequestGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetFetchRequest_OffsetFetchRequestGroup_0(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    if xs2 is None:
-        w.append(0)
-    else:
-        ln = len(xs2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e3 in xs2:
-            _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_OffsetFetchRequest_4(b, p):
+    bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p)
+            e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.topics = None
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('OffsetFetchRequestTopics.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n11) + ' past the end')
+                        e8.partition_indexes = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e8.topic_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.member_id = None
+            e3.member_epoch = -1
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     o.require_stable, = _S2.unpack_from(b, p)
@@ -708,25 +751,9 @@ def _r_OffsetFetchRequest_4(b, p):
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetFetchRequest_0(b, p, o)
     return o, p
 
 
@@ -742,7 +769,50 @@ def _w_OffsetFetchRequest_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetFetchRequest_OffsetFetchRequestGroup_0(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        if xs4 is None:
+            w.append(0)
+        else:
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e5 in xs4:
+                v6 = e5.name
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+                xs7 = e5.partition_indexes
+                ln = len(xs7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs7) < 64:
+                    w += _ARRAY_i[len(xs7)].pack(*xs7)
+                else:
+                    w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+                if e5.unknown_tagged_fields:
+                    _wtags(w, e5.unknown_tagged_fields)
+                else:
+                    w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.require_stable)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -750,128 +820,101 @@ def _w_OffsetFetchRequest_4(o, w):
         w.append(0)
 
 
-def _r_OffsetFetchRequest_OffsetFetchRequestGroup_1(b, p):
-    o = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.member_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.topics = None
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p)
-            xs6.append(e7)
-        o.topics = xs6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchRequestGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchRequestGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetFetchRequest_OffsetFetchRequestGroup_1(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.member_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S1.pack(o.member_epoch)
-    xs3 = o.topics
-    if xs3 is None:
-        w.append(0)
-    else:
-        ln = len(xs3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e4 in xs3:
-            _w_OffsetFetchRequest_OffsetFetchRequestTopic_1(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
 def _r_OffsetFetchRequest_5(b, p):
+    bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchRequest_OffsetFetchRequestGroup_1(b, p)
+            e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.member_id = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n6) + ' past the end')
+                e3.member_id = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.member_epoch, = _S1.unpack_from(b, p)
+            p += 4
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e3.topics = None
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('OffsetFetchRequestTopics.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                    else:
+                        if n13 > bl - p:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
+                        e10.partition_indexes = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        p += 4 * n13
+                    e10.topic_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e10)
+                    xs9.append(e10)
+                e3.topics = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     o.require_stable, = _S2.unpack_from(b, p)
@@ -880,25 +923,9 @@ def _r_OffsetFetchRequest_5(b, p):
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetFetchRequest_0(b, p, o)
     return o, p
 
 
@@ -914,7 +941,62 @@ def _w_OffsetFetchRequest_5(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetFetchRequest_OffsetFetchRequestGroup_1(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.member_id
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        w += _S1.pack(e2.member_epoch)
+        xs5 = e2.topics
+        if xs5 is None:
+            w.append(0)
+        else:
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                v7 = e6.name
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+                xs8 = e6.partition_indexes
+                ln = len(xs8) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs8) < 64:
+                    w += _ARRAY_i[len(xs8)].pack(*xs8)
+                else:
+                    w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.require_stable)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -922,187 +1004,90 @@ def _w_OffsetFetchRequest_5(o, w):
         w.append(0)
 
 
-def _r_OffsetFetchRequest_OffsetFetchRequestTopics_1(b, p):
-    o = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-    o.topic_id, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n1) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchRequestTopics: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchRequestTopics: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetFetchRequest_OffsetFetchRequestTopics_0(o, w):
-    w += _S3.pack(o.topic_id)
-    xs1 = o.partition_indexes
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetFetchRequest_OffsetFetchRequestGroup_2(b, p):
-    o = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.member_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.topics = None
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_OffsetFetchRequest_OffsetFetchRequestTopics_1(b, p)
-            xs6.append(e7)
-        o.topics = xs6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchRequestGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchRequestGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetFetchRequest_OffsetFetchRequestGroup_2(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.member_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S1.pack(o.member_epoch)
-    xs3 = o.topics
-    if xs3 is None:
-        w.append(0)
-    else:
-        ln = len(xs3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e4 in xs3:
-            _w_OffsetFetchRequest_OffsetFetchRequestTopics_0(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
 def _r_OffsetFetchRequest_6(b, p):
+    bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchRequest_OffsetFetchRequestGroup_2(b, p)
+            e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e3.member_id = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n6) + ' past the end')
+                e3.member_id = str(b[p:q7], 'utf-8')
+                p = q7
+            e3.member_epoch, = _S1.unpack_from(b, p)
+            p += 4
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e3.topics = None
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    e10.topic_id, = _S3.unpack_from(b, p)
+                    p += 16
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n11) + ' past the end')
+                        e10.partition_indexes = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e10.name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e10)
+                    xs9.append(e10)
+                e3.topics = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     o.require_stable, = _S2.unpack_from(b, p)
@@ -1111,25 +1096,9 @@ def _r_OffsetFetchRequest_6(b, p):
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetFetchRequest_0(b, p, o)
     return o, p
 
 
@@ -1145,7 +1114,55 @@ def _w_OffsetFetchRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetFetchRequest_OffsetFetchRequestGroup_2(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        v4 = e2.member_id
+        if v4 is None:
+            w.append(0)
+        else:
+            v4 = v4.encode()
+            ln = len(v4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v4
+        w += _S1.pack(e2.member_epoch)
+        xs5 = e2.topics
+        if xs5 is None:
+            w.append(0)
+        else:
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                w += _S3.pack(e6.topic_id)
+                xs7 = e6.partition_indexes
+                ln = len(xs7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs7) < 64:
+                    w += _ARRAY_i[len(xs7)].pack(*xs7)
+                else:
+                    w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.require_stable)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1153,90 +1170,58 @@ def _w_OffsetFetchRequest_6(o, w):
         w.append(0)
 
 
-def _r_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-    o.partition_index, o.committed_offset, = _S4.unpack_from(b, p)
-    p += 12
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    o.committed_leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetFetchResponse_OffsetFetchResponsePartition_0(o, w):
-    w += _S4.pack(o.partition_index, o.committed_offset)
-    v1 = o.metadata
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S0.pack(len(v1))
-        w += v1
-    w += _S0.pack(o.error_code)
-
-
-def _r_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetFetchResponse_OffsetFetchResponseTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetFetchResponse_OffsetFetchResponsePartition_0(e3, w)
-
-
 def _r_OffsetFetchResponse_0(b, p):
+    bl = len(b)
     o = _new(OffsetFetchResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p)
+            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e8.partition_index, e8.committed_offset, = _S4.unpack_from(b, p)
+                    p += 12
+                    n9, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.metadata = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
+                        e8.metadata = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.error_code, = _S0.unpack_from(b, p)
+                    p += 2
+                    e8.committed_leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -1252,21 +1237,76 @@ def _w_OffsetFetchResponse_0(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponseTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S4.pack(e5.partition_index, e5.committed_offset)
+            v6 = e5.metadata
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S0.pack(len(v6))
+                w += v6
+            w += _S0.pack(e5.error_code)
 
 
 def _r_OffsetFetchResponse_1(b, p):
+    bl = len(b)
     o = _new(OffsetFetchResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p)
+            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e8.partition_index, e8.committed_offset, = _S4.unpack_from(b, p)
+                    p += 12
+                    n9, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.metadata = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
+                        e8.metadata = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.error_code, = _S0.unpack_from(b, p)
+                    p += 2
+                    e8.committed_leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.error_code, = _S0.unpack_from(b, p)
@@ -1283,11 +1323,27 @@ def _w_OffsetFetchResponse_1(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponseTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S4.pack(e5.partition_index, e5.committed_offset)
+            v6 = e5.metadata
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S0.pack(len(v6))
+                w += v6
+            w += _S0.pack(e5.error_code)
     w += _S0.pack(o.error_code)
 
 
 def _r_OffsetFetchResponse_2(b, p):
+    bl = len(b)
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
@@ -1296,11 +1352,50 @@ def _r_OffsetFetchResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p)
+            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e8.partition_index, e8.committed_offset, = _S4.unpack_from(b, p)
+                    p += 12
+                    n9, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.metadata = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
+                        e8.metadata = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.error_code, = _S0.unpack_from(b, p)
+                    p += 2
+                    e8.committed_leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.error_code, = _S0.unpack_from(b, p)
@@ -1317,82 +1412,27 @@ def _w_OffsetFetchResponse_2(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponseTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S4.pack(e5.partition_index, e5.committed_offset)
+            v6 = e5.metadata
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S0.pack(len(v6))
+                w += v6
+            w += _S0.pack(e5.error_code)
     w += _S0.pack(o.error_code)
-
-
-def _r_OffsetFetchResponse_OffsetFetchResponsePartition_1(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetFetchResponse_OffsetFetchResponsePartition_1(o, w):
-    w += _S5.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    v1 = o.metadata
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S0.pack(len(v1))
-        w += v1
-    w += _S0.pack(o.error_code)
-
-
-def _r_OffsetFetchResponse_OffsetFetchResponseTopic_1(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchResponse_OffsetFetchResponsePartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetFetchResponse_OffsetFetchResponseTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetFetchResponse_OffsetFetchResponsePartition_1(e3, w)
 
 
 def _r_OffsetFetchResponse_3(b, p):
+    bl = len(b)
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
@@ -1401,11 +1441,49 @@ def _r_OffsetFetchResponse_3(b, p):
     if n1 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseTopic_1(b, p)
+            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e8.partition_index, e8.committed_offset, e8.committed_leader_epoch, = _S5.unpack_from(b, p)
+                    p += 16
+                    n9, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n9 < 0:
+                        e8.metadata = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
+                        e8.metadata = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.error_code, = _S0.unpack_from(b, p)
+                    p += 2
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.error_code, = _S0.unpack_from(b, p)
@@ -1422,167 +1500,167 @@ def _w_OffsetFetchResponse_3(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponseTopic_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S5.pack(e5.partition_index, e5.committed_offset, e5.committed_leader_epoch)
+            v6 = e5.metadata
+            if v6 is None:
+                w += b'\xff\xff'
+            else:
+                v6 = v6.encode()
+                w += _S0.pack(len(v6))
+                w += v6
+            w += _S0.pack(e5.error_code)
     w += _S0.pack(o.error_code)
 
 
-def _r_OffsetFetchResponse_OffsetFetchResponsePartition_2(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchResponsePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchResponsePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetFetchResponse_OffsetFetchResponsePartition_2(o, w):
-    w += _S5.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    v1 = o.metadata
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S0.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetFetchResponse_OffsetFetchResponseTopic_2(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchResponse_OffsetFetchResponsePartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetFetchResponse_OffsetFetchResponseTopic_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_OffsetFetchResponse_OffsetFetchResponsePartition_2(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_OffsetFetchResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('OffsetFetchResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('OffsetFetchResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_OffsetFetchResponse_4(b, p):
+    bl = len(b)
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseTopic_2(b, p)
+            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e8.partition_index, e8.committed_offset, e8.committed_leader_epoch, = _S5.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.metadata = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
+                        e8.metadata = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.error_code, = _S0.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.error_code, = _S0.unpack_from(b, p)
@@ -1590,25 +1668,9 @@ def _r_OffsetFetchResponse_4(b, p):
     o.groups = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetFetchResponse_0(b, p, o)
     return o, p
 
 
@@ -1623,7 +1685,42 @@ def _w_OffsetFetchResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponseTopic_2(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S5.pack(e5.partition_index, e5.committed_offset, e5.committed_leader_epoch)
+            v6 = e5.metadata
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            w += _S0.pack(e5.error_code)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S0.pack(o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1631,226 +1728,193 @@ def _w_OffsetFetchResponse_4(o, w):
         w.append(0)
 
 
-def _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchResponsePartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchResponsePartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _r_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchResponseTopics.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponseTopics.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchResponseTopics: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchResponseTopics: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _r_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetFetchResponseGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetFetchResponseGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetFetchResponse_OffsetFetchResponseGroup_0(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_OffsetFetchResponse_OffsetFetchResponseTopic_2(e3, w)
-    w += _S0.pack(o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_OffsetFetchResponse_5(b, p):
+    bl = len(b)
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p)
+            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('OffsetFetchResponseTopics.Name: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('OffsetFetchResponseTopics.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
+                        p = q10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                            e13.partition_index, e13.committed_offset, e13.committed_leader_epoch, = _S5.unpack_from(b, p)
+                            p += 16
+                            n14 = b[p] - 1
+                            p += 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                e13.metadata = None
+                            else:
+                                q15 = p + n14
+                                if q15 > bl:
+                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n14) + ' past the end')
+                                e13.metadata = str(b[p:q15], 'utf-8')
+                                p = q15
+                            e13.error_code, = _S0.unpack_from(b, p)
+                            p += 2
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e13)
+                            xs12.append(e13)
+                        e8.partitions = xs12
+                    e8.topic_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.error_code, = _S0.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     o.topics = []
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetFetchResponse_0(b, p, o)
     return o, p
 
 
@@ -1865,147 +1929,62 @@ def _w_OffsetFetchResponse_5(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponseGroup_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetFetchResponse_OffsetFetchResponseTopics_1(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-    o.topic_id, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    o.name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchResponseTopics: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchResponseTopics: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetFetchResponse_OffsetFetchResponseTopics_0(o, w):
-    w += _S3.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponsePartition_2(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetFetchResponse_OffsetFetchResponseGroup_1(b, p):
-    o = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetFetchResponse_OffsetFetchResponseTopics_1(b, p)
-            xs4.append(e5)
-        o.topics = xs4
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchResponseGroup: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchResponseGroup: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_OffsetFetchResponse_OffsetFetchResponseGroup_1(o, w):
-    v1 = o.group_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_OffsetFetchResponse_OffsetFetchResponseTopics_0(e3, w)
-    w += _S0.pack(o.error_code)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5.name
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            xs7 = e5.partitions
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S5.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
+                v9 = e8.metadata
+                if v9 is None:
+                    w.append(0)
+                else:
+                    v9 = v9.encode()
+                    ln = len(v9) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v9
+                w += _S0.pack(e8.error_code)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e2.error_code)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2013,47 +1992,112 @@ def _w_OffsetFetchResponse_OffsetFetchResponseGroup_1(o, w):
 
 
 def _r_OffsetFetchResponse_6(b, p):
+    bl = len(b)
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetFetchResponse_OffsetFetchResponseGroup_1(b, p)
+            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n4) + ' past the end')
+                e3.group_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+                    e8.topic_id, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                            e11.partition_index, e11.committed_offset, e11.committed_leader_epoch, = _S5.unpack_from(b, p)
+                            p += 16
+                            n12 = b[p] - 1
+                            p += 1
+                            if n12 > 126:
+                                n12, p = _uvt(b, p, n12 + 1)
+                                n12 -= 1
+                            if n12 < 0:
+                                e11.metadata = None
+                            else:
+                                q13 = p + n12
+                                if q13 > bl:
+                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n12) + ' past the end')
+                                e11.metadata = str(b[p:q13], 'utf-8')
+                                p = q13
+                            e11.error_code, = _S0.unpack_from(b, p)
+                            p += 2
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e11.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e11)
+                            xs10.append(e11)
+                        e8.partitions = xs10
+                    e8.name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e8)
+                    xs7.append(e8)
+                e3.topics = xs7
+            e3.error_code, = _S0.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e3)
             xs2.append(e3)
         o.groups = xs2
     o.topics = []
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('OffsetFetchResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('OffsetFetchResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_OffsetFetchResponse_0(b, p, o)
     return o, p
 
 
@@ -2068,7 +2112,55 @@ def _w_OffsetFetchResponse_6(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetFetchResponse_OffsetFetchResponseGroup_1(e2, w)
+        v3 = e2.group_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.topic_id)
+            xs6 = e5.partitions
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e7 in xs6:
+                w += _S5.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+                v8 = e7.metadata
+                if v8 is None:
+                    w.append(0)
+                else:
+                    v8 = v8.encode()
+                    ln = len(v8) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v8
+                w += _S0.pack(e7.error_code)
+                if e7.unknown_tagged_fields:
+                    _wtags(w, e7.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e2.error_code)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -115,70 +115,46 @@ _OffsetForLeaderEpochResponse_EpochEndOffset = OffsetForLeaderEpochResponse.Epoc
 _OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
 
 
-def _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p):
-    o = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-    o.partition, o.leader_epoch, = _S2.unpack_from(b, p)
-    p += 8
-    o.current_leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(o, w):
-    w += _S2.pack(o.partition, o.leader_epoch)
-
-
-def _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p):
-    o = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(e3, w)
-
-
 def _r_OffsetForLeaderEpochRequest_0(b, p):
+    bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p)
+            e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+                    e8.partition, e8.leader_epoch, = _S2.unpack_from(b, p)
+                    p += 8
+                    e8.current_leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.replica_id = -2
@@ -190,72 +166,55 @@ def _w_OffsetForLeaderEpochRequest_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(e2, w)
-
-
-def _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_1(b, p):
-    o = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-    o.partition, o.current_leader_epoch, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 12
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_1(o, w):
-    w += _S3.pack(o.partition, o.current_leader_epoch, o.leader_epoch)
-
-
-def _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_1(b, p):
-    o = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_1(e3, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S2.pack(e5.partition, e5.leader_epoch)
 
 
 def _r_OffsetForLeaderEpochRequest_1(b, p):
+    bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_1(b, p)
+            e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+                    e8.partition, e8.current_leader_epoch, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 12
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.replica_id = -2
@@ -267,10 +226,18 @@ def _w_OffsetForLeaderEpochRequest_1(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_1(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S3.pack(e5.partition, e5.current_leader_epoch, e5.leader_epoch)
 
 
 def _r_OffsetForLeaderEpochRequest_2(b, p):
+    bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
     o.replica_id, = _S0.unpack_from(b, p)
     p += 4
@@ -279,11 +246,37 @@ def _r_OffsetForLeaderEpochRequest_2(b, p):
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_1(b, p)
+            e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+                    e8.partition, e8.current_leader_epoch, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 12
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -295,162 +288,150 @@ def _w_OffsetForLeaderEpochRequest_2(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_1(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S3.pack(e5.partition, e5.current_leader_epoch, e5.leader_epoch)
 
 
-def _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_2(b, p):
-    o = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-    o.partition, o.current_leader_epoch, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetForLeaderPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetForLeaderPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_2(o, w):
-    w += _S3.pack(o.partition, o.current_leader_epoch, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(b, p):
-    o = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetForLeaderTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetForLeaderTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_2(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetForLeaderEpochRequest_3(b, p):
-    o = _new(OffsetForLeaderEpochRequest)
-    o.replica_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetForLeaderEpochRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetForLeaderEpochRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetForLeaderEpochRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_OffsetForLeaderEpochRequest_3(b, p):
+    bl = len(b)
+    o = _new(OffsetForLeaderEpochRequest)
+    o.replica_id, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+                    e8.partition, e8.current_leader_epoch, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_OffsetForLeaderEpochRequest_0(b, p, o)
     return o, p
 
 
@@ -463,77 +444,76 @@ def _w_OffsetForLeaderEpochRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_2(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition, e5.current_leader_epoch, e5.leader_epoch)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p):
-    o = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-    o.error_code, o.partition, o.end_offset, = _S4.unpack_from(b, p)
-    p += 14
-    o.leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochResponse_EpochEndOffset_0(o, w):
-    w += _S4.pack(o.error_code, o.partition, o.end_offset)
-
-
-def _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p):
-    o = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetForLeaderEpochResponse_EpochEndOffset_0(e3, w)
-
-
 def _r_OffsetForLeaderEpochResponse_0(b, p):
+    bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p)
+            e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+                    e8.error_code, e8.partition, e8.end_offset, = _S4.unpack_from(b, p)
+                    p += 14
+                    e8.leader_epoch = -1
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -545,72 +525,55 @@ def _w_OffsetForLeaderEpochResponse_0(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(e2, w)
-
-
-def _r_OffsetForLeaderEpochResponse_EpochEndOffset_1(b, p):
-    o = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-    o.error_code, o.partition, o.leader_epoch, o.end_offset, = _S5.unpack_from(b, p)
-    p += 18
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochResponse_EpochEndOffset_1(o, w):
-    w += _S5.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset)
-
-
-def _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_1(b, p):
-    o = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetForLeaderEpochResponse_EpochEndOffset_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S1.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_OffsetForLeaderEpochResponse_EpochEndOffset_1(e3, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S4.pack(e5.error_code, e5.partition, e5.end_offset)
 
 
 def _r_OffsetForLeaderEpochResponse_1(b, p):
+    bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_1(b, p)
+            e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+                    e8.error_code, e8.partition, e8.leader_epoch, e8.end_offset, = _S5.unpack_from(b, p)
+                    p += 18
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.throttle_time_ms = 0
@@ -622,10 +585,18 @@ def _w_OffsetForLeaderEpochResponse_1(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_1(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S5.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
 
 
 def _r_OffsetForLeaderEpochResponse_2(b, p):
+    bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
@@ -634,11 +605,37 @@ def _r_OffsetForLeaderEpochResponse_2(b, p):
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_1(b, p)
+            e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
+            n4, = _S1.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S0.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+                    e8.error_code, e8.partition, e8.leader_epoch, e8.end_offset, = _S5.unpack_from(b, p)
+                    p += 18
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -650,162 +647,150 @@ def _w_OffsetForLeaderEpochResponse_2(o, w):
     xs1 = o.topics
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_1(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        w += _S1.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S0.pack(len(xs4))
+        for e5 in xs4:
+            w += _S5.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
 
 
-def _r_OffsetForLeaderEpochResponse_EpochEndOffset_2(b, p):
-    o = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-    o.error_code, o.partition, o.leader_epoch, o.end_offset, = _S5.unpack_from(b, p)
-    p += 18
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EpochEndOffset: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EpochEndOffset: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetForLeaderEpochResponse_EpochEndOffset_2(o, w):
-    w += _S5.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(b, p):
-    o = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_OffsetForLeaderEpochResponse_EpochEndOffset_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetForLeaderTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetForLeaderTopicResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_OffsetForLeaderEpochResponse_EpochEndOffset_2(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_OffsetForLeaderEpochResponse_3(b, p):
-    o = _new(OffsetForLeaderEpochResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_OffsetForLeaderEpochResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('OffsetForLeaderEpochResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('OffsetForLeaderEpochResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_OffsetForLeaderEpochResponse_3(b, p):
+    bl = len(b)
+    o = _new(OffsetForLeaderEpochResponse)
+    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+                    e8.error_code, e8.partition, e8.leader_epoch, e8.end_offset, = _S5.unpack_from(b, p)
+                    p += 18
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_OffsetForLeaderEpochResponse_0(b, p, o)
     return o, p
 
 
@@ -818,7 +803,30 @@ def _w_OffsetForLeaderEpochResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_2(e2, w)
+        v3 = e2.topic
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S5.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -160,75 +160,8 @@ _ProduceResponse_TopicProduceResponse = ProduceResponse.TopicProduceResponse
 _ProduceResponse_NodeEndpoint = ProduceResponse.NodeEndpoint
 
 
-def _r_ProduceRequest_PartitionProduceData_0(b, p):
-    o = _new(_ProduceRequest_PartitionProduceData)
-    o.index, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        o.records = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionProduceData.Records: length ' + str(n1) + ' past the end')
-        o.records = b[p:q2]
-        p = q2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceRequest_PartitionProduceData_0(o, w):
-    w += _S1.pack(o.index)
-    v1 = o.records
-    if v1 is None:
-        w += b'\xff\xff\xff\xff'
-    else:
-        w += _S1.pack(len(v1))
-        _wrec(w, v1)
-
-
-def _r_ProduceRequest_TopicProduceData_0(b, p):
-    o = _new(_ProduceRequest_TopicProduceData)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicProduceData.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceData.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceData.PartitionData: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceRequest_PartitionProduceData_0(b, p)
-            xs4.append(e5)
-        o.partition_data = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceRequest_TopicProduceData_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_data
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_ProduceRequest_PartitionProduceData_0(e3, w)
-
-
 def _r_ProduceRequest_0(b, p):
+    bl = len(b)
     o = _new(ProduceRequest)
     o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
     p += 6
@@ -237,11 +170,48 @@ def _r_ProduceRequest_0(b, p):
     if n1 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceRequest.TopicData: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceRequest_TopicProduceData_0(b, p)
+            e3 = _new(_ProduceRequest_TopicProduceData)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicProduceData.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceData.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceRequest_PartitionProduceData)
+                    e8.index, = _S1.unpack_from(b, p)
+                    p += 4
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        e8.records = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n9) + ' past the end')
+                        e8.records = b[p:q10]
+                        p = q10
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_data = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topic_data = xs2
     o.transactional_id = None
@@ -256,10 +226,24 @@ def _w_ProduceRequest_0(o, w):
     xs1 = o.topic_data
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ProduceRequest_TopicProduceData_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_data
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S1.pack(e5.index)
+            v6 = e5.records
+            if v6 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v6))
+                _wrec(w, v6)
 
 
 def _r_ProduceRequest_1(b, p):
+    bl = len(b)
     o = _new(ProduceRequest)
     n1, = _S2.unpack_from(b, p)
     p += 2
@@ -267,7 +251,7 @@ def _r_ProduceRequest_1(b, p):
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -278,11 +262,48 @@ def _r_ProduceRequest_1(b, p):
     if n3 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_ProduceRequest_TopicProduceData_0(b, p)
+            e5 = _new(_ProduceRequest_TopicProduceData)
+            n6, = _S2.unpack_from(b, p)
+            p += 2
+            if n6 < 0:
+                raise DecodeError('TopicProduceData.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TopicProduceData.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ProduceRequest_PartitionProduceData)
+                    e10.index, = _S1.unpack_from(b, p)
+                    p += 4
+                    n11, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n11 < 0:
+                        e10.records = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n11) + ' past the end')
+                        e10.records = b[p:q12]
+                        p = q12
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e5.partition_data = xs9
+            e5.topic_id = UUID_ZERO
+            e5.unknown_tagged_fields = None
             xs4.append(e5)
         o.topic_data = xs4
     o.unknown_tagged_fields = None
@@ -301,199 +322,183 @@ def _w_ProduceRequest_1(o, w):
     xs2 = o.topic_data
     w += _S1.pack(len(xs2))
     for e3 in xs2:
-        _w_ProduceRequest_TopicProduceData_0(e3, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        w += _S2.pack(len(v4))
+        w += v4
+        xs5 = e3.partition_data
+        w += _S1.pack(len(xs5))
+        for e6 in xs5:
+            w += _S1.pack(e6.index)
+            v7 = e6.records
+            if v7 is None:
+                w += b'\xff\xff\xff\xff'
+            else:
+                w += _S1.pack(len(v7))
+                _wrec(w, v7)
 
 
-def _r_ProduceRequest_PartitionProduceData_1(b, p):
-    o = _new(_ProduceRequest_PartitionProduceData)
-    o.index, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.records = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionProduceData.Records: length ' + str(n1) + ' past the end')
-        o.records = b[p:q2]
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ProduceRequest_PartitionProduceData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionProduceData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionProduceData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ProduceRequest_PartitionProduceData_1(o, w):
-    w += _S1.pack(o.index)
-    v1 = o.records
-    if v1 is None:
-        w.append(0)
-    else:
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        _wrec(w, v1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ProduceRequest_TopicProduceData_1(b, p):
-    o = _new(_ProduceRequest_TopicProduceData)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicProduceData.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceData.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceData.PartitionData: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceRequest_PartitionProduceData_1(b, p)
-            xs4.append(e5)
-        o.partition_data = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ProduceRequest_TopicProduceData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicProduceData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicProduceData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ProduceRequest_TopicProduceData_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_data
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ProduceRequest_PartitionProduceData_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ProduceRequest_2(b, p):
-    o = _new(ProduceRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.transactional_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 6
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ProduceRequest.TopicData: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceRequest_TopicProduceData_1(b, p)
-            xs4.append(e5)
-        o.topic_data = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ProduceRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ProduceRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ProduceRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ProduceRequest_2(b, p):
+    bl = len(b)
+    o = _new(ProduceRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.transactional_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
+        o.transactional_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
+    p += 6
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ProduceRequest.TopicData: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_ProduceRequest_TopicProduceData)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicProduceData.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('TopicProduceData.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ProduceRequest_PartitionProduceData)
+                    e10.index, = _S1.unpack_from(b, p)
+                    p += 4
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e10.records = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n11) + ' past the end')
+                        e10.records = b[p:q12]
+                        p = q12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e10)
+                    xs9.append(e10)
+                e5.partition_data = xs9
+            e5.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceRequest_TopicProduceData_0(b, p, e5)
+            xs4.append(e5)
+        o.topic_data = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ProduceRequest_0(b, p, o)
     return o, p
 
 
@@ -517,67 +522,40 @@ def _w_ProduceRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_ProduceRequest_TopicProduceData_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ProduceRequest_TopicProduceData_2(b, p):
-    o = _new(_ProduceRequest_TopicProduceData)
-    o.topic_id, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicProduceData.PartitionData: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ProduceRequest_PartitionProduceData_1(b, p)
-            xs2.append(e3)
-        o.partition_data = xs2
-    o.name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicProduceData: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicProduceData: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ProduceRequest_TopicProduceData_2(o, w):
-    w += _S3.pack(o.topic_id)
-    xs1 = o.partition_data
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ProduceRequest_PartitionProduceData_1(e2, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        xs5 = e3.partition_data
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S1.pack(e6.index)
+            v7 = e6.records
+            if v7 is None:
+                w.append(0)
+            else:
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                _wrec(w, v7)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -585,58 +563,86 @@ def _w_ProduceRequest_TopicProduceData_2(o, w):
 
 
 def _r_ProduceRequest_3(b, p):
+    bl = len(b)
     o = _new(ProduceRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
     p += 6
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_ProduceRequest_TopicProduceData_2(b, p)
+            e5 = _new(_ProduceRequest_TopicProduceData)
+            e5.topic_id, = _S3.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceRequest_PartitionProduceData)
+                    e8.index, = _S1.unpack_from(b, p)
+                    p += 4
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.records = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n9) + ' past the end')
+                        e8.records = b[p:q10]
+                        p = q10
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e8)
+                    xs7.append(e8)
+                e5.partition_data = xs7
+            e5.name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceRequest_TopicProduceData_0(b, p, e5)
             xs4.append(e5)
         o.topic_data = xs4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ProduceRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ProduceRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ProduceRequest_0(b, p, o)
     return o, p
 
 
@@ -660,82 +666,83 @@ def _w_ProduceRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_ProduceRequest_TopicProduceData_2(e3, w)
+        w += _S3.pack(e3.topic_id)
+        xs4 = e3.partition_data
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S1.pack(e5.index)
+            v6 = e5.records
+            if v6 is None:
+                w.append(0)
+            else:
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                _wrec(w, v6)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_ProduceResponse_PartitionProduceResponse_0(b, p):
-    o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, = _S4.unpack_from(b, p)
-    p += 14
-    o.log_append_time_ms = -1
-    o.log_start_offset = -1
-    o.record_errors = []
-    o.error_message = None
-    o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_PartitionProduceResponse_0(o, w):
-    w += _S4.pack(o.index, o.error_code, o.base_offset)
-
-
-def _r_ProduceResponse_TopicProduceResponse_0(b, p):
-    o = _new(_ProduceResponse_TopicProduceResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceResponse_PartitionProduceResponse_0(b, p)
-            xs4.append(e5)
-        o.partition_responses = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_TopicProduceResponse_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_responses
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_ProduceResponse_PartitionProduceResponse_0(e3, w)
-
-
 def _r_ProduceResponse_0(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_0(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e8.index, e8.error_code, e8.base_offset, = _S4.unpack_from(b, p)
+                    p += 14
+                    e8.log_append_time_ms = -1
+                    e8.log_start_offset = -1
+                    e8.record_errors = []
+                    e8.error_message = None
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_responses = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms = 0
@@ -748,21 +755,60 @@ def _w_ProduceResponse_0(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_responses
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S4.pack(e5.index, e5.error_code, e5.base_offset)
 
 
 def _r_ProduceResponse_1(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_0(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e8.index, e8.error_code, e8.base_offset, = _S4.unpack_from(b, p)
+                    p += 14
+                    e8.log_append_time_ms = -1
+                    e8.log_start_offset = -1
+                    e8.record_errors = []
+                    e8.error_message = None
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_responses = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -776,78 +822,60 @@ def _w_ProduceResponse_1(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_responses
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S4.pack(e5.index, e5.error_code, e5.base_offset)
     w += _S1.pack(o.throttle_time_ms)
 
 
-def _r_ProduceResponse_PartitionProduceResponse_1(b, p):
-    o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, = _S5.unpack_from(b, p)
-    p += 22
-    o.log_start_offset = -1
-    o.record_errors = []
-    o.error_message = None
-    o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_PartitionProduceResponse_1(o, w):
-    w += _S5.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms)
-
-
-def _r_ProduceResponse_TopicProduceResponse_1(b, p):
-    o = _new(_ProduceResponse_TopicProduceResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceResponse_PartitionProduceResponse_1(b, p)
-            xs4.append(e5)
-        o.partition_responses = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_TopicProduceResponse_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_responses
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_ProduceResponse_PartitionProduceResponse_1(e3, w)
-
-
 def _r_ProduceResponse_2(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_1(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, = _S5.unpack_from(b, p)
+                    p += 22
+                    e8.log_start_offset = -1
+                    e8.record_errors = []
+                    e8.error_message = None
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_responses = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -861,77 +889,59 @@ def _w_ProduceResponse_2(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_responses
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S5.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms)
     w += _S1.pack(o.throttle_time_ms)
 
 
-def _r_ProduceResponse_PartitionProduceResponse_2(b, p):
-    o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
-    p += 30
-    o.record_errors = []
-    o.error_message = None
-    o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_PartitionProduceResponse_2(o, w):
-    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-
-
-def _r_ProduceResponse_TopicProduceResponse_2(b, p):
-    o = _new(_ProduceResponse_TopicProduceResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceResponse_PartitionProduceResponse_2(b, p)
-            xs4.append(e5)
-        o.partition_responses = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_TopicProduceResponse_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_responses
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_ProduceResponse_PartitionProduceResponse_2(e3, w)
-
-
 def _r_ProduceResponse_3(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_2(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
+                    p += 30
+                    e8.record_errors = []
+                    e8.error_message = None
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_responses = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -945,137 +955,92 @@ def _w_ProduceResponse_3(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_2(e2, w)
-    w += _S1.pack(o.throttle_time_ms)
-
-
-def _r_ProduceResponse_BatchIndexAndErrorMessage_0(b, p):
-    o = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-    o.batch_index, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.batch_index_error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n1) + ' past the end')
-        o.batch_index_error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_BatchIndexAndErrorMessage_0(o, w):
-    w += _S1.pack(o.batch_index)
-    v1 = o.batch_index_error_message
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S2.pack(len(v1))
-        w += v1
-
-
-def _r_ProduceResponse_PartitionProduceResponse_3(b, p):
-    o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
-    p += 30
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ProduceResponse_BatchIndexAndErrorMessage_0(b, p)
-            xs2.append(e3)
-        o.record_errors = xs2
-    n4, = _S2.unpack_from(b, p)
-    p += 2
-    if n4 < 0:
-        o.error_message = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n4) + ' past the end')
-        o.error_message = str(b[p:q5], 'utf-8')
-        p = q5
-    o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_PartitionProduceResponse_3(o, w):
-    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    xs1 = o.record_errors
-    w += _S1.pack(len(xs1))
-    for e2 in xs1:
-        _w_ProduceResponse_BatchIndexAndErrorMessage_0(e2, w)
-    v3 = o.error_message
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        v3 = e2.name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
         w += v3
-
-
-def _r_ProduceResponse_TopicProduceResponse_3(b, p):
-    o = _new(_ProduceResponse_TopicProduceResponse)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceResponse_PartitionProduceResponse_3(b, p)
-            xs4.append(e5)
-        o.partition_responses = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProduceResponse_TopicProduceResponse_3(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_responses
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_ProduceResponse_PartitionProduceResponse_3(e3, w)
+        xs4 = e2.partition_responses
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+    w += _S1.pack(o.throttle_time_ms)
 
 
 def _r_ProduceResponse_4(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
     n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_3(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
+                    p += 30
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e11.batch_index, = _S1.unpack_from(b, p)
+                            p += 4
+                            n12, = _S2.unpack_from(b, p)
+                            p += 2
+                            if n12 < 0:
+                                e11.batch_index_error_message = None
+                            else:
+                                q13 = p + n12
+                                if q13 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n12) + ' past the end')
+                                e11.batch_index_error_message = str(b[p:q13], 'utf-8')
+                                p = q13
+                            e11.unknown_tagged_fields = None
+                            xs10.append(e11)
+                        e8.record_errors = xs10
+                    n14, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n14 < 0:
+                        e8.error_message = None
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
+                        e8.error_message = str(b[p:q15], 'utf-8')
+                        p = q15
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_responses = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -1089,247 +1054,232 @@ def _w_ProduceResponse_4(o, w):
     xs1 = o.responses
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_3(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_responses
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+            xs6 = e5.record_errors
+            w += _S1.pack(len(xs6))
+            for e7 in xs6:
+                w += _S1.pack(e7.batch_index)
+                v8 = e7.batch_index_error_message
+                if v8 is None:
+                    w += b'\xff\xff'
+                else:
+                    v8 = v8.encode()
+                    w += _S2.pack(len(v8))
+                    w += v8
+            v9 = e5.error_message
+            if v9 is None:
+                w += b'\xff\xff'
+            else:
+                v9 = v9.encode()
+                w += _S2.pack(len(v9))
+                w += v9
     w += _S1.pack(o.throttle_time_ms)
 
 
-def _r_ProduceResponse_BatchIndexAndErrorMessage_1(b, p):
-    o = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-    o.batch_index, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.batch_index_error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n1) + ' past the end')
-        o.batch_index_error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('BatchIndexAndErrorMessage: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('BatchIndexAndErrorMessage: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ProduceResponse_BatchIndexAndErrorMessage_1(o, w):
-    w += _S1.pack(o.batch_index)
-    v1 = o.batch_index_error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ProduceResponse_PartitionProduceResponse_4(b, p):
-    o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
-    p += 30
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ProduceResponse_BatchIndexAndErrorMessage_1(b, p)
-            xs2.append(e3)
-        o.record_errors = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.error_message = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n4) + ' past the end')
-        o.error_message = str(b[p:q5], 'utf-8')
-        p = q5
-    o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ProduceResponse_PartitionProduceResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionProduceResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionProduceResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ProduceResponse_PartitionProduceResponse_4(o, w):
-    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    xs1 = o.record_errors
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ProduceResponse_BatchIndexAndErrorMessage_1(e2, w)
-    v3 = o.error_message
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v3
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ProduceResponse_TopicProduceResponse_4(b, p):
-    o = _new(_ProduceResponse_TopicProduceResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceResponse_PartitionProduceResponse_4(b, p)
-            xs4.append(e5)
-        o.partition_responses = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ProduceResponse_TopicProduceResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicProduceResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicProduceResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ProduceResponse_TopicProduceResponse_4(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_responses
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ProduceResponse_PartitionProduceResponse_4(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_ProduceResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ProduceResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ProduceResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_ProduceResponse_5(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_4(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
+                    p += 30
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e11.batch_index, = _S1.unpack_from(b, p)
+                            p += 4
+                            n12 = b[p] - 1
+                            p += 1
+                            if n12 > 126:
+                                n12, p = _uvt(b, p, n12 + 1)
+                                n12 -= 1
+                            if n12 < 0:
+                                e11.batch_index_error_message = None
+                            else:
+                                q13 = p + n12
+                                if q13 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n12) + ' past the end')
+                                e11.batch_index_error_message = str(b[p:q13], 'utf-8')
+                                p = q13
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e11.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
+                            xs10.append(e11)
+                        e8.record_errors = xs10
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        e8.error_message = None
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
+                        e8.error_message = str(b[p:q15], 'utf-8')
+                        p = q15
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceResponse_PartitionProduceResponse_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_responses = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -1337,25 +1287,9 @@ def _r_ProduceResponse_5(b, p):
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ProduceResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ProduceResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ProduceResponse_0(b, p, o)
     return o, p
 
 
@@ -1367,124 +1301,7 @@ def _w_ProduceResponse_5(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_4(e2, w)
-    w += _S1.pack(o.throttle_time_ms)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ProduceResponse_LeaderIdAndEpoch_0(b, p):
-    o = _new(_ProduceResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S7.unpack_from(b, p)
-    p += 8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('LeaderIdAndEpoch: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('LeaderIdAndEpoch: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ProduceResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S7.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ProduceResponse_PartitionProduceResponse_5(b, p):
-    o = _new(_ProduceResponse_PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, = _S6.unpack_from(b, p)
-    p += 30
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ProduceResponse_BatchIndexAndErrorMessage_1(b, p)
-            xs2.append(e3)
-        o.record_errors = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.error_message = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n4) + ' past the end')
-        o.error_message = str(b[p:q5], 'utf-8')
-        p = q5
-    o.current_leader = _ProduceResponse_LeaderIdAndEpoch()
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('PartitionProduceResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('PartitionProduceResponse: tagged field past the end')
-        if tag == 0:
-            o.current_leader, p = _r_ProduceResponse_LeaderIdAndEpoch_0(b, p)
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ProduceResponse_PartitionProduceResponse_5(o, w):
-    w += _S6.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
-    xs1 = o.record_errors
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ProduceResponse_BatchIndexAndErrorMessage_1(e2, w)
-    v3 = o.error_message
-    if v3 is None:
-        w.append(0)
-    else:
+        v3 = e2.name
         v3 = v3.encode()
         ln = len(v3) + 1
         if ln < 128:
@@ -1492,196 +1309,323 @@ def _w_ProduceResponse_PartitionProduceResponse_5(o, w):
         else:
             _wuv(w, ln)
         w += v3
-    tags = []
-    if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or o.current_leader.unknown_tagged_fields:
-        t4 = bytearray()
-        _w_ProduceResponse_LeaderIdAndEpoch_0(o.current_leader, t4)
-        tags.append((0, t4))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_ProduceResponse_TopicProduceResponse_5(b, p):
-    o = _new(_ProduceResponse_TopicProduceResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicProduceResponse.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ProduceResponse_PartitionProduceResponse_5(b, p)
-            xs4.append(e5)
-        o.partition_responses = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicProduceResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicProduceResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ProduceResponse_TopicProduceResponse_5(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_responses
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_ProduceResponse_PartitionProduceResponse_5(e3, w)
+        xs4 = e2.partition_responses
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+            xs6 = e5.record_errors
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e7 in xs6:
+                w += _S1.pack(e7.batch_index)
+                v8 = e7.batch_index_error_message
+                if v8 is None:
+                    w.append(0)
+                else:
+                    v8 = v8.encode()
+                    ln = len(v8) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v8
+                if e7.unknown_tagged_fields:
+                    _wtags(w, e7.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            v9 = e5.error_message
+            if v9 is None:
+                w.append(0)
+            else:
+                v9 = v9.encode()
+                ln = len(v9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v9
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    w += _S1.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_ProduceResponse_NodeEndpoint_0(b, p):
-    o = _new(_ProduceResponse_NodeEndpoint)
-    o.node_id, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('NodeEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ProduceResponse_LeaderIdAndEpoch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
+        raise DecodeError('LeaderIdAndEpoch: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('LeaderIdAndEpoch: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _t_ProduceResponse_PartitionProduceResponse_1(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('PartitionProduceResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('PartitionProduceResponse: tagged field past the end')
+        if tag == 0:
+            s1 = _new(_ProduceResponse_LeaderIdAndEpoch)
+            s1.leader_id, s1.leader_epoch, = _S7.unpack_from(b, p)
+            p += 8
+            if b[p] == 0:  # no tagged fields, the common case
+                s1.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceResponse_LeaderIdAndEpoch_0(b, p, s1)
+            o.current_leader = s1
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _t_ProduceResponse_NodeEndpoint_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
         raise DecodeError('NodeEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('NodeEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ProduceResponse_NodeEndpoint_0(o, w):
-    w += _S1.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
+def _t_ProduceResponse_1(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ProduceResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ProduceResponse: tagged field past the end')
+        if tag == 0:
+            n1 = b[p] - 1
+            p += 1
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
+                raise DecodeError('ProduceResponse.NodeEndpoints: null where not nullable')
+            else:
+                if n1 > bl - p:
+                    raise DecodeError('ProduceResponse.NodeEndpoints: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3 = _new(_ProduceResponse_NodeEndpoint)
+                    e3.node_id, = _S1.unpack_from(b, p)
+                    p += 4
+                    n4 = b[p] - 1
+                    p += 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        if q5 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
+                        e3.host = str(b[p:q5], 'utf-8')
+                        p = q5
+                    e3.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n6 = b[p] - 1
+                    p += 1
+                    if n6 > 126:
+                        n6, p = _uvt(b, p, n6 + 1)
+                        n6 -= 1
+                    if n6 < 0:
+                        e3.rack = None
+                    else:
+                        q7 = p + n6
+                        if q7 > bl:
+                            raise DecodeError('NodeEndpoint.Rack: length ' + str(n6) + ' past the end')
+                        e3.rack = str(b[p:q7], 'utf-8')
+                        p = q7
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e3.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceResponse_NodeEndpoint_0(b, p, e3)
+                    xs2.append(e3)
+                o.node_endpoints = xs2
         else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_ProduceResponse_6(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_5(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
+                    p += 30
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e11.batch_index, = _S1.unpack_from(b, p)
+                            p += 4
+                            n12 = b[p] - 1
+                            p += 1
+                            if n12 > 126:
+                                n12, p = _uvt(b, p, n12 + 1)
+                                n12 -= 1
+                            if n12 < 0:
+                                e11.batch_index_error_message = None
+                            else:
+                                q13 = p + n12
+                                if q13 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n12) + ' past the end')
+                                e11.batch_index_error_message = str(b[p:q13], 'utf-8')
+                                p = q13
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e11.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
+                            xs10.append(e11)
+                        e8.record_errors = xs10
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        e8.error_message = None
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
+                        e8.error_message = str(b[p:q15], 'utf-8')
+                        p = q15
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_responses = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -1689,42 +1633,9 @@ def _r_ProduceResponse_6(b, p):
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ProduceResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ProduceResponse: tagged field past the end')
-        if tag == 0:
-            n4 = b[p]
-            p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ProduceResponse.NodeEndpoints: null where not nullable')
-            else:
-                if n4 > len(b) - p:
-                    raise DecodeError('ProduceResponse.NodeEndpoints: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6, p = _r_ProduceResponse_NodeEndpoint_0(b, p)
-                    xs5.append(e6)
-                o.node_endpoints = xs5
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ProduceResponse_1(b, p, o)
     return o, p
 
 
@@ -1736,103 +1647,215 @@ def _w_ProduceResponse_6(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_5(e2, w)
-    w += _S1.pack(o.throttle_time_ms)
-    tags = []
-    if o.node_endpoints:
-        t3 = bytearray()
-        xs4 = o.node_endpoints
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_responses
         ln = len(xs4) + 1
         if ln < 128:
-            t3.append(ln)
+            w.append(ln)
         else:
-            _wuv(t3, ln)
+            _wuv(w, ln)
         for e5 in xs4:
-            _w_ProduceResponse_NodeEndpoint_0(e5, t3)
-        tags.append((0, t3))
+            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+            xs6 = e5.record_errors
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e7 in xs6:
+                w += _S1.pack(e7.batch_index)
+                v8 = e7.batch_index_error_message
+                if v8 is None:
+                    w.append(0)
+                else:
+                    v8 = v8.encode()
+                    ln = len(v8) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v8
+                if e7.unknown_tagged_fields:
+                    _wtags(w, e7.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            v9 = e5.error_message
+            if v9 is None:
+                w.append(0)
+            else:
+                v9 = v9.encode()
+                ln = len(v9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v9
+            tags10 = []
+            if (e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields:
+                t11 = bytearray()
+                s12 = e5.current_leader
+                t11 += _S7.pack(s12.leader_id, s12.leader_epoch)
+                if s12.unknown_tagged_fields:
+                    _wtags(t11, s12.unknown_tagged_fields)
+                else:
+                    t11.append(0)
+                tags10.append((0, t11))
+            if e5.unknown_tagged_fields:
+                tags10 = sorted(tags10 + e5.unknown_tagged_fields, key=_first)
+            if tags10:
+                _wtags(w, tags10)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    w += _S1.pack(o.throttle_time_ms)
+    tags13 = []
+    if o.node_endpoints:
+        t14 = bytearray()
+        xs15 = o.node_endpoints
+        ln = len(xs15) + 1
+        if ln < 128:
+            t14.append(ln)
+        else:
+            _wuv(t14, ln)
+        for e16 in xs15:
+            t14 += _S1.pack(e16.node_id)
+            v17 = e16.host
+            v17 = v17.encode()
+            ln = len(v17) + 1
+            if ln < 128:
+                t14.append(ln)
+            else:
+                _wuv(t14, ln)
+            t14 += v17
+            t14 += _S1.pack(e16.port)
+            v18 = e16.rack
+            if v18 is None:
+                t14.append(0)
+            else:
+                v18 = v18.encode()
+                ln = len(v18) + 1
+                if ln < 128:
+                    t14.append(ln)
+                else:
+                    _wuv(t14, ln)
+                t14 += v18
+            if e16.unknown_tagged_fields:
+                _wtags(t14, e16.unknown_tagged_fields)
+            else:
+                t14.append(0)
+        tags13.append((0, t14))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_ProduceResponse_TopicProduceResponse_6(b, p):
-    o = _new(_ProduceResponse_TopicProduceResponse)
-    o.topic_id, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ProduceResponse_PartitionProduceResponse_5(b, p)
-            xs2.append(e3)
-        o.partition_responses = xs2
-    o.name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TopicProduceResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TopicProduceResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_ProduceResponse_TopicProduceResponse_6(o, w):
-    w += _S3.pack(o.topic_id)
-    xs1 = o.partition_responses
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ProduceResponse_PartitionProduceResponse_5(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
+        tags13 = sorted(tags13 + o.unknown_tagged_fields, key=_first)
+    if tags13:
+        _wtags(w, tags13)
     else:
         w.append(0)
 
 
 def _r_ProduceResponse_7(b, p):
+    bl = len(b)
     o = _new(ProduceResponse)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProduceResponse_TopicProduceResponse_6(b, p)
+            e3 = _new(_ProduceResponse_TopicProduceResponse)
+            e3.topic_id, = _S3.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e6.index, e6.error_code, e6.base_offset, e6.log_append_time_ms, e6.log_start_offset, = _S6.unpack_from(b, p)
+                    p += 30
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n7) + ' past the end')
+                        xs8 = []
+                        for _ in range(n7):
+                            e9 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e9.batch_index, = _S1.unpack_from(b, p)
+                            p += 4
+                            n10 = b[p] - 1
+                            p += 1
+                            if n10 > 126:
+                                n10, p = _uvt(b, p, n10 + 1)
+                                n10 -= 1
+                            if n10 < 0:
+                                e9.batch_index_error_message = None
+                            else:
+                                q11 = p + n10
+                                if q11 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n10) + ' past the end')
+                                e9.batch_index_error_message = str(b[p:q11], 'utf-8')
+                                p = q11
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e9.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e9)
+                            xs8.append(e9)
+                        e6.record_errors = xs8
+                    n12 = b[p] - 1
+                    p += 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e6.error_message = None
+                    else:
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n12) + ' past the end')
+                        e6.error_message = str(b[p:q13], 'utf-8')
+                        p = q13
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e6)
+                    xs5.append(e6)
+                e3.partition_responses = xs5
+            e3.name = ''
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
     o.throttle_time_ms, = _S1.unpack_from(b, p)
@@ -1840,42 +1863,9 @@ def _r_ProduceResponse_7(b, p):
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ProduceResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ProduceResponse: tagged field past the end')
-        if tag == 0:
-            n4 = b[p]
-            p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ProduceResponse.NodeEndpoints: null where not nullable')
-            else:
-                if n4 > len(b) - p:
-                    raise DecodeError('ProduceResponse.NodeEndpoints: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6, p = _r_ProduceResponse_NodeEndpoint_0(b, p)
-                    xs5.append(e6)
-                o.node_endpoints = xs5
-        else:
-            if unknown is None:
-                unknown = []
-            unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ProduceResponse_1(b, p, o)
     return o, p
 
 
@@ -1887,24 +1877,110 @@ def _w_ProduceResponse_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ProduceResponse_TopicProduceResponse_6(e2, w)
-    w += _S1.pack(o.throttle_time_ms)
-    tags = []
-    if o.node_endpoints:
-        t3 = bytearray()
-        xs4 = o.node_endpoints
-        ln = len(xs4) + 1
+        w += _S3.pack(e2.topic_id)
+        xs3 = e2.partition_responses
+        ln = len(xs3) + 1
         if ln < 128:
-            t3.append(ln)
+            w.append(ln)
         else:
-            _wuv(t3, ln)
-        for e5 in xs4:
-            _w_ProduceResponse_NodeEndpoint_0(e5, t3)
-        tags.append((0, t3))
+            _wuv(w, ln)
+        for e4 in xs3:
+            w += _S6.pack(e4.index, e4.error_code, e4.base_offset, e4.log_append_time_ms, e4.log_start_offset)
+            xs5 = e4.record_errors
+            ln = len(xs5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e6 in xs5:
+                w += _S1.pack(e6.batch_index)
+                v7 = e6.batch_index_error_message
+                if v7 is None:
+                    w.append(0)
+                else:
+                    v7 = v7.encode()
+                    ln = len(v7) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v7
+                if e6.unknown_tagged_fields:
+                    _wtags(w, e6.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            v8 = e4.error_message
+            if v8 is None:
+                w.append(0)
+            else:
+                v8 = v8.encode()
+                ln = len(v8) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v8
+            tags9 = []
+            if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
+                t10 = bytearray()
+                s11 = e4.current_leader
+                t10 += _S7.pack(s11.leader_id, s11.leader_epoch)
+                if s11.unknown_tagged_fields:
+                    _wtags(t10, s11.unknown_tagged_fields)
+                else:
+                    t10.append(0)
+                tags9.append((0, t10))
+            if e4.unknown_tagged_fields:
+                tags9 = sorted(tags9 + e4.unknown_tagged_fields, key=_first)
+            if tags9:
+                _wtags(w, tags9)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    w += _S1.pack(o.throttle_time_ms)
+    tags12 = []
+    if o.node_endpoints:
+        t13 = bytearray()
+        xs14 = o.node_endpoints
+        ln = len(xs14) + 1
+        if ln < 128:
+            t13.append(ln)
+        else:
+            _wuv(t13, ln)
+        for e15 in xs14:
+            t13 += _S1.pack(e15.node_id)
+            v16 = e15.host
+            v16 = v16.encode()
+            ln = len(v16) + 1
+            if ln < 128:
+                t13.append(ln)
+            else:
+                _wuv(t13, ln)
+            t13 += v16
+            t13 += _S1.pack(e15.port)
+            v17 = e15.rack
+            if v17 is None:
+                t13.append(0)
+            else:
+                v17 = v17.encode()
+                ln = len(v17) + 1
+                if ln < 128:
+                    t13.append(ln)
+                else:
+                    _wuv(t13, ln)
+                t13 += v17
+            if e15.unknown_tagged_fields:
+                _wtags(t13, e15.unknown_tagged_fields)
+            else:
+                t13.append(0)
+        tags12.append((0, t13))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags12 = sorted(tags12 + o.unknown_tagged_fields, key=_first)
+    if tags12:
+        _wtags(w, tags12)
     else:
         w.append(0)
 
@@ -1913,3 +1989,4 @@ ProduceRequest._READERS = (_r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceR
 ProduceRequest._WRITERS = (_w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_3,)
 ProduceResponse._READERS = (_r_ProduceResponse_0, _r_ProduceResponse_1, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_4, _r_ProduceResponse_5, _r_ProduceResponse_6, _r_ProduceResponse_6, _r_ProduceResponse_6, _r_ProduceResponse_7,)
 ProduceResponse._WRITERS = (_w_ProduceResponse_0, _w_ProduceResponse_1, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_4, _w_ProduceResponse_5, _w_ProduceResponse_6, _w_ProduceResponse_6, _w_ProduceResponse_6, _w_ProduceResponse_7,)
+_ProduceResponse_PartitionProduceResponse._LAZY = {'current_leader': _ProduceResponse_LeaderIdAndEpoch}

@@ -66,19 +66,8 @@ class ProducerSnapshot(Message):
 _ProducerSnapshot_ProducerEntry = ProducerSnapshot.ProducerEntry
 
 
-def _r_ProducerSnapshot_ProducerEntry_0(b, p):
-    o = _new(_ProducerSnapshot_ProducerEntry)
-    o.producer_id, o.epoch, o.last_sequence, o.last_offset, o.offset_delta, o.timestamp, o.coordinator_epoch, o.current_txn_first_offset, = _S2.unpack_from(b, p)
-    p += 46
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_ProducerSnapshot_ProducerEntry_0(o, w):
-    w += _S2.pack(o.producer_id, o.epoch, o.last_sequence, o.last_offset, o.offset_delta, o.timestamp, o.coordinator_epoch, o.current_txn_first_offset)
-
-
 def _r_ProducerSnapshot_0(b, p):
+    bl = len(b)
     o = _new(ProducerSnapshot)
     o.crc, = _S0.unpack_from(b, p)
     p += 4
@@ -87,11 +76,14 @@ def _r_ProducerSnapshot_0(b, p):
     if n1 < 0:
         raise DecodeError('ProducerSnapshot.ProducerEntries: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ProducerSnapshot.ProducerEntries: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_ProducerSnapshot_ProducerEntry_0(b, p)
+            e3 = _new(_ProducerSnapshot_ProducerEntry)
+            e3.producer_id, e3.epoch, e3.last_sequence, e3.last_offset, e3.offset_delta, e3.timestamp, e3.coordinator_epoch, e3.current_txn_first_offset, = _S2.unpack_from(b, p)
+            p += 46
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.producer_entries = xs2
     o.unknown_tagged_fields = None
@@ -103,7 +95,7 @@ def _w_ProducerSnapshot_0(o, w):
     xs1 = o.producer_entries
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_ProducerSnapshot_ProducerEntry_0(e2, w)
+        w += _S2.pack(e2.producer_id, e2.epoch, e2.last_sequence, e2.last_offset, e2.offset_delta, e2.timestamp, e2.coordinator_epoch, e2.current_txn_first_offset)
 
 
 ProducerSnapshot._READERS = (None, _r_ProducerSnapshot_0,)

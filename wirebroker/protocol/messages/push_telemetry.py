@@ -67,44 +67,52 @@ class PushTelemetryResponse(Message):
 
 
 
-def _r_PushTelemetryRequest_0(b, p):
-    o = _new(PushTelemetryRequest)
-    o.client_instance_id, o.subscription_id, o.terminating, o.compression_type, = _S0.unpack_from(b, p)
-    p += 22
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PushTelemetryRequest.Metrics: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PushTelemetryRequest.Metrics: length ' + str(n1) + ' past the end')
-        o.metrics = b[p:q2]
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_PushTelemetryRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PushTelemetryRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PushTelemetryRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_PushTelemetryRequest_0(b, p):
+    bl = len(b)
+    o = _new(PushTelemetryRequest)
+    o.client_instance_id, o.subscription_id, o.terminating, o.compression_type, = _S0.unpack_from(b, p)
+    p += 22
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('PushTelemetryRequest.Metrics: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('PushTelemetryRequest.Metrics: length ' + str(n1) + ' past the end')
+        o.metrics = b[p:q2]
+        p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_PushTelemetryRequest_0(b, p, o)
     return o, p
 
 
@@ -123,31 +131,39 @@ def _w_PushTelemetryRequest_0(o, w):
         w.append(0)
 
 
-def _r_PushTelemetryResponse_0(b, p):
-    o = _new(PushTelemetryResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_PushTelemetryResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PushTelemetryResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PushTelemetryResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_PushTelemetryResponse_0(b, p):
+    bl = len(b)
+    o = _new(PushTelemetryResponse)
+    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
+    p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_PushTelemetryResponse_0(b, p, o)
     return o, p
 
 

@@ -96,190 +96,89 @@ _RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry = RemoteLogSegmentMetada
 _RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry = RemoteLogSegmentMetadataRecord.SegmentLeaderEpochEntry
 
 
-def _r_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry_0(b, p):
-    o = _new(_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.id, o.partition, = _S0.unpack_from(b, p)
-    p += 20
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicIdPartitionEntry: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicIdPartitionEntry: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.id, o.partition)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(b, p):
-    o = _new(_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry)
-    o.topic_id_partition, p = _r_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry_0(b, p)
-    o.id, = _S1.unpack_from(b, p)
-    p += 16
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RemoteLogSegmentIdEntry: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RemoteLogSegmentIdEntry: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(o, w):
-    _w_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry_0(o.topic_id_partition, w)
-    w += _S1.pack(o.id)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p):
-    o = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
-    o.leader_epoch, o.offset, = _S3.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SegmentLeaderEpochEntry: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SegmentLeaderEpochEntry: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(o, w):
-    w += _S3.pack(o.leader_epoch, o.offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_RemoteLogSegmentMetadataRecord_0(b, p):
-    o = _new(RemoteLogSegmentMetadataRecord)
-    o.remote_log_segment_id, p = _r_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(b, p)
-    o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, = _S2.unpack_from(b, p)
-    p += 36
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p)
-            xs2.append(e3)
-        o.segment_leader_epochs = xs2
-    o.segment_size_in_bytes, = _S4.unpack_from(b, p)
-    p += 4
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.custom_metadata = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('RemoteLogSegmentMetadataRecord.CustomMetadata: length ' + str(n4) + ' past the end')
-        o.custom_metadata = bytes(b[p:q5])
-        p = q5
-    o.remote_log_segment_state, = _S5.unpack_from(b, p)
-    p += 1
-    o.txn_index_empty = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataRecord_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RemoteLogSegmentMetadataRecord: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RemoteLogSegmentMetadataRecord: tagged field past the end')
         if tag == 0:
             o.txn_index_empty, = _S6.unpack_from(b, p)
@@ -290,44 +189,153 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_RemoteLogSegmentMetadataRecord_0(b, p):
+    bl = len(b)
+    o = _new(RemoteLogSegmentMetadataRecord)
+    s1 = _new(_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry)
+    s2 = _new(_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry)
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n3) + ' past the end')
+        s2.name = str(b[p:q4], 'utf-8')
+        p = q4
+    s2.id, s2.partition, = _S0.unpack_from(b, p)
+    p += 20
+    if b[p] == 0:  # no tagged fields, the common case
+        s2.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry_0(b, p, s2)
+    s1.topic_id_partition = s2
+    s1.id, = _S1.unpack_from(b, p)
+    p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        s1.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(b, p, s1)
+    o.remote_log_segment_id = s1
+    o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, = _S2.unpack_from(b, p)
+    p += 36
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: null where not nullable')
+    else:
+        if n5 > bl - p:
+            raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
+            e7.leader_epoch, e7.offset, = _S3.unpack_from(b, p)
+            p += 12
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e7)
+            xs6.append(e7)
+        o.segment_leader_epochs = xs6
+    o.segment_size_in_bytes, = _S4.unpack_from(b, p)
+    p += 4
+    n8 = b[p] - 1
+    p += 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
+        o.custom_metadata = None
+    else:
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('RemoteLogSegmentMetadataRecord.CustomMetadata: length ' + str(n8) + ' past the end')
+        o.custom_metadata = bytes(b[p:q9])
+        p = q9
+    o.remote_log_segment_state, = _S5.unpack_from(b, p)
+    p += 1
+    o.txn_index_empty = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemoteLogSegmentMetadataRecord_0(b, p, o)
     return o, p
 
 
 def _w_RemoteLogSegmentMetadataRecord_0(o, w):
-    _w_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(o.remote_log_segment_id, w)
-    w += _S2.pack(o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms)
-    xs1 = o.segment_leader_epochs
-    ln = len(xs1) + 1
+    s1 = o.remote_log_segment_id
+    s2 = s1.topic_id_partition
+    v3 = s2.name
+    v3 = v3.encode()
+    ln = len(v3) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e2 in xs1:
-        _w_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(e2, w)
+    w += v3
+    w += _S0.pack(s2.id, s2.partition)
+    if s2.unknown_tagged_fields:
+        _wtags(w, s2.unknown_tagged_fields)
+    else:
+        w.append(0)
+    w += _S1.pack(s1.id)
+    if s1.unknown_tagged_fields:
+        _wtags(w, s1.unknown_tagged_fields)
+    else:
+        w.append(0)
+    w += _S2.pack(o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms)
+    xs4 = o.segment_leader_epochs
+    ln = len(xs4) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e5 in xs4:
+        w += _S3.pack(e5.leader_epoch, e5.offset)
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S4.pack(o.segment_size_in_bytes)
-    v3 = o.custom_metadata
-    if v3 is None:
+    v6 = o.custom_metadata
+    if v6 is None:
         w.append(0)
     else:
-        ln = len(v3) + 1
+        ln = len(v6) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v3
+        w += v6
     w += _S5.pack(o.remote_log_segment_state)
-    tags = []
+    tags7 = []
     if o.txn_index_empty != False:
-        t4 = bytearray()
-        t4 += _S6.pack(o.txn_index_empty)
-        tags.append((0, t4))
+        t8 = bytearray()
+        t8 += _S6.pack(o.txn_index_empty)
+        tags7.append((0, t8))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags7 = sorted(tags7 + o.unknown_tagged_fields, key=_first)
+    if tags7:
+        _wtags(w, tags7)
     else:
         w.append(0)
 
 
 RemoteLogSegmentMetadataRecord._READERS = (_r_RemoteLogSegmentMetadataRecord_0,)
 RemoteLogSegmentMetadataRecord._WRITERS = (_w_RemoteLogSegmentMetadataRecord_0,)
+RemoteLogSegmentMetadataRecord._LAZY = {'remote_log_segment_id': _RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry}
+_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry._LAZY = {'topic_id_partition': _RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry}

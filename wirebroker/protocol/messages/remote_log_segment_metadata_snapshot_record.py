@@ -71,94 +71,43 @@ class RemoteLogSegmentMetadataSnapshotRecord(Message):
 _RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry = RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochEntry
 
 
-def _r_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p):
-    o = _new(_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry)
-    o.leader_epoch, o.offset, = _S1.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SegmentLeaderEpochEntry: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SegmentLeaderEpochEntry: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(o, w):
-    w += _S1.pack(o.leader_epoch, o.offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
-    o = _new(RemoteLogSegmentMetadataSnapshotRecord)
-    o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, = _S0.unpack_from(b, p)
-    p += 52
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p)
-            xs2.append(e3)
-        o.segment_leader_epochs = xs2
-    o.segment_size_in_bytes, = _S2.unpack_from(b, p)
-    p += 4
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.custom_metadata = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.CustomMetadata: length ' + str(n4) + ' past the end')
-        o.custom_metadata = bytes(b[p:q5])
-        p = q5
-    o.remote_log_segment_state, = _S3.unpack_from(b, p)
-    p += 1
-    o.txn_index_empty = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataSnapshotRecord_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord: tagged field past the end')
         if tag == 0:
             o.txn_index_empty, = _S4.unpack_from(b, p)
@@ -169,6 +118,59 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
+    bl = len(b)
+    o = _new(RemoteLogSegmentMetadataSnapshotRecord)
+    o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, = _S0.unpack_from(b, p)
+    p += 52
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry)
+            e3.leader_epoch, e3.offset, = _S1.unpack_from(b, p)
+            p += 12
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p, e3)
+            xs2.append(e3)
+        o.segment_leader_epochs = xs2
+    o.segment_size_in_bytes, = _S2.unpack_from(b, p)
+    p += 4
+    n4 = b[p] - 1
+    p += 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
+        o.custom_metadata = None
+    else:
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.CustomMetadata: length ' + str(n4) + ' past the end')
+        o.custom_metadata = bytes(b[p:q5])
+        p = q5
+    o.remote_log_segment_state, = _S3.unpack_from(b, p)
+    p += 1
+    o.txn_index_empty = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemoteLogSegmentMetadataSnapshotRecord_0(b, p, o)
     return o, p
 
 
@@ -181,7 +183,11 @@ def _w_RemoteLogSegmentMetadataSnapshotRecord_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(e2, w)
+        w += _S1.pack(e2.leader_epoch, e2.offset)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S2.pack(o.segment_size_in_bytes)
     v3 = o.custom_metadata
     if v3 is None:
@@ -194,15 +200,15 @@ def _w_RemoteLogSegmentMetadataSnapshotRecord_0(o, w):
             _wuv(w, ln)
         w += v3
     w += _S3.pack(o.remote_log_segment_state)
-    tags = []
+    tags4 = []
     if o.txn_index_empty != False:
-        t4 = bytearray()
-        t4 += _S4.pack(o.txn_index_empty)
-        tags.append((0, t4))
+        t5 = bytearray()
+        t5 += _S4.pack(o.txn_index_empty)
+        tags4.append((0, t5))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags4 = sorted(tags4 + o.unknown_tagged_fields, key=_first)
+    if tags4:
+        _wtags(w, tags4)
     else:
         w.append(0)
 

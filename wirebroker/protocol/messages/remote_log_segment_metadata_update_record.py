@@ -76,158 +76,166 @@ _RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry = RemoteLogSegmentMe
 _RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry = RemoteLogSegmentMetadataUpdateRecord.RemoteLogSegmentIdEntry
 
 
-def _r_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry_0(b, p):
-    o = _new(_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.id, o.partition, = _S0.unpack_from(b, p)
-    p += 20
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicIdPartitionEntry: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicIdPartitionEntry: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.id, o.partition)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(b, p):
-    o = _new(_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry)
-    o.topic_id_partition, p = _r_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry_0(b, p)
-    o.id, = _S1.unpack_from(b, p)
-    p += 16
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RemoteLogSegmentIdEntry: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RemoteLogSegmentIdEntry: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(o, w):
-    _w_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry_0(o.topic_id_partition, w)
-    w += _S1.pack(o.id)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_RemoteLogSegmentMetadataUpdateRecord_0(b, p):
-    o = _new(RemoteLogSegmentMetadataUpdateRecord)
-    o.remote_log_segment_id, p = _r_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(b, p)
-    o.broker_id, o.event_timestamp_ms, = _S2.unpack_from(b, p)
-    p += 12
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.custom_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('RemoteLogSegmentMetadataUpdateRecord.CustomMetadata: length ' + str(n1) + ' past the end')
-        o.custom_metadata = bytes(b[p:q2])
-        p = q2
-    o.remote_log_segment_state, = _S3.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemoteLogSegmentMetadataUpdateRecord_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RemoteLogSegmentMetadataUpdateRecord: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RemoteLogSegmentMetadataUpdateRecord: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_RemoteLogSegmentMetadataUpdateRecord_0(b, p):
+    bl = len(b)
+    o = _new(RemoteLogSegmentMetadataUpdateRecord)
+    s1 = _new(_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry)
+    s2 = _new(_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry)
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n3) + ' past the end')
+        s2.name = str(b[p:q4], 'utf-8')
+        p = q4
+    s2.id, s2.partition, = _S0.unpack_from(b, p)
+    p += 20
+    if b[p] == 0:  # no tagged fields, the common case
+        s2.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry_0(b, p, s2)
+    s1.topic_id_partition = s2
+    s1.id, = _S1.unpack_from(b, p)
+    p += 16
+    if b[p] == 0:  # no tagged fields, the common case
+        s1.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(b, p, s1)
+    o.remote_log_segment_id = s1
+    o.broker_id, o.event_timestamp_ms, = _S2.unpack_from(b, p)
+    p += 12
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.custom_metadata = None
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('RemoteLogSegmentMetadataUpdateRecord.CustomMetadata: length ' + str(n5) + ' past the end')
+        o.custom_metadata = bytes(b[p:q6])
+        p = q6
+    o.remote_log_segment_state, = _S3.unpack_from(b, p)
+    p += 1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemoteLogSegmentMetadataUpdateRecord_0(b, p, o)
     return o, p
 
 
 def _w_RemoteLogSegmentMetadataUpdateRecord_0(o, w):
-    _w_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(o.remote_log_segment_id, w)
+    s1 = o.remote_log_segment_id
+    s2 = s1.topic_id_partition
+    v3 = s2.name
+    v3 = v3.encode()
+    ln = len(v3) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v3
+    w += _S0.pack(s2.id, s2.partition)
+    if s2.unknown_tagged_fields:
+        _wtags(w, s2.unknown_tagged_fields)
+    else:
+        w.append(0)
+    w += _S1.pack(s1.id)
+    if s1.unknown_tagged_fields:
+        _wtags(w, s1.unknown_tagged_fields)
+    else:
+        w.append(0)
     w += _S2.pack(o.broker_id, o.event_timestamp_ms)
-    v1 = o.custom_metadata
-    if v1 is None:
+    v4 = o.custom_metadata
+    if v4 is None:
         w.append(0)
     else:
-        ln = len(v1) + 1
+        ln = len(v4) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v1
+        w += v4
     w += _S3.pack(o.remote_log_segment_state)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -237,3 +245,5 @@ def _w_RemoteLogSegmentMetadataUpdateRecord_0(o, w):
 
 RemoteLogSegmentMetadataUpdateRecord._READERS = (_r_RemoteLogSegmentMetadataUpdateRecord_0,)
 RemoteLogSegmentMetadataUpdateRecord._WRITERS = (_w_RemoteLogSegmentMetadataUpdateRecord_0,)
+RemoteLogSegmentMetadataUpdateRecord._LAZY = {'remote_log_segment_id': _RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry}
+_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry._LAZY = {'topic_id_partition': _RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry}

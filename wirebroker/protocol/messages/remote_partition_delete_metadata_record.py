@@ -62,94 +62,102 @@ class RemotePartitionDeleteMetadataRecord(Message):
 _RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry = RemotePartitionDeleteMetadataRecord.TopicIdPartitionEntry
 
 
-def _r_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry_0(b, p):
-    o = _new(_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.id, o.partition, = _S0.unpack_from(b, p)
-    p += 20
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicIdPartitionEntry: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicIdPartitionEntry: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.id, o.partition)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_RemotePartitionDeleteMetadataRecord_0(b, p):
-    o = _new(RemotePartitionDeleteMetadataRecord)
-    o.topic_id_partition, p = _r_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry_0(b, p)
-    o.broker_id, o.event_timestamp_ms, o.remote_partition_delete_state, = _S1.unpack_from(b, p)
-    p += 13
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RemotePartitionDeleteMetadataRecord_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RemotePartitionDeleteMetadataRecord: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RemotePartitionDeleteMetadataRecord: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_RemotePartitionDeleteMetadataRecord_0(b, p):
+    bl = len(b)
+    o = _new(RemotePartitionDeleteMetadataRecord)
+    s1 = _new(_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry)
+    n2 = b[p] - 1
+    p += 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
+        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
+    else:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n2) + ' past the end')
+        s1.name = str(b[p:q3], 'utf-8')
+        p = q3
+    s1.id, s1.partition, = _S0.unpack_from(b, p)
+    p += 20
+    if b[p] == 0:  # no tagged fields, the common case
+        s1.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry_0(b, p, s1)
+    o.topic_id_partition = s1
+    o.broker_id, o.event_timestamp_ms, o.remote_partition_delete_state, = _S1.unpack_from(b, p)
+    p += 13
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RemotePartitionDeleteMetadataRecord_0(b, p, o)
     return o, p
 
 
 def _w_RemotePartitionDeleteMetadataRecord_0(o, w):
-    _w_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry_0(o.topic_id_partition, w)
+    s1 = o.topic_id_partition
+    v2 = s1.name
+    v2 = v2.encode()
+    ln = len(v2) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    w += v2
+    w += _S0.pack(s1.id, s1.partition)
+    if s1.unknown_tagged_fields:
+        _wtags(w, s1.unknown_tagged_fields)
+    else:
+        w.append(0)
     w += _S1.pack(o.broker_id, o.event_timestamp_ms, o.remote_partition_delete_state)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -159,3 +167,4 @@ def _w_RemotePartitionDeleteMetadataRecord_0(o, w):
 
 RemotePartitionDeleteMetadataRecord._READERS = (_r_RemotePartitionDeleteMetadataRecord_0,)
 RemotePartitionDeleteMetadataRecord._WRITERS = (_w_RemotePartitionDeleteMetadataRecord_0,)
+RemotePartitionDeleteMetadataRecord._LAZY = {'topic_id_partition': _RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry}

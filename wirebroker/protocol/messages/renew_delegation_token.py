@@ -67,6 +67,7 @@ class RenewDelegationTokenResponse(Message):
 
 
 def _r_RenewDelegationTokenRequest_0(b, p):
+    bl = len(b)
     o = _new(RenewDelegationTokenRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
@@ -74,7 +75,7 @@ def _r_RenewDelegationTokenRequest_0(b, p):
         raise DecodeError('RenewDelegationTokenRequest.Hmac: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('RenewDelegationTokenRequest.Hmac: length ' + str(n1) + ' past the end')
         o.hmac = bytes(b[p:q2])
         p = q2
@@ -91,18 +92,42 @@ def _w_RenewDelegationTokenRequest_0(o, w):
     w += _S1.pack(o.renew_period_ms)
 
 
-def _r_RenewDelegationTokenRequest_1(b, p):
-    o = _new(RenewDelegationTokenRequest)
-    n1 = b[p]
+def _t_RenewDelegationTokenRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('RenewDelegationTokenRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('RenewDelegationTokenRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_RenewDelegationTokenRequest_1(b, p):
+    bl = len(b)
+    o = _new(RenewDelegationTokenRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('RenewDelegationTokenRequest.Hmac: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('RenewDelegationTokenRequest.Hmac: length ' + str(n1) + ' past the end')
         o.hmac = bytes(b[p:q2])
         p = q2
@@ -110,25 +135,9 @@ def _r_RenewDelegationTokenRequest_1(b, p):
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('RenewDelegationTokenRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('RenewDelegationTokenRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_RenewDelegationTokenRequest_0(b, p, o)
     return o, p
 
 
@@ -148,6 +157,7 @@ def _w_RenewDelegationTokenRequest_1(o, w):
 
 
 def _r_RenewDelegationTokenResponse_0(b, p):
+    bl = len(b)
     o = _new(RenewDelegationTokenResponse)
     o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 14
@@ -159,31 +169,39 @@ def _w_RenewDelegationTokenResponse_0(o, w):
     w += _S2.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
 
 
-def _r_RenewDelegationTokenResponse_1(b, p):
-    o = _new(RenewDelegationTokenResponse)
-    o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 14
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_RenewDelegationTokenResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('RenewDelegationTokenResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('RenewDelegationTokenResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_RenewDelegationTokenResponse_1(b, p):
+    bl = len(b)
+    o = _new(RenewDelegationTokenResponse)
+    o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms, = _S2.unpack_from(b, p)
+    p += 14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_RenewDelegationTokenResponse_0(b, p, o)
     return o, p
 
 

@@ -51,6 +51,7 @@ class RequestHeader(Message):
 
 
 def _r_RequestHeader_0(b, p):
+    bl = len(b)
     o = _new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id, = _S0.unpack_from(b, p)
     p += 8
@@ -66,6 +67,7 @@ def _w_RequestHeader_0(o, w):
 
 
 def _r_RequestHeader_1(b, p):
+    bl = len(b)
     o = _new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id, = _S0.unpack_from(b, p)
     p += 8
@@ -75,7 +77,7 @@ def _r_RequestHeader_1(b, p):
         o.client_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('RequestHeader.ClientId: length ' + str(n1) + ' past the end')
         o.client_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -94,7 +96,31 @@ def _w_RequestHeader_1(o, w):
         w += v1
 
 
+def _t_RequestHeader_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('RequestHeader: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('RequestHeader: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_RequestHeader_2(b, p):
+    bl = len(b)
     o = _new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id, = _S0.unpack_from(b, p)
     p += 8
@@ -104,31 +130,15 @@ def _r_RequestHeader_2(b, p):
         o.client_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('RequestHeader.ClientId: length ' + str(n1) + ' past the end')
         o.client_id = str(b[p:q2], 'utf-8')
         p = q2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('RequestHeader: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('RequestHeader: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_RequestHeader_0(b, p, o)
     return o, p
 
 

@@ -47,6 +47,7 @@ class ResponseHeader(Message):
 
 
 def _r_ResponseHeader_0(b, p):
+    bl = len(b)
     o = _new(ResponseHeader)
     o.correlation_id, = _S0.unpack_from(b, p)
     p += 4
@@ -58,31 +59,39 @@ def _w_ResponseHeader_0(o, w):
     w += _S0.pack(o.correlation_id)
 
 
-def _r_ResponseHeader_1(b, p):
-    o = _new(ResponseHeader)
-    o.correlation_id, = _S0.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ResponseHeader_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ResponseHeader: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ResponseHeader: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ResponseHeader_1(b, p):
+    bl = len(b)
+    o = _new(ResponseHeader)
+    o.correlation_id, = _S0.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ResponseHeader_0(b, p, o)
     return o, p
 
 

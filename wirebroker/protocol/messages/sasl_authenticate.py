@@ -67,6 +67,7 @@ class SaslAuthenticateResponse(Message):
 
 
 def _r_SaslAuthenticateRequest_0(b, p):
+    bl = len(b)
     o = _new(SaslAuthenticateRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
@@ -74,7 +75,7 @@ def _r_SaslAuthenticateRequest_0(b, p):
         raise DecodeError('SaslAuthenticateRequest.AuthBytes: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SaslAuthenticateRequest.AuthBytes: length ' + str(n1) + ' past the end')
         o.auth_bytes = bytes(b[p:q2])
         p = q2
@@ -88,42 +89,50 @@ def _w_SaslAuthenticateRequest_0(o, w):
     w += v1
 
 
-def _r_SaslAuthenticateRequest_1(b, p):
-    o = _new(SaslAuthenticateRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('SaslAuthenticateRequest.AuthBytes: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('SaslAuthenticateRequest.AuthBytes: length ' + str(n1) + ' past the end')
-        o.auth_bytes = bytes(b[p:q2])
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_SaslAuthenticateRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SaslAuthenticateRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SaslAuthenticateRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_SaslAuthenticateRequest_1(b, p):
+    bl = len(b)
+    o = _new(SaslAuthenticateRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('SaslAuthenticateRequest.AuthBytes: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('SaslAuthenticateRequest.AuthBytes: length ' + str(n1) + ' past the end')
+        o.auth_bytes = bytes(b[p:q2])
+        p = q2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_SaslAuthenticateRequest_0(b, p, o)
     return o, p
 
 
@@ -142,6 +151,7 @@ def _w_SaslAuthenticateRequest_1(o, w):
 
 
 def _r_SaslAuthenticateResponse_0(b, p):
+    bl = len(b)
     o = _new(SaslAuthenticateResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
@@ -151,7 +161,7 @@ def _r_SaslAuthenticateResponse_0(b, p):
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
@@ -161,7 +171,7 @@ def _r_SaslAuthenticateResponse_0(b, p):
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n3) + ' past the end')
         o.auth_bytes = bytes(b[p:q4])
         p = q4
@@ -185,6 +195,7 @@ def _w_SaslAuthenticateResponse_0(o, w):
 
 
 def _r_SaslAuthenticateResponse_1(b, p):
+    bl = len(b)
     o = _new(SaslAuthenticateResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
@@ -194,7 +205,7 @@ def _r_SaslAuthenticateResponse_1(b, p):
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
@@ -204,7 +215,7 @@ def _r_SaslAuthenticateResponse_1(b, p):
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n3) + ' past the end')
         o.auth_bytes = bytes(b[p:q4])
         p = q4
@@ -229,33 +240,57 @@ def _w_SaslAuthenticateResponse_1(o, w):
     w += _S2.pack(o.session_lifetime_ms)
 
 
+def _t_SaslAuthenticateResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('SaslAuthenticateResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('SaslAuthenticateResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_SaslAuthenticateResponse_2(b, p):
+    bl = len(b)
     o = _new(SaslAuthenticateResponse)
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n3) + ' past the end')
         o.auth_bytes = bytes(b[p:q4])
         p = q4
@@ -263,25 +298,9 @@ def _r_SaslAuthenticateResponse_2(b, p):
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('SaslAuthenticateResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('SaslAuthenticateResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_SaslAuthenticateResponse_0(b, p, o)
     return o, p
 
 

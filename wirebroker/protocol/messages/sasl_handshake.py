@@ -64,6 +64,7 @@ class SaslHandshakeResponse(Message):
 
 
 def _r_SaslHandshakeRequest_0(b, p):
+    bl = len(b)
     o = _new(SaslHandshakeRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -71,7 +72,7 @@ def _r_SaslHandshakeRequest_0(b, p):
         raise DecodeError('SaslHandshakeRequest.Mechanism: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SaslHandshakeRequest.Mechanism: length ' + str(n1) + ' past the end')
         o.mechanism = str(b[p:q2], 'utf-8')
         p = q2
@@ -87,6 +88,7 @@ def _w_SaslHandshakeRequest_0(o, w):
 
 
 def _r_SaslHandshakeResponse_0(b, p):
+    bl = len(b)
     o = _new(SaslHandshakeResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -95,7 +97,7 @@ def _r_SaslHandshakeResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('SaslHandshakeResponse.Mechanisms: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('SaslHandshakeResponse.Mechanisms: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
@@ -105,7 +107,7 @@ def _r_SaslHandshakeResponse_0(b, p):
                 raise DecodeError('SaslHandshakeResponse.Mechanisms: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('SaslHandshakeResponse.Mechanisms: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5

@@ -158,249 +158,213 @@ _ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse = ShareAcknowledgeRespon
 _ShareAcknowledgeResponse_NodeEndpoint = ShareAcknowledgeResponse.NodeEndpoint
 
 
-def _r_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p):
-    o = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
-    o.first_offset, o.last_offset, = _S2.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n1) + ' past the end')
-        o.acknowledge_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
-        p += 1 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AcknowledgementBatch: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AcknowledgementBatch: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareAcknowledgeRequest_AcknowledgementBatch_0(o, w):
-    w += _S2.pack(o.first_offset, o.last_offset)
-    xs1 = o.acknowledge_types
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_b[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'b', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p):
-    o = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
-    o.partition_index, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p)
-            xs2.append(e3)
-        o.acknowledgement_batches = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AcknowledgePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AcknowledgePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareAcknowledgeRequest_AcknowledgePartition_0(o, w):
-    w += _S0.pack(o.partition_index)
-    xs1 = o.acknowledgement_batches
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareAcknowledgeRequest_AcknowledgementBatch_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p):
-    o = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AcknowledgeTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AcknowledgeTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareAcknowledgeRequest_AcknowledgeTopic_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareAcknowledgeRequest_AcknowledgePartition_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareAcknowledgeRequest_0(b, p):
-    o = _new(ShareAcknowledgeRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.group_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ShareAcknowledgeRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.member_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.share_session_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p)
-            xs6.append(e7)
-        o.topics = xs6
-    o.is_renew_ack = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareAcknowledgeRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareAcknowledgeRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareAcknowledgeRequest_0(b, p):
+    bl = len(b)
+    o = _new(ShareAcknowledgeRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.group_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ShareAcknowledgeRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        o.member_id = None
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.share_session_epoch, = _S0.unpack_from(b, p)
+    p += 4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
+    else:
+        if n5 > bl - p:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+            e7.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+                    e10.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                            e13.first_offset, e13.last_offset, = _S2.unpack_from(b, p)
+                            p += 16
+                            n14 = b[p] - 1
+                            p += 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            else:
+                                if n14 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
+                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                p += 1 * n14
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e13)
+                            xs12.append(e13)
+                        e10.acknowledgement_batches = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e7.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e7)
+            xs6.append(e7)
+        o.topics = xs6
+    o.is_renew_ack = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareAcknowledgeRequest_0(b, p, o)
     return o, p
 
 
@@ -437,7 +401,45 @@ def _w_ShareAcknowledgeRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_ShareAcknowledgeRequest_AcknowledgeTopic_0(e4, w)
+        w += _S1.pack(e4.topic_id)
+        xs5 = e4.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S0.pack(e6.partition_index)
+            xs7 = e6.acknowledgement_batches
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.first_offset, e8.last_offset)
+                xs9 = e8.acknowledge_types
+                ln = len(xs9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs9) < 64:
+                    w += _ARRAY_b[len(xs9)].pack(*xs9)
+                else:
+                    w += _pack('>' + str(len(xs9)) + 'b', *xs9)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -445,71 +447,119 @@ def _w_ShareAcknowledgeRequest_0(o, w):
 
 
 def _r_ShareAcknowledgeRequest_1(b, p):
+    bl = len(b)
     o = _new(ShareAcknowledgeRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.group_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ShareAcknowledgeRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.member_id = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
     o.share_session_epoch, o.is_renew_ack, = _S3.unpack_from(b, p)
     p += 5
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p)
+            e7 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+            e7.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+                    e10.partition_index, = _S0.unpack_from(b, p)
+                    p += 4
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                            e13.first_offset, e13.last_offset, = _S2.unpack_from(b, p)
+                            p += 16
+                            n14 = b[p] - 1
+                            p += 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            else:
+                                if n14 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
+                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                p += 1 * n14
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e13)
+                            xs12.append(e13)
+                        e10.acknowledgement_batches = xs12
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e7.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e7)
             xs6.append(e7)
         o.topics = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ShareAcknowledgeRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ShareAcknowledgeRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ShareAcknowledgeRequest_0(b, p, o)
     return o, p
 
 
@@ -544,323 +594,306 @@ def _w_ShareAcknowledgeRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_ShareAcknowledgeRequest_AcknowledgeTopic_0(e4, w)
+        w += _S1.pack(e4.topic_id)
+        xs5 = e4.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            w += _S0.pack(e6.partition_index)
+            xs7 = e6.acknowledgement_batches
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S2.pack(e8.first_offset, e8.last_offset)
+                xs9 = e8.acknowledge_types
+                ln = len(xs9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs9) < 64:
+                    w += _ARRAY_b[len(xs9)].pack(*xs9)
+                else:
+                    w += _pack('>' + str(len(xs9)) + 'b', *xs9)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p):
-    o = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S5.unpack_from(b, p)
-    p += 8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderIdAndEpoch: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderIdAndEpoch: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S5.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareAcknowledgeResponse_PartitionData_0(b, p):
-    o = _new(_ShareAcknowledgeResponse_PartitionData)
-    o.partition_index, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.current_leader, p = _r_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p)
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeResponse_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareAcknowledgeResponse_PartitionData_0(o, w):
-    w += _S4.pack(o.partition_index, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    _w_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(o.current_leader, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p):
-    o = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareAcknowledgeResponse_PartitionData_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareAcknowledgeTopicResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareAcknowledgeTopicResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareAcknowledgeResponse_PartitionData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareAcknowledgeResponse_NodeEndpoint_0(b, p):
-    o = _new(_ShareAcknowledgeResponse_NodeEndpoint)
-    o.node_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('NodeEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S0.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('NodeEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('NodeEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareAcknowledgeResponse_NodeEndpoint_0(o, w):
-    w += _S0.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S0.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareAcknowledgeResponse_0(b, p):
-    o = _new(ShareAcknowledgeResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p)
-            xs4.append(e5)
-        o.responses = xs4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_ShareAcknowledgeResponse_NodeEndpoint_0(b, p)
-            xs7.append(e8)
-        o.node_endpoints = xs7
-    o.acquisition_lock_timeout_ms = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareAcknowledgeResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareAcknowledgeResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareAcknowledgeResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareAcknowledgeResponse_0(b, p):
+    bl = len(b)
+    o = _new(ShareAcknowledgeResponse)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
+            e5.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ShareAcknowledgeResponse_PartitionData)
+                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
+                    p += 6
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    s11 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
+                    s11.leader_id, s11.leader_epoch, = _S5.unpack_from(b, p)
+                    p += 8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s11.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s11)
+                    e8.current_leader = s11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e5.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e5)
+            xs4.append(e5)
+        o.responses = xs4
+    n12 = b[p] - 1
+    p += 1
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
+        raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
+    else:
+        if n12 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+            e14.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('NodeEndpoint.Host: null where not nullable')
+            else:
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('NodeEndpoint.Host: length ' + str(n15) + ' past the end')
+                e14.host = str(b[p:q16], 'utf-8')
+                p = q16
+            e14.port, = _S0.unpack_from(b, p)
+            p += 4
+            n17 = b[p] - 1
+            p += 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                e14.rack = None
+            else:
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n17) + ' past the end')
+                e14.rack = str(b[p:q18], 'utf-8')
+                p = q18
+            if b[p] == 0:  # no tagged fields, the common case
+                e14.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e14)
+            xs13.append(e14)
+        o.node_endpoints = xs13
+    o.acquisition_lock_timeout_ms = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareAcknowledgeResponse_0(b, p, o)
     return o, p
 
 
@@ -884,15 +917,72 @@ def _w_ShareAcknowledgeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(e3, w)
-    xs4 = o.node_endpoints
-    ln = len(xs4) + 1
+        w += _S1.pack(e3.topic_id)
+        xs4 = e3.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S4.pack(e5.partition_index, e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            s7 = e5.current_leader
+            w += _S5.pack(s7.leader_id, s7.leader_epoch)
+            if s7.unknown_tagged_fields:
+                _wtags(w, s7.unknown_tagged_fields)
+            else:
+                w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs8 = o.node_endpoints
+    ln = len(xs8) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_ShareAcknowledgeResponse_NodeEndpoint_0(e5, w)
+    for e9 in xs8:
+        w += _S0.pack(e9.node_id)
+        v10 = e9.host
+        v10 = v10.encode()
+        ln = len(v10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v10
+        w += _S0.pack(e9.port)
+        v11 = e9.rack
+        if v11 is None:
+            w.append(0)
+        else:
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v11
+        if e9.unknown_tagged_fields:
+            _wtags(w, e9.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -900,75 +990,146 @@ def _w_ShareAcknowledgeResponse_0(o, w):
 
 
 def _r_ShareAcknowledgeResponse_1(b, p):
+    bl = len(b)
     o = _new(ShareAcknowledgeResponse)
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
     o.acquisition_lock_timeout_ms, = _S0.unpack_from(b, p)
     p += 4
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
     else:
-        if n3 > len(b) - p:
+        if n3 > bl - p:
             raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n3) + ' past the end')
         xs4 = []
         for _ in range(n3):
-            e5, p = _r_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p)
+            e5 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
+            e5.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ShareAcknowledgeResponse_PartitionData)
+                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
+                    p += 6
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    s11 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
+                    s11.leader_id, s11.leader_epoch, = _S5.unpack_from(b, p)
+                    p += 8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s11.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s11)
+                    e8.current_leader = s11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e5.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e5)
             xs4.append(e5)
         o.responses = xs4
-    n6 = b[p]
+    n12 = b[p] - 1
     p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
     else:
-        if n6 > len(b) - p:
-            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_ShareAcknowledgeResponse_NodeEndpoint_0(b, p)
-            xs7.append(e8)
-        o.node_endpoints = xs7
+        if n12 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+            e14.node_id, = _S0.unpack_from(b, p)
+            p += 4
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('NodeEndpoint.Host: null where not nullable')
+            else:
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('NodeEndpoint.Host: length ' + str(n15) + ' past the end')
+                e14.host = str(b[p:q16], 'utf-8')
+                p = q16
+            e14.port, = _S0.unpack_from(b, p)
+            p += 4
+            n17 = b[p] - 1
+            p += 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                e14.rack = None
+            else:
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n17) + ' past the end')
+                e14.rack = str(b[p:q18], 'utf-8')
+                p = q18
+            if b[p] == 0:  # no tagged fields, the common case
+                e14.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e14)
+            xs13.append(e14)
+        o.node_endpoints = xs13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ShareAcknowledgeResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ShareAcknowledgeResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ShareAcknowledgeResponse_0(b, p, o)
     return o, p
 
 
@@ -993,15 +1154,72 @@ def _w_ShareAcknowledgeResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(e3, w)
-    xs4 = o.node_endpoints
-    ln = len(xs4) + 1
+        w += _S1.pack(e3.topic_id)
+        xs4 = e3.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S4.pack(e5.partition_index, e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            s7 = e5.current_leader
+            w += _S5.pack(s7.leader_id, s7.leader_epoch)
+            if s7.unknown_tagged_fields:
+                _wtags(w, s7.unknown_tagged_fields)
+            else:
+                w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs8 = o.node_endpoints
+    ln = len(xs8) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_ShareAcknowledgeResponse_NodeEndpoint_0(e5, w)
+    for e9 in xs8:
+        w += _S0.pack(e9.node_id)
+        v10 = e9.host
+        v10 = v10.encode()
+        ln = len(v10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v10
+        w += _S0.pack(e9.port)
+        v11 = e9.rack
+        if v11 is None:
+            w.append(0)
+        else:
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v11
+        if e9.unknown_tagged_fields:
+            _wtags(w, e9.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1012,3 +1230,4 @@ ShareAcknowledgeRequest._READERS = (None, _r_ShareAcknowledgeRequest_0, _r_Share
 ShareAcknowledgeRequest._WRITERS = (None, _w_ShareAcknowledgeRequest_0, _w_ShareAcknowledgeRequest_1,)
 ShareAcknowledgeResponse._READERS = (None, _r_ShareAcknowledgeResponse_0, _r_ShareAcknowledgeResponse_1,)
 ShareAcknowledgeResponse._WRITERS = (None, _w_ShareAcknowledgeResponse_0, _w_ShareAcknowledgeResponse_1,)
+_ShareAcknowledgeResponse_PartitionData._LAZY = {'current_leader': _ShareAcknowledgeResponse_LeaderIdAndEpoch}

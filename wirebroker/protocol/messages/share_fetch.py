@@ -197,326 +197,272 @@ _ShareFetchResponse_ShareFetchableTopicResponse = ShareFetchResponse.ShareFetcha
 _ShareFetchResponse_NodeEndpoint = ShareFetchResponse.NodeEndpoint
 
 
-def _r_ShareFetchRequest_AcknowledgementBatch_0(b, p):
-    o = _new(_ShareFetchRequest_AcknowledgementBatch)
-    o.first_offset, o.last_offset, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n1) + ' past the end')
-        o.acknowledge_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
-        p += 1 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AcknowledgementBatch: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AcknowledgementBatch: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchRequest_AcknowledgementBatch_0(o, w):
-    w += _S3.pack(o.first_offset, o.last_offset)
-    xs1 = o.acknowledge_types
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_b[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'b', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchRequest_FetchPartition_0(b, p):
-    o = _new(_ShareFetchRequest_FetchPartition)
-    o.partition_index, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareFetchRequest_AcknowledgementBatch_0(b, p)
-            xs2.append(e3)
-        o.acknowledgement_batches = xs2
-    o.partition_max_bytes = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchRequest_FetchPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchRequest_FetchPartition_0(o, w):
-    if o.partition_max_bytes != 0:
-        raise UnsupportedFieldError('FetchPartition.PartitionMaxBytes exists only in versions 0-0')
-    w += _S2.pack(o.partition_index)
-    xs1 = o.acknowledgement_batches
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareFetchRequest_AcknowledgementBatch_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchRequest_FetchTopic_0(b, p):
-    o = _new(_ShareFetchRequest_FetchTopic)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FetchTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('FetchTopic.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareFetchRequest_FetchPartition_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchRequest_FetchTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FetchTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FetchTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchRequest_FetchTopic_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareFetchRequest_FetchPartition_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchRequest_ForgottenTopic_0(b, p):
-    o = _new(_ShareFetchRequest_ForgottenTopic)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ForgottenTopic.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchRequest_ForgottenTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ForgottenTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ForgottenTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchRequest_ForgottenTopic_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchRequest_0(b, p):
-    o = _new(ShareFetchRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.group_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ShareFetchRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.member_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, = _S0.unpack_from(b, p)
-    p += 24
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_ShareFetchRequest_FetchTopic_0(b, p)
-            xs6.append(e7)
-        o.topics = xs6
-    n8 = b[p]
-    p += 1
-    if n8 > 127:
-        n8, p = _uvt(b, p, n8)
-    n8 -= 1
-    if n8 < 0:
-        raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
-    else:
-        if n8 > len(b) - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10, p = _r_ShareFetchRequest_ForgottenTopic_0(b, p)
-            xs9.append(e10)
-        o.forgotten_topics_data = xs9
-    o.share_acquire_mode = 0
-    o.is_renew_ack = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareFetchRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareFetchRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareFetchRequest_0(b, p):
+    bl = len(b)
+    o = _new(ShareFetchRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.group_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ShareFetchRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        o.member_id = None
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, = _S0.unpack_from(b, p)
+    p += 24
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
+    else:
+        if n5 > bl - p:
+            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ShareFetchRequest_FetchTopic)
+            e7.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ShareFetchRequest_FetchPartition)
+                    e10.partition_index, = _S2.unpack_from(b, p)
+                    p += 4
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                            e13.first_offset, e13.last_offset, = _S3.unpack_from(b, p)
+                            p += 16
+                            n14 = b[p] - 1
+                            p += 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            else:
+                                if n14 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
+                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                p += 1 * n14
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e13)
+                            xs12.append(e13)
+                        e10.acknowledgement_batches = xs12
+                    e10.partition_max_bytes = 0
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e10)
+                    xs9.append(e10)
+                e7.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e7)
+            xs6.append(e7)
+        o.topics = xs6
+    n15 = b[p] - 1
+    p += 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
+        raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
+    else:
+        if n15 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_ShareFetchRequest_ForgottenTopic)
+            e17.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n18 = b[p] - 1
+            p += 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n18 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
+                e17.partitions = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                p += 4 * n18
+            if b[p] == 0:  # no tagged fields, the common case
+                e17.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e17)
+            xs16.append(e17)
+        o.forgotten_topics_data = xs16
+    o.share_acquire_mode = 0
+    o.is_renew_ack = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareFetchRequest_0(b, p, o)
     return o, p
 
 
@@ -553,15 +499,69 @@ def _w_ShareFetchRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_ShareFetchRequest_FetchTopic_0(e4, w)
-    xs5 = o.forgotten_topics_data
-    ln = len(xs5) + 1
+        w += _S1.pack(e4.topic_id)
+        xs5 = e4.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            if e6.partition_max_bytes != 0:
+                raise UnsupportedFieldError('FetchPartition.PartitionMaxBytes exists only in versions 0-0')
+            w += _S2.pack(e6.partition_index)
+            xs7 = e6.acknowledgement_batches
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S3.pack(e8.first_offset, e8.last_offset)
+                xs9 = e8.acknowledge_types
+                ln = len(xs9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs9) < 64:
+                    w += _ARRAY_b[len(xs9)].pack(*xs9)
+                else:
+                    w += _pack('>' + str(len(xs9)) + 'b', *xs9)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs10 = o.forgotten_topics_data
+    ln = len(xs10) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e6 in xs5:
-        _w_ShareFetchRequest_ForgottenTopic_0(e6, w)
+    for e11 in xs10:
+        w += _S1.pack(e11.topic_id)
+        xs12 = e11.partitions
+        ln = len(xs12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs12) < 64:
+            w += _ARRAY_i[len(xs12)].pack(*xs12)
+        else:
+            w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+        if e11.unknown_tagged_fields:
+            _wtags(w, e11.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -569,86 +569,154 @@ def _w_ShareFetchRequest_0(o, w):
 
 
 def _r_ShareFetchRequest_1(b, p):
+    bl = len(b)
     o = _new(ShareFetchRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.group_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ShareFetchRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.member_id = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, = _S4.unpack_from(b, p)
     p += 26
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('ShareFetchRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_ShareFetchRequest_FetchTopic_0(b, p)
+            e7 = _new(_ShareFetchRequest_FetchTopic)
+            e7.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ShareFetchRequest_FetchPartition)
+                    e10.partition_index, = _S2.unpack_from(b, p)
+                    p += 4
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                            e13.first_offset, e13.last_offset, = _S3.unpack_from(b, p)
+                            p += 16
+                            n14 = b[p] - 1
+                            p += 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            else:
+                                if n14 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
+                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                p += 1 * n14
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e13.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e13)
+                            xs12.append(e13)
+                        e10.acknowledgement_batches = xs12
+                    e10.partition_max_bytes = 0
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e10)
+                    xs9.append(e10)
+                e7.partitions = xs9
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e7)
             xs6.append(e7)
         o.topics = xs6
-    n8 = b[p]
+    n15 = b[p] - 1
     p += 1
-    if n8 > 127:
-        n8, p = _uvt(b, p, n8)
-    n8 -= 1
-    if n8 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n8 > len(b) - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10, p = _r_ShareFetchRequest_ForgottenTopic_0(b, p)
-            xs9.append(e10)
-        o.forgotten_topics_data = xs9
+        if n15 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_ShareFetchRequest_ForgottenTopic)
+            e17.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n18 = b[p] - 1
+            p += 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            else:
+                if n18 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
+                e17.partitions = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                p += 4 * n18
+            if b[p] == 0:  # no tagged fields, the common case
+                e17.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e17)
+            xs16.append(e17)
+        o.forgotten_topics_data = xs16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ShareFetchRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ShareFetchRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ShareFetchRequest_0(b, p, o)
     return o, p
 
 
@@ -683,438 +751,404 @@ def _w_ShareFetchRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        _w_ShareFetchRequest_FetchTopic_0(e4, w)
-    xs5 = o.forgotten_topics_data
-    ln = len(xs5) + 1
+        w += _S1.pack(e4.topic_id)
+        xs5 = e4.partitions
+        ln = len(xs5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e6 in xs5:
+            if e6.partition_max_bytes != 0:
+                raise UnsupportedFieldError('FetchPartition.PartitionMaxBytes exists only in versions 0-0')
+            w += _S2.pack(e6.partition_index)
+            xs7 = e6.acknowledgement_batches
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e8 in xs7:
+                w += _S3.pack(e8.first_offset, e8.last_offset)
+                xs9 = e8.acknowledge_types
+                ln = len(xs9) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs9) < 64:
+                    w += _ARRAY_b[len(xs9)].pack(*xs9)
+                else:
+                    w += _pack('>' + str(len(xs9)) + 'b', *xs9)
+                if e8.unknown_tagged_fields:
+                    _wtags(w, e8.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e6.unknown_tagged_fields:
+                _wtags(w, e6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e4.unknown_tagged_fields:
+            _wtags(w, e4.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs10 = o.forgotten_topics_data
+    ln = len(xs10) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e6 in xs5:
-        _w_ShareFetchRequest_ForgottenTopic_0(e6, w)
+    for e11 in xs10:
+        w += _S1.pack(e11.topic_id)
+        xs12 = e11.partitions
+        ln = len(xs12) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs12) < 64:
+            w += _ARRAY_i[len(xs12)].pack(*xs12)
+        else:
+            w += _pack('>' + str(len(xs12)) + 'i', *xs12)
+        if e11.unknown_tagged_fields:
+            _wtags(w, e11.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_ShareFetchResponse_LeaderIdAndEpoch_0(b, p):
-    o = _new(_ShareFetchResponse_LeaderIdAndEpoch)
-    o.leader_id, o.leader_epoch, = _S7.unpack_from(b, p)
-    p += 8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchResponse_LeaderIdAndEpoch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('LeaderIdAndEpoch: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('LeaderIdAndEpoch: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchResponse_LeaderIdAndEpoch_0(o, w):
-    w += _S7.pack(o.leader_id, o.leader_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchResponse_AcquiredRecords_0(b, p):
-    o = _new(_ShareFetchResponse_AcquiredRecords)
-    o.first_offset, o.last_offset, o.delivery_count, = _S8.unpack_from(b, p)
-    p += 18
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchResponse_AcquiredRecords_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('AcquiredRecords: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('AcquiredRecords: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchResponse_AcquiredRecords_0(o, w):
-    w += _S8.pack(o.first_offset, o.last_offset, o.delivery_count)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchResponse_PartitionData_0(b, p):
-    o = _new(_ShareFetchResponse_PartitionData)
-    o.partition_index, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.acknowledge_error_code, = _S6.unpack_from(b, p)
-    p += 2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.acknowledge_error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('PartitionData.AcknowledgeErrorMessage: length ' + str(n3) + ' past the end')
-        o.acknowledge_error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    o.current_leader, p = _r_ShareFetchResponse_LeaderIdAndEpoch_0(b, p)
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('PartitionData.Records: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('PartitionData.Records: length ' + str(n5) + ' past the end')
-        o.records = b[p:q6]
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('PartitionData.AcquiredRecords: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('PartitionData.AcquiredRecords: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_ShareFetchResponse_AcquiredRecords_0(b, p)
-            xs8.append(e9)
-        o.acquired_records = xs8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchResponse_PartitionData_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionData: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionData: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchResponse_PartitionData_0(o, w):
-    w += _S5.pack(o.partition_index, o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    w += _S6.pack(o.acknowledge_error_code)
-    v2 = o.acknowledge_error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    _w_ShareFetchResponse_LeaderIdAndEpoch_0(o.current_leader, w)
-    v3 = o.records
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    _wrec(w, v3)
-    xs4 = o.acquired_records
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_ShareFetchResponse_AcquiredRecords_0(e5, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p):
-    o = _new(_ShareFetchResponse_ShareFetchableTopicResponse)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareFetchableTopicResponse.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ShareFetchableTopicResponse.Partitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareFetchResponse_PartitionData_0(b, p)
-            xs2.append(e3)
-        o.partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareFetchableTopicResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareFetchableTopicResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchResponse_ShareFetchableTopicResponse_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareFetchResponse_PartitionData_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchResponse_NodeEndpoint_0(b, p):
-    o = _new(_ShareFetchResponse_NodeEndpoint)
-    o.node_id, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('NodeEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('NodeEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S2.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('NodeEndpoint.Rack: length ' + str(n3) + ' past the end')
-        o.rack = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchResponse_NodeEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('NodeEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('NodeEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareFetchResponse_NodeEndpoint_0(o, w):
-    w += _S2.pack(o.node_id)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.port)
-    v2 = o.rack
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareFetchResponse_0(b, p):
-    o = _new(ShareFetchResponse)
-    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('ShareFetchResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.acquisition_lock_timeout_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ShareFetchResponse.Responses: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('ShareFetchResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p)
-            xs4.append(e5)
-        o.responses = xs4
-    n6 = b[p]
-    p += 1
-    if n6 > 127:
-        n6, p = _uvt(b, p, n6)
-    n6 -= 1
-    if n6 < 0:
-        raise DecodeError('ShareFetchResponse.NodeEndpoints: null where not nullable')
-    else:
-        if n6 > len(b) - p:
-            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8, p = _r_ShareFetchResponse_NodeEndpoint_0(b, p)
-            xs7.append(e8)
-        o.node_endpoints = xs7
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareFetchResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareFetchResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareFetchResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareFetchResponse_0(b, p):
+    bl = len(b)
+    o = _new(ShareFetchResponse)
+    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('ShareFetchResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    o.acquisition_lock_timeout_ms, = _S2.unpack_from(b, p)
+    p += 4
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('ShareFetchResponse.Responses: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('ShareFetchResponse.Responses: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_ShareFetchResponse_ShareFetchableTopicResponse)
+            e5.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('ShareFetchableTopicResponse.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('ShareFetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_ShareFetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, = _S5.unpack_from(b, p)
+                    p += 6
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e8.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e8.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e8.acknowledge_error_code, = _S6.unpack_from(b, p)
+                    p += 2
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e8.acknowledge_error_message = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionData.AcknowledgeErrorMessage: length ' + str(n11) + ' past the end')
+                        e8.acknowledge_error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    s13 = _new(_ShareFetchResponse_LeaderIdAndEpoch)
+                    s13.leader_id, s13.leader_epoch, = _S7.unpack_from(b, p)
+                    p += 8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s13.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareFetchResponse_LeaderIdAndEpoch_0(b, p, s13)
+                    e8.current_leader = s13
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('PartitionData.Records: null where not nullable')
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
+                        e8.records = b[p:q15]
+                        p = q15
+                    n16 = b[p] - 1
+                    p += 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        raise DecodeError('PartitionData.AcquiredRecords: null where not nullable')
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('PartitionData.AcquiredRecords: count ' + str(n16) + ' past the end')
+                        xs17 = []
+                        for _ in range(n16):
+                            e18 = _new(_ShareFetchResponse_AcquiredRecords)
+                            e18.first_offset, e18.last_offset, e18.delivery_count, = _S8.unpack_from(b, p)
+                            p += 18
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e18.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ShareFetchResponse_AcquiredRecords_0(b, p, e18)
+                            xs17.append(e18)
+                        e8.acquired_records = xs17
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareFetchResponse_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e5.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p, e5)
+            xs4.append(e5)
+        o.responses = xs4
+    n19 = b[p] - 1
+    p += 1
+    if n19 > 126:
+        n19, p = _uvt(b, p, n19 + 1)
+        n19 -= 1
+    if n19 < 0:
+        raise DecodeError('ShareFetchResponse.NodeEndpoints: null where not nullable')
+    else:
+        if n19 > bl - p:
+            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_ShareFetchResponse_NodeEndpoint)
+            e21.node_id, = _S2.unpack_from(b, p)
+            p += 4
+            n22 = b[p] - 1
+            p += 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('NodeEndpoint.Host: null where not nullable')
+            else:
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('NodeEndpoint.Host: length ' + str(n22) + ' past the end')
+                e21.host = str(b[p:q23], 'utf-8')
+                p = q23
+            e21.port, = _S2.unpack_from(b, p)
+            p += 4
+            n24 = b[p] - 1
+            p += 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
+                e21.rack = None
+            else:
+                q25 = p + n24
+                if q25 > bl:
+                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n24) + ' past the end')
+                e21.rack = str(b[p:q25], 'utf-8')
+                p = q25
+            if b[p] == 0:  # no tagged fields, the common case
+                e21.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareFetchResponse_NodeEndpoint_0(b, p, e21)
+            xs20.append(e21)
+        o.node_endpoints = xs20
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareFetchResponse_0(b, p, o)
     return o, p
 
 
@@ -1139,15 +1173,103 @@ def _w_ShareFetchResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_ShareFetchResponse_ShareFetchableTopicResponse_0(e3, w)
-    xs4 = o.node_endpoints
-    ln = len(xs4) + 1
+        w += _S1.pack(e3.topic_id)
+        xs4 = e3.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S5.pack(e5.partition_index, e5.error_code)
+            v6 = e5.error_message
+            if v6 is None:
+                w.append(0)
+            else:
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v6
+            w += _S6.pack(e5.acknowledge_error_code)
+            v7 = e5.acknowledge_error_message
+            if v7 is None:
+                w.append(0)
+            else:
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v7
+            s8 = e5.current_leader
+            w += _S7.pack(s8.leader_id, s8.leader_epoch)
+            if s8.unknown_tagged_fields:
+                _wtags(w, s8.unknown_tagged_fields)
+            else:
+                w.append(0)
+            v9 = e5.records
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            _wrec(w, v9)
+            xs10 = e5.acquired_records
+            ln = len(xs10) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e11 in xs10:
+                w += _S8.pack(e11.first_offset, e11.last_offset, e11.delivery_count)
+                if e11.unknown_tagged_fields:
+                    _wtags(w, e11.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs12 = o.node_endpoints
+    ln = len(xs12) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e5 in xs4:
-        _w_ShareFetchResponse_NodeEndpoint_0(e5, w)
+    for e13 in xs12:
+        w += _S2.pack(e13.node_id)
+        v14 = e13.host
+        v14 = v14.encode()
+        ln = len(v14) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v14
+        w += _S2.pack(e13.port)
+        v15 = e13.rack
+        if v15 is None:
+            w.append(0)
+        else:
+            v15 = v15.encode()
+            ln = len(v15) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v15
+        if e13.unknown_tagged_fields:
+            _wtags(w, e13.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1158,3 +1280,4 @@ ShareFetchRequest._READERS = (None, _r_ShareFetchRequest_0, _r_ShareFetchRequest
 ShareFetchRequest._WRITERS = (None, _w_ShareFetchRequest_0, _w_ShareFetchRequest_1,)
 ShareFetchResponse._READERS = (None, _r_ShareFetchResponse_0, _r_ShareFetchResponse_0,)
 ShareFetchResponse._WRITERS = (None, _w_ShareFetchResponse_0, _w_ShareFetchResponse_0,)
+_ShareFetchResponse_PartitionData._LAZY = {'current_leader': _ShareFetchResponse_LeaderIdAndEpoch}

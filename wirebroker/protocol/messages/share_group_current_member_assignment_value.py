@@ -62,104 +62,96 @@ class ShareGroupCurrentMemberAssignmentValue(Message):
 _ShareGroupCurrentMemberAssignmentValue_TopicPartitions = ShareGroupCurrentMemberAssignmentValue.TopicPartitions
 
 
-def _r_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p):
-    o = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
-    o.topic_id, = _S1.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(o, w):
-    w += _S1.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
-    o = _new(ShareGroupCurrentMemberAssignmentValue)
-    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
-    p += 9
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p)
-            xs2.append(e3)
-        o.assigned_partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupCurrentMemberAssignmentValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareGroupCurrentMemberAssignmentValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareGroupCurrentMemberAssignmentValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
+    bl = len(b)
+    o = _new(ShareGroupCurrentMemberAssignmentValue)
+    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
+    p += 9
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
+            e3.topic_id, = _S1.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n4) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
+                p += 4 * n4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e3)
+            xs2.append(e3)
+        o.assigned_partitions = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareGroupCurrentMemberAssignmentValue_0(b, p, o)
     return o, p
 
 
@@ -172,7 +164,21 @@ def _w_ShareGroupCurrentMemberAssignmentValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(e2, w)
+        w += _S1.pack(e2.topic_id)
+        xs3 = e2.partitions
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs3) < 64:
+            w += _ARRAY_i[len(xs3)].pack(*xs3)
+        else:
+            w += _pack('>' + str(len(xs3)) + 'i', *xs3)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -124,30 +124,54 @@ _ShareGroupDescribeResponse_Member = ShareGroupDescribeResponse.Member
 _ShareGroupDescribeResponse_DescribedGroup = ShareGroupDescribeResponse.DescribedGroup
 
 
-def _r_ShareGroupDescribeRequest_0(b, p):
-    o = _new(ShareGroupDescribeRequest)
-    n1 = b[p]
+def _t_ShareGroupDescribeRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ShareGroupDescribeRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ShareGroupDescribeRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareGroupDescribeRequest_0(b, p):
+    bl = len(b)
+    o = _new(ShareGroupDescribeRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ShareGroupDescribeRequest.GroupIds: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('ShareGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('ShareGroupDescribeRequest.GroupIds: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('ShareGroupDescribeRequest.GroupIds: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -157,25 +181,9 @@ def _r_ShareGroupDescribeRequest_0(b, p):
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ShareGroupDescribeRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ShareGroupDescribeRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ShareGroupDescribeRequest_0(b, p, o)
     return o, p
 
 
@@ -202,500 +210,364 @@ def _w_ShareGroupDescribeRequest_0(o, w):
         w.append(0)
 
 
-def _r_ShareGroupDescribeResponse_TopicPartitions_0(b, p):
-    o = _new(_ShareGroupDescribeResponse_TopicPartitions)
-    o.topic_id, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartitions.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupDescribeResponse_TopicPartitions_0(o, w):
-    w += _S4.pack(o.topic_id)
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupDescribeResponse_Assignment_0(b, p):
-    o = _new(_ShareGroupDescribeResponse_Assignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Assignment.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareGroupDescribeResponse_TopicPartitions_0(b, p)
-            xs2.append(e3)
-        o.topic_partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupDescribeResponse_Assignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Assignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Assignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupDescribeResponse_Assignment_0(o, w):
-    xs1 = o.topic_partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareGroupDescribeResponse_TopicPartitions_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupDescribeResponse_Member_0(b, p):
-    o = _new(_ShareGroupDescribeResponse_Member)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Member.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Member.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.rack_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Member.RackId: length ' + str(n3) + ' past the end')
-        o.rack_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('Member.ClientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('Member.ClientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('Member.ClientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('Member.ClientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            n12 = b[p]
-            p += 1
-            if n12 > 127:
-                n12, p = _uvt(b, p, n12)
-            n12 -= 1
-            if n12 < 0:
-                raise DecodeError('Member.SubscribedTopicNames: null element')
-            else:
-                q13 = p + n12
-                if q13 > len(b):
-                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n12) + ' past the end')
-                e11 = str(b[p:q13], 'utf-8')
-                p = q13
-            xs10.append(e11)
-        o.subscribed_topic_names = xs10
-    o.assignment, p = _r_ShareGroupDescribeResponse_Assignment_0(b, p)
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupDescribeResponse_Member_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Member: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Member: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupDescribeResponse_Member_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.rack_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    w += _S1.pack(o.member_epoch)
-    v3 = o.client_id
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    v4 = o.client_host
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    xs5 = o.subscribed_topic_names
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        v7 = e6
-        v7 = v7.encode()
-        ln = len(v7) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v7
-    _w_ShareGroupDescribeResponse_Assignment_0(o.assignment, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupDescribeResponse_DescribedGroup_0(b, p):
-    o = _new(_ShareGroupDescribeResponse_DescribedGroup)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n5) + ' past the end')
-        o.group_state = str(b[p:q6], 'utf-8')
-        p = q6
-    o.group_epoch, o.assignment_epoch, = _S3.unpack_from(b, p)
-    p += 8
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('DescribedGroup.AssignorName: length ' + str(n7) + ' past the end')
-        o.assignor_name = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_ShareGroupDescribeResponse_Member_0(b, p)
-            xs10.append(e11)
-        o.members = xs10
-    o.authorized_operations, = _S1.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupDescribeResponse_DescribedGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribedGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribedGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupDescribeResponse_DescribedGroup_0(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    v2 = o.group_id
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.group_state
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    w += _S3.pack(o.group_epoch, o.assignment_epoch)
-    v4 = o.assignor_name
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    xs5 = o.members
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        _w_ShareGroupDescribeResponse_Member_0(e6, w)
-    w += _S1.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupDescribeResponse_0(b, p):
-    o = _new(ShareGroupDescribeResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareGroupDescribeResponse.Groups: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ShareGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareGroupDescribeResponse_DescribedGroup_0(b, p)
-            xs2.append(e3)
-        o.groups = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupDescribeResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareGroupDescribeResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareGroupDescribeResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareGroupDescribeResponse_0(b, p):
+    bl = len(b)
+    o = _new(ShareGroupDescribeResponse)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ShareGroupDescribeResponse.Groups: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ShareGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ShareGroupDescribeResponse_DescribedGroup)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e3.group_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e3.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n10) + ' past the end')
+                e3.assignor_name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_ShareGroupDescribeResponse_Member)
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('Member.MemberId: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n15) + ' past the end')
+                        e14.member_id = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        e14.rack_id = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('Member.RackId: length ' + str(n17) + ' past the end')
+                        e14.rack_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e14.member_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n19) + ' past the end')
+                        e14.client_id = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n21) + ' past the end')
+                        e14.client_host = str(b[p:q22], 'utf-8')
+                        p = q22
+                    n23 = b[p] - 1
+                    p += 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                    else:
+                        if n23 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n23) + ' past the end')
+                        xs24 = []
+                        for _ in range(n23):
+                            n26 = b[p] - 1
+                            p += 1
+                            if n26 > 126:
+                                n26, p = _uvt(b, p, n26 + 1)
+                                n26 -= 1
+                            if n26 < 0:
+                                raise DecodeError('Member.SubscribedTopicNames: null element')
+                            else:
+                                q27 = p + n26
+                                if q27 > bl:
+                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n26) + ' past the end')
+                                e25 = str(b[p:q27], 'utf-8')
+                                p = q27
+                            xs24.append(e25)
+                        e14.subscribed_topic_names = xs24
+                    s28 = _new(_ShareGroupDescribeResponse_Assignment)
+                    n29 = b[p] - 1
+                    p += 1
+                    if n29 > 126:
+                        n29, p = _uvt(b, p, n29 + 1)
+                        n29 -= 1
+                    if n29 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n29 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n29) + ' past the end')
+                        xs30 = []
+                        for _ in range(n29):
+                            e31 = _new(_ShareGroupDescribeResponse_TopicPartitions)
+                            e31.topic_id, = _S4.unpack_from(b, p)
+                            p += 16
+                            n32 = b[p] - 1
+                            p += 1
+                            if n32 > 126:
+                                n32, p = _uvt(b, p, n32 + 1)
+                                n32 -= 1
+                            if n32 < 0:
+                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            else:
+                                q33 = p + n32
+                                if q33 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n32) + ' past the end')
+                                e31.topic_name = str(b[p:q33], 'utf-8')
+                                p = q33
+                            n34 = b[p] - 1
+                            p += 1
+                            if n34 > 126:
+                                n34, p = _uvt(b, p, n34 + 1)
+                                n34 -= 1
+                            if n34 < 0:
+                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            else:
+                                if n34 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n34) + ' past the end')
+                                e31.partitions = list((_ARRAY_i[n34] if n34 < 64 else _struct.Struct('>' + str(n34) + 'i')).unpack_from(b, p))
+                                p += 4 * n34
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e31.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e31)
+                            xs30.append(e31)
+                        s28.topic_partitions = xs30
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s28.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s28)
+                    e14.assignment = s28
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareGroupDescribeResponse_Member_0(b, p, e14)
+                    xs13.append(e14)
+                e3.members = xs13
+            e3.authorized_operations, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupDescribeResponse_DescribedGroup_0(b, p, e3)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareGroupDescribeResponse_0(b, p, o)
     return o, p
 
 
@@ -708,7 +580,145 @@ def _w_ShareGroupDescribeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ShareGroupDescribeResponse_DescribedGroup_0(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        v4 = e2.group_id
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.group_state
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S3.pack(e2.group_epoch, e2.assignment_epoch)
+        v6 = e2.assignor_name
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        xs7 = e2.members
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            v9 = e8.member_id
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+            v10 = e8.rack_id
+            if v10 is None:
+                w.append(0)
+            else:
+                v10 = v10.encode()
+                ln = len(v10) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v10
+            w += _S1.pack(e8.member_epoch)
+            v11 = e8.client_id
+            v11 = v11.encode()
+            ln = len(v11) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v11
+            v12 = e8.client_host
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            xs13 = e8.subscribed_topic_names
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e14 in xs13:
+                v15 = e14
+                v15 = v15.encode()
+                ln = len(v15) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v15
+            s16 = e8.assignment
+            xs17 = s16.topic_partitions
+            ln = len(xs17) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e18 in xs17:
+                w += _S4.pack(e18.topic_id)
+                v19 = e18.topic_name
+                v19 = v19.encode()
+                ln = len(v19) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v19
+                xs20 = e18.partitions
+                ln = len(xs20) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs20) < 64:
+                    w += _ARRAY_i[len(xs20)].pack(*xs20)
+                else:
+                    w += _pack('>' + str(len(xs20)) + 'i', *xs20)
+                if e18.unknown_tagged_fields:
+                    _wtags(w, e18.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if s16.unknown_tagged_fields:
+                _wtags(w, s16.unknown_tagged_fields)
+            else:
+                w.append(0)
+            if e8.unknown_tagged_fields:
+                _wtags(w, e8.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S1.pack(e2.authorized_operations)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -719,3 +729,4 @@ ShareGroupDescribeRequest._READERS = (None, _r_ShareGroupDescribeRequest_0,)
 ShareGroupDescribeRequest._WRITERS = (None, _w_ShareGroupDescribeRequest_0,)
 ShareGroupDescribeResponse._READERS = (None, _r_ShareGroupDescribeResponse_0,)
 ShareGroupDescribeResponse._WRITERS = (None, _w_ShareGroupDescribeResponse_0,)
+_ShareGroupDescribeResponse_Member._LAZY = {'assignment': _ShareGroupDescribeResponse_Assignment}

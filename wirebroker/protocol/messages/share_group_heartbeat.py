@@ -96,71 +96,95 @@ _ShareGroupHeartbeatResponse_TopicPartitions = ShareGroupHeartbeatResponse.Topic
 _ShareGroupHeartbeatResponse_Assignment = ShareGroupHeartbeatResponse.Assignment
 
 
-def _r_ShareGroupHeartbeatRequest_0(b, p):
-    o = _new(ShareGroupHeartbeatRequest)
-    n1 = b[p]
+def _t_ShareGroupHeartbeatRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ShareGroupHeartbeatRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ShareGroupHeartbeatRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareGroupHeartbeatRequest_0(b, p):
+    bl = len(b)
+    o = _new(ShareGroupHeartbeatRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('ShareGroupHeartbeatRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ShareGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('ShareGroupHeartbeatRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('ShareGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
     o.member_epoch, = _S0.unpack_from(b, p)
     p += 4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         o.rack_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('ShareGroupHeartbeatRequest.RackId: length ' + str(n5) + ' past the end')
         o.rack_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         o.subscribed_topic_names = None
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            n10 = b[p]
+            n10 = b[p] - 1
             p += 1
-            if n10 > 127:
-                n10, p = _uvt(b, p, n10)
-            n10 -= 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
             if n10 < 0:
                 raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: null element')
             else:
                 q11 = p + n10
-                if q11 > len(b):
+                if q11 > bl:
                     raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n10) + ' past the end')
                 e9 = str(b[p:q11], 'utf-8')
                 p = q11
@@ -168,25 +192,9 @@ def _r_ShareGroupHeartbeatRequest_0(b, p):
         o.subscribed_topic_names = xs8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ShareGroupHeartbeatRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ShareGroupHeartbeatRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ShareGroupHeartbeatRequest_0(b, p, o)
     return o, p
 
 
@@ -243,147 +251,103 @@ def _w_ShareGroupHeartbeatRequest_0(o, w):
         w.append(0)
 
 
-def _r_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p):
-    o = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
-    o.topic_id, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TopicPartitions.Partitions: count ' + str(n1) + ' past the end')
-        o.partitions = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupHeartbeatResponse_TopicPartitions_0(o, w):
-    w += _S3.pack(o.topic_id)
-    xs1 = o.partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupHeartbeatResponse_Assignment_0(b, p):
-    o = _new(_ShareGroupHeartbeatResponse_Assignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Assignment.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p)
-            xs2.append(e3)
-        o.topic_partitions = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupHeartbeatResponse_Assignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Assignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Assignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupHeartbeatResponse_Assignment_0(o, w):
-    xs1 = o.topic_partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_ShareGroupHeartbeatResponse_TopicPartitions_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_ShareGroupHeartbeatResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ShareGroupHeartbeatResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ShareGroupHeartbeatResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_ShareGroupHeartbeatResponse_0(b, p):
+    bl = len(b)
     o = _new(ShareGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ShareGroupHeartbeatResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.member_id = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('ShareGroupHeartbeatResponse.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -394,28 +358,52 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
         p += 1
     else:
         p += 1
-        o.assignment, p = _r_ShareGroupHeartbeatResponse_Assignment_0(b, p)
+        s5 = _new(_ShareGroupHeartbeatResponse_Assignment)
+        n6 = b[p] - 1
+        p += 1
+        if n6 > 126:
+            n6, p = _uvt(b, p, n6 + 1)
+            n6 -= 1
+        if n6 < 0:
+            raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+        else:
+            if n6 > bl - p:
+                raise DecodeError('Assignment.TopicPartitions: count ' + str(n6) + ' past the end')
+            xs7 = []
+            for _ in range(n6):
+                e8 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
+                e8.topic_id, = _S3.unpack_from(b, p)
+                p += 16
+                n9 = b[p] - 1
+                p += 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                else:
+                    if n9 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n9) + ' past the end')
+                    e8.partitions = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                    p += 4 * n9
+                if b[p] == 0:  # no tagged fields, the common case
+                    e8.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, e8)
+                xs7.append(e8)
+            s5.topic_partitions = xs7
+        if b[p] == 0:  # no tagged fields, the common case
+            s5.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareGroupHeartbeatResponse_Assignment_0(b, p, s5)
+        o.assignment = s5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ShareGroupHeartbeatResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ShareGroupHeartbeatResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ShareGroupHeartbeatResponse_0(b, p, o)
     return o, p
 
 
@@ -444,11 +432,37 @@ def _w_ShareGroupHeartbeatResponse_0(o, w):
             _wuv(w, ln)
         w += v2
     w += _S2.pack(o.member_epoch, o.heartbeat_interval_ms)
-    if o.assignment is None:
+    s3 = o.assignment
+    if s3 is None:
         w.append(255)
     else:
         w.append(1)
-        _w_ShareGroupHeartbeatResponse_Assignment_0(o.assignment, w)
+        xs4 = s3.topic_partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.topic_id)
+            xs6 = e5.partitions
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if s3.unknown_tagged_fields:
+            _wtags(w, s3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -48,69 +48,93 @@ class ShareGroupMemberMetadataValue(Message):
 
 
 
-def _r_ShareGroupMemberMetadataValue_0(b, p):
-    o = _new(ShareGroupMemberMetadataValue)
-    n1 = b[p]
+def _t_ShareGroupMemberMetadataValue_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('ShareGroupMemberMetadataValue: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('ShareGroupMemberMetadataValue: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareGroupMemberMetadataValue_0(b, p):
+    bl = len(b)
+    o = _new(ShareGroupMemberMetadataValue)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.rack_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ShareGroupMemberMetadataValue.RackId: length ' + str(n1) + ' past the end')
         o.rack_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('ShareGroupMemberMetadataValue.ClientId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('ShareGroupMemberMetadataValue.ClientId: length ' + str(n3) + ' past the end')
         o.client_id = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('ShareGroupMemberMetadataValue.ClientHost: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('ShareGroupMemberMetadataValue.ClientHost: length ' + str(n5) + ' past the end')
         o.client_host = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            n10 = b[p]
+            n10 = b[p] - 1
             p += 1
-            if n10 > 127:
-                n10, p = _uvt(b, p, n10)
-            n10 -= 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
             if n10 < 0:
                 raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null element')
             else:
                 q11 = p + n10
-                if q11 > len(b):
+                if q11 > bl:
                     raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: length ' + str(n10) + ' past the end')
                 e9 = str(b[p:q11], 'utf-8')
                 p = q11
@@ -118,25 +142,9 @@ def _r_ShareGroupMemberMetadataValue_0(b, p):
         o.subscribed_topic_names = xs8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('ShareGroupMemberMetadataValue: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('ShareGroupMemberMetadataValue: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_ShareGroupMemberMetadataValue_0(b, p, o)
     return o, p
 
 

@@ -72,210 +72,212 @@ _ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo = ShareGroupStatePart
 _ShareGroupStatePartitionMetadataValue_TopicInfo = ShareGroupStatePartitionMetadataValue.TopicInfo
 
 
-def _r_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p):
-    o = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
-    o.topic_id, = _S0.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartitionsInfo: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartitionsInfo: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(o, w):
-    w += _S0.pack(o.topic_id)
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p):
-    o = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
-    o.topic_id, = _S0.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicInfo.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicInfo.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicInfo: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicInfo: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareGroupStatePartitionMetadataValue_TopicInfo_0(o, w):
-    w += _S0.pack(o.topic_id)
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
-    o = _new(ShareGroupStatePartitionMetadataValue)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p)
-            xs2.append(e3)
-        o.initializing_topics = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p)
-            xs5.append(e6)
-        o.initialized_topics = xs5
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p)
-            xs8.append(e9)
-        o.deleting_topics = xs8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareGroupStatePartitionMetadataValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareGroupStatePartitionMetadataValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareGroupStatePartitionMetadataValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
+    bl = len(b)
+    o = _new(ShareGroupStatePartitionMetadataValue)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
+            e3.topic_id, = _S0.unpack_from(b, p)
+            p += 16
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e3)
+            xs2.append(e3)
+        o.initializing_topics = xs2
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
+    else:
+        if n7 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
+            e9.topic_id, = _S0.unpack_from(b, p)
+            p += 16
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n10) + ' past the end')
+                e9.topic_name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n12) + ' past the end')
+                e9.partitions = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                p += 4 * n12
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e9)
+            xs8.append(e9)
+        o.initialized_topics = xs8
+    n13 = b[p] - 1
+    p += 1
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
+        raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
+    else:
+        if n13 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
+            e15.topic_id, = _S0.unpack_from(b, p)
+            p += 16
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('TopicInfo.TopicName: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('TopicInfo.TopicName: length ' + str(n16) + ' past the end')
+                e15.topic_name = str(b[p:q17], 'utf-8')
+                p = q17
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e15)
+            xs14.append(e15)
+        o.deleting_topics = xs14
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareGroupStatePartitionMetadataValue_0(b, p, o)
     return o, p
 
 
@@ -287,23 +289,79 @@ def _w_ShareGroupStatePartitionMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(e2, w)
-    xs3 = o.initialized_topics
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(e4, w)
-    xs5 = o.deleting_topics
+        w += _S0.pack(e2.topic_id)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs5 = o.initialized_topics
     ln = len(xs5) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        _w_ShareGroupStatePartitionMetadataValue_TopicInfo_0(e6, w)
+        w += _S0.pack(e6.topic_id)
+        v7 = e6.topic_name
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        xs8 = e6.partitions
+        ln = len(xs8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs8) < 64:
+            w += _ARRAY_i[len(xs8)].pack(*xs8)
+        else:
+            w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs9 = o.deleting_topics
+    ln = len(xs9) + 1
+    if ln < 128:
+        w.append(ln)
+    else:
+        _wuv(w, ln)
+    for e10 in xs9:
+        w += _S0.pack(e10.topic_id)
+        v11 = e10.topic_name
+        v11 = v11.encode()
+        ln = len(v11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v11
+        if e10.unknown_tagged_fields:
+            _wtags(w, e10.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

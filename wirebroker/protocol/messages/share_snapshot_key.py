@@ -50,6 +50,7 @@ class ShareSnapshotKey(Message):
 
 
 def _r_ShareSnapshotKey_0(b, p):
+    bl = len(b)
     o = _new(ShareSnapshotKey)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -57,7 +58,7 @@ def _r_ShareSnapshotKey_0(b, p):
         raise DecodeError('ShareSnapshotKey.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('ShareSnapshotKey.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2

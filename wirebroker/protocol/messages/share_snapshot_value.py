@@ -68,77 +68,43 @@ class ShareSnapshotValue(Message):
 _ShareSnapshotValue_StateBatch = ShareSnapshotValue.StateBatch
 
 
-def _r_ShareSnapshotValue_StateBatch_0(b, p):
-    o = _new(_ShareSnapshotValue_StateBatch)
-    o.first_offset, o.last_offset, o.delivery_state, o.delivery_count, = _S1.unpack_from(b, p)
-    p += 19
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareSnapshotValue_StateBatch_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StateBatch: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StateBatch: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_ShareSnapshotValue_StateBatch_0(o, w):
-    w += _S1.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_ShareSnapshotValue_0(b, p):
-    o = _new(ShareSnapshotValue)
-    o.snapshot_epoch, o.state_epoch, o.leader_epoch, o.start_offset, o.create_timestamp, o.write_timestamp, = _S0.unpack_from(b, p)
-    p += 36
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareSnapshotValue.StateBatches: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('ShareSnapshotValue.StateBatches: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_ShareSnapshotValue_StateBatch_0(b, p)
-            xs2.append(e3)
-        o.state_batches = xs2
-    o.delivery_complete_count = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_ShareSnapshotValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('ShareSnapshotValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('ShareSnapshotValue: tagged field past the end')
         if tag == 0:
             o.delivery_complete_count, = _S2.unpack_from(b, p)
@@ -149,6 +115,42 @@ def _r_ShareSnapshotValue_0(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_ShareSnapshotValue_0(b, p):
+    bl = len(b)
+    o = _new(ShareSnapshotValue)
+    o.snapshot_epoch, o.state_epoch, o.leader_epoch, o.start_offset, o.create_timestamp, o.write_timestamp, = _S0.unpack_from(b, p)
+    p += 36
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('ShareSnapshotValue.StateBatches: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('ShareSnapshotValue.StateBatches: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_ShareSnapshotValue_StateBatch)
+            e3.first_offset, e3.last_offset, e3.delivery_state, e3.delivery_count, = _S1.unpack_from(b, p)
+            p += 19
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareSnapshotValue_StateBatch_0(b, p, e3)
+            xs2.append(e3)
+        o.state_batches = xs2
+    o.delivery_complete_count = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_ShareSnapshotValue_0(b, p, o)
     return o, p
 
 
@@ -161,16 +163,20 @@ def _w_ShareSnapshotValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_ShareSnapshotValue_StateBatch_0(e2, w)
-    tags = []
+        w += _S1.pack(e2.first_offset, e2.last_offset, e2.delivery_state, e2.delivery_count)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags3 = []
     if o.delivery_complete_count != -1:
-        t3 = bytearray()
-        t3 += _S2.pack(o.delivery_complete_count)
-        tags.append((0, t3))
+        t4 = bytearray()
+        t4 += _S2.pack(o.delivery_complete_count)
+        tags3.append((0, t4))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags3 = sorted(tags3 + o.unknown_tagged_fields, key=_first)
+    if tags3:
+        _wtags(w, tags3)
     else:
         w.append(0)
 

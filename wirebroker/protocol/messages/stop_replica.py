@@ -133,33 +133,8 @@ class StopReplicaResponse(Message):
 _StopReplicaResponse_StopReplicaPartitionError = StopReplicaResponse.StopReplicaPartitionError
 
 
-def _r_StopReplicaRequest_StopReplicaPartitionV0_0(b, p):
-    o = _new(_StopReplicaRequest_StopReplicaPartitionV0)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('StopReplicaPartitionV0.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('StopReplicaPartitionV0.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, = _S1.unpack_from(b, p)
-    p += 4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_StopReplicaRequest_StopReplicaPartitionV0_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.partition_index)
-
-
 def _r_StopReplicaRequest_0(b, p):
+    bl = len(b)
     o = _new(StopReplicaRequest)
     o.controller_id, o.controller_epoch, o.delete_partitions, = _S0.unpack_from(b, p)
     p += 9
@@ -168,11 +143,24 @@ def _r_StopReplicaRequest_0(b, p):
     if n1 < 0:
         raise DecodeError('StopReplicaRequest.UngroupedPartitions: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('StopReplicaRequest.UngroupedPartitions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_StopReplicaRequest_StopReplicaPartitionV0_0(b, p)
+            e3 = _new(_StopReplicaRequest_StopReplicaPartitionV0)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('StopReplicaPartitionV0.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('StopReplicaPartitionV0.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, = _S1.unpack_from(b, p)
+            p += 4
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partitions = xs2
     o.is_k_raft_controller = False
@@ -194,48 +182,15 @@ def _w_StopReplicaRequest_0(o, w):
     xs1 = o.ungrouped_partitions
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_StopReplicaRequest_StopReplicaPartitionV0_0(e2, w)
-
-
-def _r_StopReplicaRequest_StopReplicaTopicV1_0(b, p):
-    o = _new(_StopReplicaRequest_StopReplicaTopicV1)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_StopReplicaRequest_StopReplicaTopicV1_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_indexes
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S1.pack(e2.partition_index)
 
 
 def _r_StopReplicaRequest_1(b, p):
+    bl = len(b)
     o = _new(StopReplicaRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, = _S3.unpack_from(b, p)
     p += 17
@@ -244,11 +199,31 @@ def _r_StopReplicaRequest_1(b, p):
     if n1 < 0:
         raise DecodeError('StopReplicaRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('StopReplicaRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_StopReplicaRequest_StopReplicaTopicV1_0(b, p)
+            e3 = _new(_StopReplicaRequest_StopReplicaTopicV1)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n6) + ' past the end')
+                e3.partition_indexes = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.is_k_raft_controller = False
@@ -269,102 +244,112 @@ def _w_StopReplicaRequest_1(o, w):
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_StopReplicaRequest_StopReplicaTopicV1_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_indexes
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
 
 
-def _r_StopReplicaRequest_StopReplicaTopicV1_1(b, p):
-    o = _new(_StopReplicaRequest_StopReplicaTopicV1)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StopReplicaRequest_StopReplicaTopicV1_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StopReplicaTopicV1: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StopReplicaTopicV1: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StopReplicaRequest_StopReplicaTopicV1_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_indexes
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_StopReplicaRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('StopReplicaRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('StopReplicaRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_StopReplicaRequest_2(b, p):
+    bl = len(b)
     o = _new(StopReplicaRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, = _S3.unpack_from(b, p)
     p += 17
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('StopReplicaRequest.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('StopReplicaRequest.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_StopReplicaRequest_StopReplicaTopicV1_1(b, p)
+            e3 = _new(_StopReplicaRequest_StopReplicaTopicV1)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n6) + ' past the end')
+                e3.partition_indexes = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StopReplicaRequest_StopReplicaTopicV1_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
     o.is_k_raft_controller = False
@@ -372,25 +357,9 @@ def _r_StopReplicaRequest_2(b, p):
     o.topic_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('StopReplicaRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('StopReplicaRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_StopReplicaRequest_0(b, p, o)
     return o, p
 
 
@@ -409,143 +378,138 @@ def _w_StopReplicaRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_StopReplicaRequest_StopReplicaTopicV1_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_indexes
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_StopReplicaRequest_StopReplicaPartitionState_0(b, p):
-    o = _new(_StopReplicaRequest_StopReplicaPartitionState)
-    o.partition_index, o.leader_epoch, o.delete_partition, = _S0.unpack_from(b, p)
-    p += 9
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StopReplicaPartitionState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StopReplicaPartitionState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StopReplicaRequest_StopReplicaPartitionState_0(o, w):
-    w += _S0.pack(o.partition_index, o.leader_epoch, o.delete_partition)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StopReplicaRequest_StopReplicaTopicState_0(b, p):
-    o = _new(_StopReplicaRequest_StopReplicaTopicState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_StopReplicaRequest_StopReplicaPartitionState_0(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StopReplicaTopicState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StopReplicaTopicState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_StopReplicaRequest_StopReplicaTopicState_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_states
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_StopReplicaRequest_StopReplicaPartitionState_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+    return p
 
 
 def _r_StopReplicaRequest_3(b, p):
+    bl = len(b)
     o = _new(StopReplicaRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
     p += 16
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_StopReplicaRequest_StopReplicaTopicState_0(b, p)
+            e3 = _new(_StopReplicaRequest_StopReplicaTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+                    e8.partition_index, e8.leader_epoch, e8.delete_partition, = _S0.unpack_from(b, p)
+                    p += 9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topic_states = xs2
     o.is_k_raft_controller = False
@@ -554,25 +518,9 @@ def _r_StopReplicaRequest_3(b, p):
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('StopReplicaRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('StopReplicaRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_StopReplicaRequest_0(b, p, o)
     return o, p
 
 
@@ -593,7 +541,30 @@ def _w_StopReplicaRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_StopReplicaRequest_StopReplicaTopicState_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index, e5.leader_epoch, e5.delete_partition)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -601,22 +572,63 @@ def _w_StopReplicaRequest_3(o, w):
 
 
 def _r_StopReplicaRequest_4(b, p):
+    bl = len(b)
     o = _new(StopReplicaRequest)
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
     p += 17
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_StopReplicaRequest_StopReplicaTopicState_0(b, p)
+            e3 = _new(_StopReplicaRequest_StopReplicaTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+                    e8.partition_index, e8.leader_epoch, e8.delete_partition, = _S0.unpack_from(b, p)
+                    p += 9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topic_states = xs2
     o.delete_partitions = False
@@ -624,25 +636,9 @@ def _r_StopReplicaRequest_4(b, p):
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('StopReplicaRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('StopReplicaRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_StopReplicaRequest_0(b, p, o)
     return o, p
 
 
@@ -661,40 +657,38 @@ def _w_StopReplicaRequest_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_StopReplicaRequest_StopReplicaTopicState_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S0.pack(e5.partition_index, e5.leader_epoch, e5.delete_partition)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_StopReplicaResponse_StopReplicaPartitionError_0(b, p):
-    o = _new(_StopReplicaResponse_StopReplicaPartitionError)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.error_code, = _S6.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_StopReplicaResponse_StopReplicaPartitionError_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S6.pack(o.partition_index, o.error_code)
-
-
 def _r_StopReplicaResponse_0(b, p):
+    bl = len(b)
     o = _new(StopReplicaResponse)
     o.error_code, = _S2.unpack_from(b, p)
     p += 2
@@ -703,11 +697,24 @@ def _r_StopReplicaResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_StopReplicaResponse_StopReplicaPartitionError_0(b, p)
+            e3 = _new(_StopReplicaResponse_StopReplicaPartitionError)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.error_code, = _S6.unpack_from(b, p)
+            p += 6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.partition_errors = xs2
     o.unknown_tagged_fields = None
@@ -719,106 +726,104 @@ def _w_StopReplicaResponse_0(o, w):
     xs1 = o.partition_errors
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_StopReplicaResponse_StopReplicaPartitionError_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S6.pack(e2.partition_index, e2.error_code)
 
 
-def _r_StopReplicaResponse_StopReplicaPartitionError_1(b, p):
-    o = _new(_StopReplicaResponse_StopReplicaPartitionError)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.error_code, = _S6.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StopReplicaResponse_StopReplicaPartitionError_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StopReplicaPartitionError: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StopReplicaPartitionError: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StopReplicaResponse_StopReplicaPartitionError_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S6.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StopReplicaResponse_1(b, p):
-    o = _new(StopReplicaResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StopReplicaResponse_StopReplicaPartitionError_1(b, p)
-            xs2.append(e3)
-        o.partition_errors = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StopReplicaResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StopReplicaResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StopReplicaResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_StopReplicaResponse_1(b, p):
+    bl = len(b)
+    o = _new(StopReplicaResponse)
+    o.error_code, = _S2.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_StopReplicaResponse_StopReplicaPartitionError)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.error_code, = _S6.unpack_from(b, p)
+            p += 6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StopReplicaResponse_StopReplicaPartitionError_0(b, p, e3)
+            xs2.append(e3)
+        o.partition_errors = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_StopReplicaResponse_0(b, p, o)
     return o, p
 
 
@@ -831,7 +836,19 @@ def _w_StopReplicaResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_StopReplicaResponse_StopReplicaPartitionError_1(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S6.pack(e2.partition_index, e2.error_code)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -67,231 +67,352 @@ class StreamsGroupCurrentMemberAssignmentValue(Message):
 _StreamsGroupCurrentMemberAssignmentValue_TaskIds = StreamsGroupCurrentMemberAssignmentValue.TaskIds
 
 
-def _r_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p):
-    o = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TaskIds.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TaskIds.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TaskIds.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.assignment_epochs = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TaskIds: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TaskIds: tagged field past the end')
         if tag == 0:
-            n4 = b[p]
+            n1 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
-            if n4 < 0:
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
                 o.assignment_epochs = None
             else:
-                if n4 > len(b) - p:
-                    raise DecodeError('TaskIds.AssignmentEpochs: count ' + str(n4) + ' past the end')
-                o.assignment_epochs = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-                p += 4 * n4
+                if n1 > bl - p:
+                    raise DecodeError('TaskIds.AssignmentEpochs: count ' + str(n1) + ' past the end')
+                o.assignment_epochs = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
+                p += 4 * n1
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    tags = []
-    if o.assignment_epochs is not None:
-        t3 = bytearray()
-        xs4 = o.assignment_epochs
-        if xs4 is None:
-            t3.append(0)
-        else:
-            ln = len(xs4) + 1
-            if ln < 128:
-                t3.append(ln)
-            else:
-                _wuv(t3, ln)
-            if len(xs4) < 64:
-                t3 += _ARRAY_i[len(xs4)].pack(*xs4)
-            else:
-                t3 += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        tags.append((0, t3))
-    if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
-    o = _new(StreamsGroupCurrentMemberAssignmentValue)
-    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
-    p += 9
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p)
-            xs2.append(e3)
-        o.active_tasks = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p)
-            xs5.append(e6)
-        o.standby_tasks = xs5
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p)
-            xs8.append(e9)
-        o.warmup_tasks = xs8
-    n10 = b[p]
-    p += 1
-    if n10 > 127:
-        n10, p = _uvt(b, p, n10)
-    n10 -= 1
-    if n10 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
-    else:
-        if n10 > len(b) - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12, p = _r_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p)
-            xs11.append(e12)
-        o.active_tasks_pending_revocation = xs11
-    n13 = b[p]
-    p += 1
-    if n13 > 127:
-        n13, p = _uvt(b, p, n13)
-    n13 -= 1
-    if n13 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
-    else:
-        if n13 > len(b) - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15, p = _r_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p)
-            xs14.append(e15)
-        o.standby_tasks_pending_revocation = xs14
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
-    else:
-        if n16 > len(b) - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18, p = _r_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p)
-            xs17.append(e18)
-        o.warmup_tasks_pending_revocation = xs17
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupCurrentMemberAssignmentValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
+    bl = len(b)
+    o = _new(StreamsGroupCurrentMemberAssignmentValue)
+    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
+    p += 9
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n4) + ' past the end')
+                e3.subtopology_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n6) + ' past the end')
+                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e3)
+            xs2.append(e3)
+        o.active_tasks = xs2
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: null where not nullable')
+    else:
+        if n7 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n10) + ' past the end')
+                e9.subtopology_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n12) + ' past the end')
+                e9.partitions = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                p += 4 * n12
+            e9.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e9)
+            xs8.append(e9)
+        o.standby_tasks = xs8
+    n13 = b[p] - 1
+    p += 1
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: null where not nullable')
+    else:
+        if n13 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n16) + ' past the end')
+                e15.subtopology_id = str(b[p:q17], 'utf-8')
+                p = q17
+            n18 = b[p] - 1
+            p += 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n18 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n18) + ' past the end')
+                e15.partitions = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                p += 4 * n18
+            e15.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e15)
+            xs14.append(e15)
+        o.warmup_tasks = xs14
+    n19 = b[p] - 1
+    p += 1
+    if n19 > 126:
+        n19, p = _uvt(b, p, n19 + 1)
+        n19 -= 1
+    if n19 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
+    else:
+        if n19 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n22 = b[p] - 1
+            p += 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n22) + ' past the end')
+                e21.subtopology_id = str(b[p:q23], 'utf-8')
+                p = q23
+            n24 = b[p] - 1
+            p += 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n24 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n24) + ' past the end')
+                e21.partitions = list((_ARRAY_i[n24] if n24 < 64 else _struct.Struct('>' + str(n24) + 'i')).unpack_from(b, p))
+                p += 4 * n24
+            e21.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e21.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e21)
+            xs20.append(e21)
+        o.active_tasks_pending_revocation = xs20
+    n25 = b[p] - 1
+    p += 1
+    if n25 > 126:
+        n25, p = _uvt(b, p, n25 + 1)
+        n25 -= 1
+    if n25 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
+    else:
+        if n25 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n25) + ' past the end')
+        xs26 = []
+        for _ in range(n25):
+            e27 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n28 = b[p] - 1
+            p += 1
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q29 = p + n28
+                if q29 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n28) + ' past the end')
+                e27.subtopology_id = str(b[p:q29], 'utf-8')
+                p = q29
+            n30 = b[p] - 1
+            p += 1
+            if n30 > 126:
+                n30, p = _uvt(b, p, n30 + 1)
+                n30 -= 1
+            if n30 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n30 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n30) + ' past the end')
+                e27.partitions = list((_ARRAY_i[n30] if n30 < 64 else _struct.Struct('>' + str(n30) + 'i')).unpack_from(b, p))
+                p += 4 * n30
+            e27.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e27.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e27)
+            xs26.append(e27)
+        o.standby_tasks_pending_revocation = xs26
+    n31 = b[p] - 1
+    p += 1
+    if n31 > 126:
+        n31, p = _uvt(b, p, n31 + 1)
+        n31 -= 1
+    if n31 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
+    else:
+        if n31 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n31) + ' past the end')
+        xs32 = []
+        for _ in range(n31):
+            e33 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n34 = b[p] - 1
+            p += 1
+            if n34 > 126:
+                n34, p = _uvt(b, p, n34 + 1)
+                n34 -= 1
+            if n34 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q35 = p + n34
+                if q35 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n34) + ' past the end')
+                e33.subtopology_id = str(b[p:q35], 'utf-8')
+                p = q35
+            n36 = b[p] - 1
+            p += 1
+            if n36 > 126:
+                n36, p = _uvt(b, p, n36 + 1)
+                n36 -= 1
+            if n36 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n36 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n36) + ' past the end')
+                e33.partitions = list((_ARRAY_i[n36] if n36 < 64 else _struct.Struct('>' + str(n36) + 'i')).unpack_from(b, p))
+                p += 4 * n36
+            e33.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e33.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e33)
+            xs32.append(e33)
+        o.warmup_tasks_pending_revocation = xs32
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_StreamsGroupCurrentMemberAssignmentValue_0(b, p, o)
     return o, p
 
 
@@ -304,47 +425,287 @@ def _w_StreamsGroupCurrentMemberAssignmentValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(e2, w)
-    xs3 = o.standby_tasks
-    ln = len(xs3) + 1
+        v3 = e2.subtopology_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        tags5 = []
+        if e2.assignment_epochs is not None:
+            t6 = bytearray()
+            xs7 = e2.assignment_epochs
+            if xs7 is None:
+                t6.append(0)
+            else:
+                ln = len(xs7) + 1
+                if ln < 128:
+                    t6.append(ln)
+                else:
+                    _wuv(t6, ln)
+                if len(xs7) < 64:
+                    t6 += _ARRAY_i[len(xs7)].pack(*xs7)
+                else:
+                    t6 += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            tags5.append((0, t6))
+        if e2.unknown_tagged_fields:
+            tags5 = sorted(tags5 + e2.unknown_tagged_fields, key=_first)
+        if tags5:
+            _wtags(w, tags5)
+        else:
+            w.append(0)
+    xs8 = o.standby_tasks
+    ln = len(xs8) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(e4, w)
-    xs5 = o.warmup_tasks
-    ln = len(xs5) + 1
+    for e9 in xs8:
+        v10 = e9.subtopology_id
+        v10 = v10.encode()
+        ln = len(v10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v10
+        xs11 = e9.partitions
+        ln = len(xs11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs11) < 64:
+            w += _ARRAY_i[len(xs11)].pack(*xs11)
+        else:
+            w += _pack('>' + str(len(xs11)) + 'i', *xs11)
+        tags12 = []
+        if e9.assignment_epochs is not None:
+            t13 = bytearray()
+            xs14 = e9.assignment_epochs
+            if xs14 is None:
+                t13.append(0)
+            else:
+                ln = len(xs14) + 1
+                if ln < 128:
+                    t13.append(ln)
+                else:
+                    _wuv(t13, ln)
+                if len(xs14) < 64:
+                    t13 += _ARRAY_i[len(xs14)].pack(*xs14)
+                else:
+                    t13 += _pack('>' + str(len(xs14)) + 'i', *xs14)
+            tags12.append((0, t13))
+        if e9.unknown_tagged_fields:
+            tags12 = sorted(tags12 + e9.unknown_tagged_fields, key=_first)
+        if tags12:
+            _wtags(w, tags12)
+        else:
+            w.append(0)
+    xs15 = o.warmup_tasks
+    ln = len(xs15) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e6 in xs5:
-        _w_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(e6, w)
-    xs7 = o.active_tasks_pending_revocation
-    ln = len(xs7) + 1
+    for e16 in xs15:
+        v17 = e16.subtopology_id
+        v17 = v17.encode()
+        ln = len(v17) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v17
+        xs18 = e16.partitions
+        ln = len(xs18) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs18) < 64:
+            w += _ARRAY_i[len(xs18)].pack(*xs18)
+        else:
+            w += _pack('>' + str(len(xs18)) + 'i', *xs18)
+        tags19 = []
+        if e16.assignment_epochs is not None:
+            t20 = bytearray()
+            xs21 = e16.assignment_epochs
+            if xs21 is None:
+                t20.append(0)
+            else:
+                ln = len(xs21) + 1
+                if ln < 128:
+                    t20.append(ln)
+                else:
+                    _wuv(t20, ln)
+                if len(xs21) < 64:
+                    t20 += _ARRAY_i[len(xs21)].pack(*xs21)
+                else:
+                    t20 += _pack('>' + str(len(xs21)) + 'i', *xs21)
+            tags19.append((0, t20))
+        if e16.unknown_tagged_fields:
+            tags19 = sorted(tags19 + e16.unknown_tagged_fields, key=_first)
+        if tags19:
+            _wtags(w, tags19)
+        else:
+            w.append(0)
+    xs22 = o.active_tasks_pending_revocation
+    ln = len(xs22) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e8 in xs7:
-        _w_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(e8, w)
-    xs9 = o.standby_tasks_pending_revocation
-    ln = len(xs9) + 1
+    for e23 in xs22:
+        v24 = e23.subtopology_id
+        v24 = v24.encode()
+        ln = len(v24) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v24
+        xs25 = e23.partitions
+        ln = len(xs25) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs25) < 64:
+            w += _ARRAY_i[len(xs25)].pack(*xs25)
+        else:
+            w += _pack('>' + str(len(xs25)) + 'i', *xs25)
+        tags26 = []
+        if e23.assignment_epochs is not None:
+            t27 = bytearray()
+            xs28 = e23.assignment_epochs
+            if xs28 is None:
+                t27.append(0)
+            else:
+                ln = len(xs28) + 1
+                if ln < 128:
+                    t27.append(ln)
+                else:
+                    _wuv(t27, ln)
+                if len(xs28) < 64:
+                    t27 += _ARRAY_i[len(xs28)].pack(*xs28)
+                else:
+                    t27 += _pack('>' + str(len(xs28)) + 'i', *xs28)
+            tags26.append((0, t27))
+        if e23.unknown_tagged_fields:
+            tags26 = sorted(tags26 + e23.unknown_tagged_fields, key=_first)
+        if tags26:
+            _wtags(w, tags26)
+        else:
+            w.append(0)
+    xs29 = o.standby_tasks_pending_revocation
+    ln = len(xs29) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e10 in xs9:
-        _w_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(e10, w)
-    xs11 = o.warmup_tasks_pending_revocation
-    ln = len(xs11) + 1
+    for e30 in xs29:
+        v31 = e30.subtopology_id
+        v31 = v31.encode()
+        ln = len(v31) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v31
+        xs32 = e30.partitions
+        ln = len(xs32) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs32) < 64:
+            w += _ARRAY_i[len(xs32)].pack(*xs32)
+        else:
+            w += _pack('>' + str(len(xs32)) + 'i', *xs32)
+        tags33 = []
+        if e30.assignment_epochs is not None:
+            t34 = bytearray()
+            xs35 = e30.assignment_epochs
+            if xs35 is None:
+                t34.append(0)
+            else:
+                ln = len(xs35) + 1
+                if ln < 128:
+                    t34.append(ln)
+                else:
+                    _wuv(t34, ln)
+                if len(xs35) < 64:
+                    t34 += _ARRAY_i[len(xs35)].pack(*xs35)
+                else:
+                    t34 += _pack('>' + str(len(xs35)) + 'i', *xs35)
+            tags33.append((0, t34))
+        if e30.unknown_tagged_fields:
+            tags33 = sorted(tags33 + e30.unknown_tagged_fields, key=_first)
+        if tags33:
+            _wtags(w, tags33)
+        else:
+            w.append(0)
+    xs36 = o.warmup_tasks_pending_revocation
+    ln = len(xs36) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e12 in xs11:
-        _w_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(e12, w)
+    for e37 in xs36:
+        v38 = e37.subtopology_id
+        v38 = v38.encode()
+        ln = len(v38) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v38
+        xs39 = e37.partitions
+        ln = len(xs39) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        if len(xs39) < 64:
+            w += _ARRAY_i[len(xs39)].pack(*xs39)
+        else:
+            w += _pack('>' + str(len(xs39)) + 'i', *xs39)
+        tags40 = []
+        if e37.assignment_epochs is not None:
+            t41 = bytearray()
+            xs42 = e37.assignment_epochs
+            if xs42 is None:
+                t41.append(0)
+            else:
+                ln = len(xs42) + 1
+                if ln < 128:
+                    t41.append(ln)
+                else:
+                    _wuv(t41, ln)
+                if len(xs42) < 64:
+                    t41 += _ARRAY_i[len(xs42)].pack(*xs42)
+                else:
+                    t41 += _pack('>' + str(len(xs42)) + 'i', *xs42)
+            tags40.append((0, t41))
+        if e37.unknown_tagged_fields:
+            tags40 = sorted(tags40 + e37.unknown_tagged_fields, key=_first)
+        if tags40:
+            _wtags(w, tags40)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

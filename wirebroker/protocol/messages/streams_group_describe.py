@@ -207,30 +207,54 @@ _StreamsGroupDescribeResponse_Member = StreamsGroupDescribeResponse.Member
 _StreamsGroupDescribeResponse_DescribedGroup = StreamsGroupDescribeResponse.DescribedGroup
 
 
-def _r_StreamsGroupDescribeRequest_0(b, p):
-    o = _new(StreamsGroupDescribeRequest)
-    n1 = b[p]
+def _t_StreamsGroupDescribeRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('StreamsGroupDescribeRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('StreamsGroupDescribeRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_StreamsGroupDescribeRequest_0(b, p):
+    bl = len(b)
+    o = _new(StreamsGroupDescribeRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('StreamsGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p]
+            n4 = b[p] - 1
             p += 1
-            if n4 > 127:
-                n4, p = _uvt(b, p, n4)
-            n4 -= 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
             if n4 < 0:
                 raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null element')
             else:
                 q5 = p + n4
-                if q5 > len(b):
+                if q5 > bl:
                     raise DecodeError('StreamsGroupDescribeRequest.GroupIds: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
@@ -240,25 +264,9 @@ def _r_StreamsGroupDescribeRequest_0(b, p):
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('StreamsGroupDescribeRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('StreamsGroupDescribeRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_StreamsGroupDescribeRequest_0(b, p, o)
     return o, p
 
 
@@ -285,1139 +293,1128 @@ def _w_StreamsGroupDescribeRequest_0(o, w):
         w.append(0)
 
 
-def _r_StreamsGroupDescribeResponse_KeyValue_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_KeyValue)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('KeyValue.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('KeyValue.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('KeyValue.Value: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('KeyValue.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('KeyValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('KeyValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_KeyValue_0(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_TopicInfo_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_TopicInfo)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicInfo.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicInfo.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partitions, o.replication_factor, = _S4.unpack_from(b, p)
-    p += 6
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_StreamsGroupDescribeResponse_KeyValue_0(b, p)
-            xs4.append(e5)
-        o.topic_configs = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicInfo: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicInfo: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_TopicInfo_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S4.pack(o.partitions, o.replication_factor)
-    xs2 = o.topic_configs
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_StreamsGroupDescribeResponse_KeyValue_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_Subtopology_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_Subtopology)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Subtopology.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Subtopology.SourceTopics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('Subtopology.SourceTopics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            n6 = b[p]
-            p += 1
-            if n6 > 127:
-                n6, p = _uvt(b, p, n6)
-            n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Subtopology.SourceTopics: null element')
-            else:
-                q7 = p + n6
-                if q7 > len(b):
-                    raise DecodeError('Subtopology.SourceTopics: length ' + str(n6) + ' past the end')
-                e5 = str(b[p:q7], 'utf-8')
-                p = q7
-            xs4.append(e5)
-        o.source_topics = xs4
-    n8 = b[p]
-    p += 1
-    if n8 > 127:
-        n8, p = _uvt(b, p, n8)
-    n8 -= 1
-    if n8 < 0:
-        raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-    else:
-        if n8 > len(b) - p:
-            raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            n11 = b[p]
-            p += 1
-            if n11 > 127:
-                n11, p = _uvt(b, p, n11)
-            n11 -= 1
-            if n11 < 0:
-                raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-            else:
-                q12 = p + n11
-                if q12 > len(b):
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n11) + ' past the end')
-                e10 = str(b[p:q12], 'utf-8')
-                p = q12
-            xs9.append(e10)
-        o.repartition_sink_topics = xs9
-    n13 = b[p]
-    p += 1
-    if n13 > 127:
-        n13, p = _uvt(b, p, n13)
-    n13 -= 1
-    if n13 < 0:
-        raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
-    else:
-        if n13 > len(b) - p:
-            raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15, p = _r_StreamsGroupDescribeResponse_TopicInfo_0(b, p)
-            xs14.append(e15)
-        o.state_changelog_topics = xs14
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-    else:
-        if n16 > len(b) - p:
-            raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18, p = _r_StreamsGroupDescribeResponse_TopicInfo_0(b, p)
-            xs17.append(e18)
-        o.repartition_source_topics = xs17
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Subtopology: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Subtopology: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_Subtopology_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.source_topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        v4 = e3
-        v4 = v4.encode()
-        ln = len(v4) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v4
-    xs5 = o.repartition_sink_topics
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        v7 = e6
-        v7 = v7.encode()
-        ln = len(v7) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v7
-    xs8 = o.state_changelog_topics
-    ln = len(xs8) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e9 in xs8:
-        _w_StreamsGroupDescribeResponse_TopicInfo_0(e9, w)
-    xs10 = o.repartition_source_topics
-    ln = len(xs10) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e11 in xs10:
-        _w_StreamsGroupDescribeResponse_TopicInfo_0(e11, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_Topology_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_Topology)
-    o.epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.subtopologies = None
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Topology.Subtopologies: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StreamsGroupDescribeResponse_Subtopology_0(b, p)
-            xs2.append(e3)
-        o.subtopologies = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_Topology_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Topology: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Topology: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_Topology_0(o, w):
-    w += _S1.pack(o.epoch)
-    xs1 = o.subtopologies
-    if xs1 is None:
-        w.append(0)
-    else:
-        ln = len(xs1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        for e2 in xs1:
-            _w_StreamsGroupDescribeResponse_Subtopology_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_Endpoint_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_Endpoint)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Endpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Endpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S5.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Endpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Endpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_Endpoint_0(o, w):
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S5.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_TaskOffset_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_TaskOffset)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition, o.offset, = _S6.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TaskOffset: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TaskOffset: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_TaskOffset_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S6.pack(o.partition, o.offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_TaskIds_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_TaskIds)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TaskIds.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TaskIds.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TaskIds.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TaskIds: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TaskIds: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_TaskIds_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_Assignment_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_Assignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Assignment.ActiveTasks: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Assignment.ActiveTasks: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StreamsGroupDescribeResponse_TaskIds_0(b, p)
-            xs2.append(e3)
-        o.active_tasks = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('Assignment.StandbyTasks: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('Assignment.StandbyTasks: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_StreamsGroupDescribeResponse_TaskIds_0(b, p)
-            xs5.append(e6)
-        o.standby_tasks = xs5
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('Assignment.WarmupTasks: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('Assignment.WarmupTasks: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_StreamsGroupDescribeResponse_TaskIds_0(b, p)
-            xs8.append(e9)
-        o.warmup_tasks = xs8
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_Assignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Assignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Assignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_Assignment_0(o, w):
-    xs1 = o.active_tasks
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_StreamsGroupDescribeResponse_TaskIds_0(e2, w)
-    xs3 = o.standby_tasks
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_StreamsGroupDescribeResponse_TaskIds_0(e4, w)
-    xs5 = o.warmup_tasks
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        _w_StreamsGroupDescribeResponse_TaskIds_0(e6, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_Member_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_Member)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Member.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Member.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.instance_id = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Member.InstanceId: length ' + str(n3) + ' past the end')
-        o.instance_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.rack_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('Member.RackId: length ' + str(n5) + ' past the end')
-        o.rack_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('Member.ClientId: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('Member.ClientId: length ' + str(n7) + ' past the end')
-        o.client_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('Member.ClientHost: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > len(b):
-            raise DecodeError('Member.ClientHost: length ' + str(n9) + ' past the end')
-        o.client_host = str(b[p:q10], 'utf-8')
-        p = q10
-    o.topology_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        raise DecodeError('Member.ProcessId: null where not nullable')
-    else:
-        q12 = p + n11
-        if q12 > len(b):
-            raise DecodeError('Member.ProcessId: length ' + str(n11) + ' past the end')
-        o.process_id = str(b[p:q12], 'utf-8')
-        p = q12
-    if b[p] > 127:
-        o.user_endpoint = None
-        p += 1
-    else:
-        p += 1
-        o.user_endpoint, p = _r_StreamsGroupDescribeResponse_Endpoint_0(b, p)
-    n13 = b[p]
-    p += 1
-    if n13 > 127:
-        n13, p = _uvt(b, p, n13)
-    n13 -= 1
-    if n13 < 0:
-        raise DecodeError('Member.ClientTags: null where not nullable')
-    else:
-        if n13 > len(b) - p:
-            raise DecodeError('Member.ClientTags: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15, p = _r_StreamsGroupDescribeResponse_KeyValue_0(b, p)
-            xs14.append(e15)
-        o.client_tags = xs14
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        raise DecodeError('Member.TaskOffsets: null where not nullable')
-    else:
-        if n16 > len(b) - p:
-            raise DecodeError('Member.TaskOffsets: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18, p = _r_StreamsGroupDescribeResponse_TaskOffset_0(b, p)
-            xs17.append(e18)
-        o.task_offsets = xs17
-    n19 = b[p]
-    p += 1
-    if n19 > 127:
-        n19, p = _uvt(b, p, n19)
-    n19 -= 1
-    if n19 < 0:
-        raise DecodeError('Member.TaskEndOffsets: null where not nullable')
-    else:
-        if n19 > len(b) - p:
-            raise DecodeError('Member.TaskEndOffsets: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21, p = _r_StreamsGroupDescribeResponse_TaskOffset_0(b, p)
-            xs20.append(e21)
-        o.task_end_offsets = xs20
-    o.assignment, p = _r_StreamsGroupDescribeResponse_Assignment_0(b, p)
-    o.target_assignment, p = _r_StreamsGroupDescribeResponse_Assignment_0(b, p)
-    o.is_classic, = _S0.unpack_from(b, p)
-    p += 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_Member_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Member: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Member: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_Member_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.member_epoch)
-    v2 = o.instance_id
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    v3 = o.rack_id
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v3
-    v4 = o.client_id
-    v4 = v4.encode()
-    ln = len(v4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v4
-    v5 = o.client_host
-    v5 = v5.encode()
-    ln = len(v5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v5
-    w += _S1.pack(o.topology_epoch)
-    v6 = o.process_id
-    v6 = v6.encode()
-    ln = len(v6) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v6
-    if o.user_endpoint is None:
-        w.append(255)
-    else:
-        w.append(1)
-        _w_StreamsGroupDescribeResponse_Endpoint_0(o.user_endpoint, w)
-    xs7 = o.client_tags
-    ln = len(xs7) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e8 in xs7:
-        _w_StreamsGroupDescribeResponse_KeyValue_0(e8, w)
-    xs9 = o.task_offsets
-    ln = len(xs9) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e10 in xs9:
-        _w_StreamsGroupDescribeResponse_TaskOffset_0(e10, w)
-    xs11 = o.task_end_offsets
-    ln = len(xs11) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e12 in xs11:
-        _w_StreamsGroupDescribeResponse_TaskOffset_0(e12, w)
-    _w_StreamsGroupDescribeResponse_Assignment_0(o.assignment, w)
-    _w_StreamsGroupDescribeResponse_Assignment_0(o.target_assignment, w)
-    w += _S0.pack(o.is_classic)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_DescribedGroup_0(b, p):
-    o = _new(_StreamsGroupDescribeResponse_DescribedGroup)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('DescribedGroup.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('DescribedGroup.GroupState: length ' + str(n5) + ' past the end')
-        o.group_state = str(b[p:q6], 'utf-8')
-        p = q6
-    o.group_epoch, o.assignment_epoch, = _S3.unpack_from(b, p)
-    p += 8
-    if b[p] > 127:
-        o.topology = None
-        p += 1
-    else:
-        p += 1
-        o.topology, p = _r_StreamsGroupDescribeResponse_Topology_0(b, p)
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('DescribedGroup.Members: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('DescribedGroup.Members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_StreamsGroupDescribeResponse_Member_0(b, p)
-            xs8.append(e9)
-        o.members = xs8
-    o.authorized_operations, = _S1.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_DescribedGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('DescribedGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('DescribedGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupDescribeResponse_DescribedGroup_0(o, w):
-    w += _S2.pack(o.error_code)
-    v1 = o.error_message
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    v2 = o.group_id
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    v3 = o.group_state
-    v3 = v3.encode()
-    ln = len(v3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v3
-    w += _S3.pack(o.group_epoch, o.assignment_epoch)
-    if o.topology is None:
-        w.append(255)
-    else:
-        w.append(1)
-        _w_StreamsGroupDescribeResponse_Topology_0(o.topology, w)
-    xs4 = o.members
-    ln = len(xs4) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e5 in xs4:
-        _w_StreamsGroupDescribeResponse_Member_0(e5, w)
-    w += _S1.pack(o.authorized_operations)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupDescribeResponse_0(b, p):
-    o = _new(StreamsGroupDescribeResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StreamsGroupDescribeResponse.Groups: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('StreamsGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StreamsGroupDescribeResponse_DescribedGroup_0(b, p)
-            xs2.append(e3)
-        o.groups = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupDescribeResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StreamsGroupDescribeResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StreamsGroupDescribeResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_StreamsGroupDescribeResponse_0(b, p):
+    bl = len(b)
+    o = _new(StreamsGroupDescribeResponse)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('StreamsGroupDescribeResponse.Groups: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('StreamsGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_StreamsGroupDescribeResponse_DescribedGroup)
+            e3.error_code, = _S2.unpack_from(b, p)
+            p += 2
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                e3.error_message = None
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
+                e3.error_message = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e3.group_id = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e3.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
+            p += 8
+            if b[p] > 127:
+                e3.topology = None
+                p += 1
+            else:
+                p += 1
+                s10 = _new(_StreamsGroupDescribeResponse_Topology)
+                s10.epoch, = _S1.unpack_from(b, p)
+                p += 4
+                n11 = b[p] - 1
+                p += 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    s10.subtopologies = None
+                else:
+                    if n11 > bl - p:
+                        raise DecodeError('Topology.Subtopologies: count ' + str(n11) + ' past the end')
+                    xs12 = []
+                    for _ in range(n11):
+                        e13 = _new(_StreamsGroupDescribeResponse_Subtopology)
+                        n14 = b[p] - 1
+                        p += 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+                        else:
+                            q15 = p + n14
+                            if q15 > bl:
+                                raise DecodeError('Subtopology.SubtopologyId: length ' + str(n14) + ' past the end')
+                            e13.subtopology_id = str(b[p:q15], 'utf-8')
+                            p = q15
+                        n16 = b[p] - 1
+                        p += 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('Subtopology.SourceTopics: null where not nullable')
+                        else:
+                            if n16 > bl - p:
+                                raise DecodeError('Subtopology.SourceTopics: count ' + str(n16) + ' past the end')
+                            xs17 = []
+                            for _ in range(n16):
+                                n19 = b[p] - 1
+                                p += 1
+                                if n19 > 126:
+                                    n19, p = _uvt(b, p, n19 + 1)
+                                    n19 -= 1
+                                if n19 < 0:
+                                    raise DecodeError('Subtopology.SourceTopics: null element')
+                                else:
+                                    q20 = p + n19
+                                    if q20 > bl:
+                                        raise DecodeError('Subtopology.SourceTopics: length ' + str(n19) + ' past the end')
+                                    e18 = str(b[p:q20], 'utf-8')
+                                    p = q20
+                                xs17.append(e18)
+                            e13.source_topics = xs17
+                        n21 = b[p] - 1
+                        p += 1
+                        if n21 > 126:
+                            n21, p = _uvt(b, p, n21 + 1)
+                            n21 -= 1
+                        if n21 < 0:
+                            raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                        else:
+                            if n21 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n21) + ' past the end')
+                            xs22 = []
+                            for _ in range(n21):
+                                n24 = b[p] - 1
+                                p += 1
+                                if n24 > 126:
+                                    n24, p = _uvt(b, p, n24 + 1)
+                                    n24 -= 1
+                                if n24 < 0:
+                                    raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                                else:
+                                    q25 = p + n24
+                                    if q25 > bl:
+                                        raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n24) + ' past the end')
+                                    e23 = str(b[p:q25], 'utf-8')
+                                    p = q25
+                                xs22.append(e23)
+                            e13.repartition_sink_topics = xs22
+                        n26 = b[p] - 1
+                        p += 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+                        else:
+                            if n26 > bl - p:
+                                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n26) + ' past the end')
+                            xs27 = []
+                            for _ in range(n26):
+                                e28 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                                n29 = b[p] - 1
+                                p += 1
+                                if n29 > 126:
+                                    n29, p = _uvt(b, p, n29 + 1)
+                                    n29 -= 1
+                                if n29 < 0:
+                                    raise DecodeError('TopicInfo.Name: null where not nullable')
+                                else:
+                                    q30 = p + n29
+                                    if q30 > bl:
+                                        raise DecodeError('TopicInfo.Name: length ' + str(n29) + ' past the end')
+                                    e28.name = str(b[p:q30], 'utf-8')
+                                    p = q30
+                                e28.partitions, e28.replication_factor, = _S4.unpack_from(b, p)
+                                p += 6
+                                n31 = b[p] - 1
+                                p += 1
+                                if n31 > 126:
+                                    n31, p = _uvt(b, p, n31 + 1)
+                                    n31 -= 1
+                                if n31 < 0:
+                                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                                else:
+                                    if n31 > bl - p:
+                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n31) + ' past the end')
+                                    xs32 = []
+                                    for _ in range(n31):
+                                        e33 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                        n34 = b[p] - 1
+                                        p += 1
+                                        if n34 > 126:
+                                            n34, p = _uvt(b, p, n34 + 1)
+                                            n34 -= 1
+                                        if n34 < 0:
+                                            raise DecodeError('KeyValue.Key: null where not nullable')
+                                        else:
+                                            q35 = p + n34
+                                            if q35 > bl:
+                                                raise DecodeError('KeyValue.Key: length ' + str(n34) + ' past the end')
+                                            e33.key = str(b[p:q35], 'utf-8')
+                                            p = q35
+                                        n36 = b[p] - 1
+                                        p += 1
+                                        if n36 > 126:
+                                            n36, p = _uvt(b, p, n36 + 1)
+                                            n36 -= 1
+                                        if n36 < 0:
+                                            raise DecodeError('KeyValue.Value: null where not nullable')
+                                        else:
+                                            q37 = p + n36
+                                            if q37 > bl:
+                                                raise DecodeError('KeyValue.Value: length ' + str(n36) + ' past the end')
+                                            e33.value = str(b[p:q37], 'utf-8')
+                                            p = q37
+                                        if b[p] == 0:  # no tagged fields, the common case
+                                            e33.unknown_tagged_fields = None
+                                            p += 1
+                                        else:
+                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e33)
+                                        xs32.append(e33)
+                                    e28.topic_configs = xs32
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e28.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e28)
+                                xs27.append(e28)
+                            e13.state_changelog_topics = xs27
+                        n38 = b[p] - 1
+                        p += 1
+                        if n38 > 126:
+                            n38, p = _uvt(b, p, n38 + 1)
+                            n38 -= 1
+                        if n38 < 0:
+                            raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+                        else:
+                            if n38 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n38) + ' past the end')
+                            xs39 = []
+                            for _ in range(n38):
+                                e40 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                                n41 = b[p] - 1
+                                p += 1
+                                if n41 > 126:
+                                    n41, p = _uvt(b, p, n41 + 1)
+                                    n41 -= 1
+                                if n41 < 0:
+                                    raise DecodeError('TopicInfo.Name: null where not nullable')
+                                else:
+                                    q42 = p + n41
+                                    if q42 > bl:
+                                        raise DecodeError('TopicInfo.Name: length ' + str(n41) + ' past the end')
+                                    e40.name = str(b[p:q42], 'utf-8')
+                                    p = q42
+                                e40.partitions, e40.replication_factor, = _S4.unpack_from(b, p)
+                                p += 6
+                                n43 = b[p] - 1
+                                p += 1
+                                if n43 > 126:
+                                    n43, p = _uvt(b, p, n43 + 1)
+                                    n43 -= 1
+                                if n43 < 0:
+                                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                                else:
+                                    if n43 > bl - p:
+                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n43) + ' past the end')
+                                    xs44 = []
+                                    for _ in range(n43):
+                                        e45 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                        n46 = b[p] - 1
+                                        p += 1
+                                        if n46 > 126:
+                                            n46, p = _uvt(b, p, n46 + 1)
+                                            n46 -= 1
+                                        if n46 < 0:
+                                            raise DecodeError('KeyValue.Key: null where not nullable')
+                                        else:
+                                            q47 = p + n46
+                                            if q47 > bl:
+                                                raise DecodeError('KeyValue.Key: length ' + str(n46) + ' past the end')
+                                            e45.key = str(b[p:q47], 'utf-8')
+                                            p = q47
+                                        n48 = b[p] - 1
+                                        p += 1
+                                        if n48 > 126:
+                                            n48, p = _uvt(b, p, n48 + 1)
+                                            n48 -= 1
+                                        if n48 < 0:
+                                            raise DecodeError('KeyValue.Value: null where not nullable')
+                                        else:
+                                            q49 = p + n48
+                                            if q49 > bl:
+                                                raise DecodeError('KeyValue.Value: length ' + str(n48) + ' past the end')
+                                            e45.value = str(b[p:q49], 'utf-8')
+                                            p = q49
+                                        if b[p] == 0:  # no tagged fields, the common case
+                                            e45.unknown_tagged_fields = None
+                                            p += 1
+                                        else:
+                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e45)
+                                        xs44.append(e45)
+                                    e40.topic_configs = xs44
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e40.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e40)
+                                xs39.append(e40)
+                            e13.repartition_source_topics = xs39
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e13.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, e13)
+                        xs12.append(e13)
+                    s10.subtopologies = xs12
+                if b[p] == 0:  # no tagged fields, the common case
+                    s10.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s10)
+                e3.topology = s10
+            n50 = b[p] - 1
+            p += 1
+            if n50 > 126:
+                n50, p = _uvt(b, p, n50 + 1)
+                n50 -= 1
+            if n50 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            else:
+                if n50 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n50) + ' past the end')
+                xs51 = []
+                for _ in range(n50):
+                    e52 = _new(_StreamsGroupDescribeResponse_Member)
+                    n53 = b[p] - 1
+                    p += 1
+                    if n53 > 126:
+                        n53, p = _uvt(b, p, n53 + 1)
+                        n53 -= 1
+                    if n53 < 0:
+                        raise DecodeError('Member.MemberId: null where not nullable')
+                    else:
+                        q54 = p + n53
+                        if q54 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n53) + ' past the end')
+                        e52.member_id = str(b[p:q54], 'utf-8')
+                        p = q54
+                    e52.member_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n55 = b[p] - 1
+                    p += 1
+                    if n55 > 126:
+                        n55, p = _uvt(b, p, n55 + 1)
+                        n55 -= 1
+                    if n55 < 0:
+                        e52.instance_id = None
+                    else:
+                        q56 = p + n55
+                        if q56 > bl:
+                            raise DecodeError('Member.InstanceId: length ' + str(n55) + ' past the end')
+                        e52.instance_id = str(b[p:q56], 'utf-8')
+                        p = q56
+                    n57 = b[p] - 1
+                    p += 1
+                    if n57 > 126:
+                        n57, p = _uvt(b, p, n57 + 1)
+                        n57 -= 1
+                    if n57 < 0:
+                        e52.rack_id = None
+                    else:
+                        q58 = p + n57
+                        if q58 > bl:
+                            raise DecodeError('Member.RackId: length ' + str(n57) + ' past the end')
+                        e52.rack_id = str(b[p:q58], 'utf-8')
+                        p = q58
+                    n59 = b[p] - 1
+                    p += 1
+                    if n59 > 126:
+                        n59, p = _uvt(b, p, n59 + 1)
+                        n59 -= 1
+                    if n59 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q60 = p + n59
+                        if q60 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n59) + ' past the end')
+                        e52.client_id = str(b[p:q60], 'utf-8')
+                        p = q60
+                    n61 = b[p] - 1
+                    p += 1
+                    if n61 > 126:
+                        n61, p = _uvt(b, p, n61 + 1)
+                        n61 -= 1
+                    if n61 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q62 = p + n61
+                        if q62 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n61) + ' past the end')
+                        e52.client_host = str(b[p:q62], 'utf-8')
+                        p = q62
+                    e52.topology_epoch, = _S1.unpack_from(b, p)
+                    p += 4
+                    n63 = b[p] - 1
+                    p += 1
+                    if n63 > 126:
+                        n63, p = _uvt(b, p, n63 + 1)
+                        n63 -= 1
+                    if n63 < 0:
+                        raise DecodeError('Member.ProcessId: null where not nullable')
+                    else:
+                        q64 = p + n63
+                        if q64 > bl:
+                            raise DecodeError('Member.ProcessId: length ' + str(n63) + ' past the end')
+                        e52.process_id = str(b[p:q64], 'utf-8')
+                        p = q64
+                    if b[p] > 127:
+                        e52.user_endpoint = None
+                        p += 1
+                    else:
+                        p += 1
+                        s65 = _new(_StreamsGroupDescribeResponse_Endpoint)
+                        n66 = b[p] - 1
+                        p += 1
+                        if n66 > 126:
+                            n66, p = _uvt(b, p, n66 + 1)
+                            n66 -= 1
+                        if n66 < 0:
+                            raise DecodeError('Endpoint.Host: null where not nullable')
+                        else:
+                            q67 = p + n66
+                            if q67 > bl:
+                                raise DecodeError('Endpoint.Host: length ' + str(n66) + ' past the end')
+                            s65.host = str(b[p:q67], 'utf-8')
+                            p = q67
+                        s65.port, = _S5.unpack_from(b, p)
+                        p += 2
+                        if b[p] == 0:  # no tagged fields, the common case
+                            s65.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s65)
+                        e52.user_endpoint = s65
+                    n68 = b[p] - 1
+                    p += 1
+                    if n68 > 126:
+                        n68, p = _uvt(b, p, n68 + 1)
+                        n68 -= 1
+                    if n68 < 0:
+                        raise DecodeError('Member.ClientTags: null where not nullable')
+                    else:
+                        if n68 > bl - p:
+                            raise DecodeError('Member.ClientTags: count ' + str(n68) + ' past the end')
+                        xs69 = []
+                        for _ in range(n68):
+                            e70 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                            n71 = b[p] - 1
+                            p += 1
+                            if n71 > 126:
+                                n71, p = _uvt(b, p, n71 + 1)
+                                n71 -= 1
+                            if n71 < 0:
+                                raise DecodeError('KeyValue.Key: null where not nullable')
+                            else:
+                                q72 = p + n71
+                                if q72 > bl:
+                                    raise DecodeError('KeyValue.Key: length ' + str(n71) + ' past the end')
+                                e70.key = str(b[p:q72], 'utf-8')
+                                p = q72
+                            n73 = b[p] - 1
+                            p += 1
+                            if n73 > 126:
+                                n73, p = _uvt(b, p, n73 + 1)
+                                n73 -= 1
+                            if n73 < 0:
+                                raise DecodeError('KeyValue.Value: null where not nullable')
+                            else:
+                                q74 = p + n73
+                                if q74 > bl:
+                                    raise DecodeError('KeyValue.Value: length ' + str(n73) + ' past the end')
+                                e70.value = str(b[p:q74], 'utf-8')
+                                p = q74
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e70.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e70)
+                            xs69.append(e70)
+                        e52.client_tags = xs69
+                    n75 = b[p] - 1
+                    p += 1
+                    if n75 > 126:
+                        n75, p = _uvt(b, p, n75 + 1)
+                        n75 -= 1
+                    if n75 < 0:
+                        raise DecodeError('Member.TaskOffsets: null where not nullable')
+                    else:
+                        if n75 > bl - p:
+                            raise DecodeError('Member.TaskOffsets: count ' + str(n75) + ' past the end')
+                        xs76 = []
+                        for _ in range(n75):
+                            e77 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                            n78 = b[p] - 1
+                            p += 1
+                            if n78 > 126:
+                                n78, p = _uvt(b, p, n78 + 1)
+                                n78 -= 1
+                            if n78 < 0:
+                                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                            else:
+                                q79 = p + n78
+                                if q79 > bl:
+                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n78) + ' past the end')
+                                e77.subtopology_id = str(b[p:q79], 'utf-8')
+                                p = q79
+                            e77.partition, e77.offset, = _S6.unpack_from(b, p)
+                            p += 12
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e77.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e77)
+                            xs76.append(e77)
+                        e52.task_offsets = xs76
+                    n80 = b[p] - 1
+                    p += 1
+                    if n80 > 126:
+                        n80, p = _uvt(b, p, n80 + 1)
+                        n80 -= 1
+                    if n80 < 0:
+                        raise DecodeError('Member.TaskEndOffsets: null where not nullable')
+                    else:
+                        if n80 > bl - p:
+                            raise DecodeError('Member.TaskEndOffsets: count ' + str(n80) + ' past the end')
+                        xs81 = []
+                        for _ in range(n80):
+                            e82 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                            n83 = b[p] - 1
+                            p += 1
+                            if n83 > 126:
+                                n83, p = _uvt(b, p, n83 + 1)
+                                n83 -= 1
+                            if n83 < 0:
+                                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                            else:
+                                q84 = p + n83
+                                if q84 > bl:
+                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n83) + ' past the end')
+                                e82.subtopology_id = str(b[p:q84], 'utf-8')
+                                p = q84
+                            e82.partition, e82.offset, = _S6.unpack_from(b, p)
+                            p += 12
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e82.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e82)
+                            xs81.append(e82)
+                        e52.task_end_offsets = xs81
+                    s85 = _new(_StreamsGroupDescribeResponse_Assignment)
+                    n86 = b[p] - 1
+                    p += 1
+                    if n86 > 126:
+                        n86, p = _uvt(b, p, n86 + 1)
+                        n86 -= 1
+                    if n86 < 0:
+                        raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                    else:
+                        if n86 > bl - p:
+                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n86) + ' past the end')
+                        xs87 = []
+                        for _ in range(n86):
+                            e88 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n89 = b[p] - 1
+                            p += 1
+                            if n89 > 126:
+                                n89, p = _uvt(b, p, n89 + 1)
+                                n89 -= 1
+                            if n89 < 0:
+                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                            else:
+                                q90 = p + n89
+                                if q90 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n89) + ' past the end')
+                                e88.subtopology_id = str(b[p:q90], 'utf-8')
+                                p = q90
+                            n91 = b[p] - 1
+                            p += 1
+                            if n91 > 126:
+                                n91, p = _uvt(b, p, n91 + 1)
+                                n91 -= 1
+                            if n91 < 0:
+                                raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            else:
+                                if n91 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n91) + ' past the end')
+                                e88.partitions = list((_ARRAY_i[n91] if n91 < 64 else _struct.Struct('>' + str(n91) + 'i')).unpack_from(b, p))
+                                p += 4 * n91
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e88.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e88)
+                            xs87.append(e88)
+                        s85.active_tasks = xs87
+                    n92 = b[p] - 1
+                    p += 1
+                    if n92 > 126:
+                        n92, p = _uvt(b, p, n92 + 1)
+                        n92 -= 1
+                    if n92 < 0:
+                        raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                    else:
+                        if n92 > bl - p:
+                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n92) + ' past the end')
+                        xs93 = []
+                        for _ in range(n92):
+                            e94 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n95 = b[p] - 1
+                            p += 1
+                            if n95 > 126:
+                                n95, p = _uvt(b, p, n95 + 1)
+                                n95 -= 1
+                            if n95 < 0:
+                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                            else:
+                                q96 = p + n95
+                                if q96 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n95) + ' past the end')
+                                e94.subtopology_id = str(b[p:q96], 'utf-8')
+                                p = q96
+                            n97 = b[p] - 1
+                            p += 1
+                            if n97 > 126:
+                                n97, p = _uvt(b, p, n97 + 1)
+                                n97 -= 1
+                            if n97 < 0:
+                                raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            else:
+                                if n97 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n97) + ' past the end')
+                                e94.partitions = list((_ARRAY_i[n97] if n97 < 64 else _struct.Struct('>' + str(n97) + 'i')).unpack_from(b, p))
+                                p += 4 * n97
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e94.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e94)
+                            xs93.append(e94)
+                        s85.standby_tasks = xs93
+                    n98 = b[p] - 1
+                    p += 1
+                    if n98 > 126:
+                        n98, p = _uvt(b, p, n98 + 1)
+                        n98 -= 1
+                    if n98 < 0:
+                        raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                    else:
+                        if n98 > bl - p:
+                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n98) + ' past the end')
+                        xs99 = []
+                        for _ in range(n98):
+                            e100 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n101 = b[p] - 1
+                            p += 1
+                            if n101 > 126:
+                                n101, p = _uvt(b, p, n101 + 1)
+                                n101 -= 1
+                            if n101 < 0:
+                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                            else:
+                                q102 = p + n101
+                                if q102 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n101) + ' past the end')
+                                e100.subtopology_id = str(b[p:q102], 'utf-8')
+                                p = q102
+                            n103 = b[p] - 1
+                            p += 1
+                            if n103 > 126:
+                                n103, p = _uvt(b, p, n103 + 1)
+                                n103 -= 1
+                            if n103 < 0:
+                                raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            else:
+                                if n103 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n103) + ' past the end')
+                                e100.partitions = list((_ARRAY_i[n103] if n103 < 64 else _struct.Struct('>' + str(n103) + 'i')).unpack_from(b, p))
+                                p += 4 * n103
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e100.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e100)
+                            xs99.append(e100)
+                        s85.warmup_tasks = xs99
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s85.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s85)
+                    e52.assignment = s85
+                    s104 = _new(_StreamsGroupDescribeResponse_Assignment)
+                    n105 = b[p] - 1
+                    p += 1
+                    if n105 > 126:
+                        n105, p = _uvt(b, p, n105 + 1)
+                        n105 -= 1
+                    if n105 < 0:
+                        raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                    else:
+                        if n105 > bl - p:
+                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n105) + ' past the end')
+                        xs106 = []
+                        for _ in range(n105):
+                            e107 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n108 = b[p] - 1
+                            p += 1
+                            if n108 > 126:
+                                n108, p = _uvt(b, p, n108 + 1)
+                                n108 -= 1
+                            if n108 < 0:
+                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                            else:
+                                q109 = p + n108
+                                if q109 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n108) + ' past the end')
+                                e107.subtopology_id = str(b[p:q109], 'utf-8')
+                                p = q109
+                            n110 = b[p] - 1
+                            p += 1
+                            if n110 > 126:
+                                n110, p = _uvt(b, p, n110 + 1)
+                                n110 -= 1
+                            if n110 < 0:
+                                raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            else:
+                                if n110 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n110) + ' past the end')
+                                e107.partitions = list((_ARRAY_i[n110] if n110 < 64 else _struct.Struct('>' + str(n110) + 'i')).unpack_from(b, p))
+                                p += 4 * n110
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e107.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e107)
+                            xs106.append(e107)
+                        s104.active_tasks = xs106
+                    n111 = b[p] - 1
+                    p += 1
+                    if n111 > 126:
+                        n111, p = _uvt(b, p, n111 + 1)
+                        n111 -= 1
+                    if n111 < 0:
+                        raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                    else:
+                        if n111 > bl - p:
+                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n111) + ' past the end')
+                        xs112 = []
+                        for _ in range(n111):
+                            e113 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n114 = b[p] - 1
+                            p += 1
+                            if n114 > 126:
+                                n114, p = _uvt(b, p, n114 + 1)
+                                n114 -= 1
+                            if n114 < 0:
+                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                            else:
+                                q115 = p + n114
+                                if q115 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n114) + ' past the end')
+                                e113.subtopology_id = str(b[p:q115], 'utf-8')
+                                p = q115
+                            n116 = b[p] - 1
+                            p += 1
+                            if n116 > 126:
+                                n116, p = _uvt(b, p, n116 + 1)
+                                n116 -= 1
+                            if n116 < 0:
+                                raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            else:
+                                if n116 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n116) + ' past the end')
+                                e113.partitions = list((_ARRAY_i[n116] if n116 < 64 else _struct.Struct('>' + str(n116) + 'i')).unpack_from(b, p))
+                                p += 4 * n116
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e113.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e113)
+                            xs112.append(e113)
+                        s104.standby_tasks = xs112
+                    n117 = b[p] - 1
+                    p += 1
+                    if n117 > 126:
+                        n117, p = _uvt(b, p, n117 + 1)
+                        n117 -= 1
+                    if n117 < 0:
+                        raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                    else:
+                        if n117 > bl - p:
+                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n117) + ' past the end')
+                        xs118 = []
+                        for _ in range(n117):
+                            e119 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n120 = b[p] - 1
+                            p += 1
+                            if n120 > 126:
+                                n120, p = _uvt(b, p, n120 + 1)
+                                n120 -= 1
+                            if n120 < 0:
+                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                            else:
+                                q121 = p + n120
+                                if q121 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n120) + ' past the end')
+                                e119.subtopology_id = str(b[p:q121], 'utf-8')
+                                p = q121
+                            n122 = b[p] - 1
+                            p += 1
+                            if n122 > 126:
+                                n122, p = _uvt(b, p, n122 + 1)
+                                n122 -= 1
+                            if n122 < 0:
+                                raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            else:
+                                if n122 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n122) + ' past the end')
+                                e119.partitions = list((_ARRAY_i[n122] if n122 < 64 else _struct.Struct('>' + str(n122) + 'i')).unpack_from(b, p))
+                                p += 4 * n122
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e119.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e119)
+                            xs118.append(e119)
+                        s104.warmup_tasks = xs118
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s104.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s104)
+                    e52.target_assignment = s104
+                    e52.is_classic, = _S0.unpack_from(b, p)
+                    p += 1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e52.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e52)
+                    xs51.append(e52)
+                e3.members = xs51
+            e3.authorized_operations, = _S1.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupDescribeResponse_DescribedGroup_0(b, p, e3)
+            xs2.append(e3)
+        o.groups = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_StreamsGroupDescribeResponse_0(b, p, o)
     return o, p
 
 
@@ -1430,7 +1427,533 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_StreamsGroupDescribeResponse_DescribedGroup_0(e2, w)
+        w += _S2.pack(e2.error_code)
+        v3 = e2.error_message
+        if v3 is None:
+            w.append(0)
+        else:
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+        v4 = e2.group_id
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e2.group_state
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S3.pack(e2.group_epoch, e2.assignment_epoch)
+        s6 = e2.topology
+        if s6 is None:
+            w.append(255)
+        else:
+            w.append(1)
+            w += _S1.pack(s6.epoch)
+            xs7 = s6.subtopologies
+            if xs7 is None:
+                w.append(0)
+            else:
+                ln = len(xs7) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                for e8 in xs7:
+                    v9 = e8.subtopology_id
+                    v9 = v9.encode()
+                    ln = len(v9) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v9
+                    xs10 = e8.source_topics
+                    ln = len(xs10) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    for e11 in xs10:
+                        v12 = e11
+                        v12 = v12.encode()
+                        ln = len(v12) + 1
+                        if ln < 128:
+                            w.append(ln)
+                        else:
+                            _wuv(w, ln)
+                        w += v12
+                    xs13 = e8.repartition_sink_topics
+                    ln = len(xs13) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    for e14 in xs13:
+                        v15 = e14
+                        v15 = v15.encode()
+                        ln = len(v15) + 1
+                        if ln < 128:
+                            w.append(ln)
+                        else:
+                            _wuv(w, ln)
+                        w += v15
+                    xs16 = e8.state_changelog_topics
+                    ln = len(xs16) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    for e17 in xs16:
+                        v18 = e17.name
+                        v18 = v18.encode()
+                        ln = len(v18) + 1
+                        if ln < 128:
+                            w.append(ln)
+                        else:
+                            _wuv(w, ln)
+                        w += v18
+                        w += _S4.pack(e17.partitions, e17.replication_factor)
+                        xs19 = e17.topic_configs
+                        ln = len(xs19) + 1
+                        if ln < 128:
+                            w.append(ln)
+                        else:
+                            _wuv(w, ln)
+                        for e20 in xs19:
+                            v21 = e20.key
+                            v21 = v21.encode()
+                            ln = len(v21) + 1
+                            if ln < 128:
+                                w.append(ln)
+                            else:
+                                _wuv(w, ln)
+                            w += v21
+                            v22 = e20.value
+                            v22 = v22.encode()
+                            ln = len(v22) + 1
+                            if ln < 128:
+                                w.append(ln)
+                            else:
+                                _wuv(w, ln)
+                            w += v22
+                            if e20.unknown_tagged_fields:
+                                _wtags(w, e20.unknown_tagged_fields)
+                            else:
+                                w.append(0)
+                        if e17.unknown_tagged_fields:
+                            _wtags(w, e17.unknown_tagged_fields)
+                        else:
+                            w.append(0)
+                    xs23 = e8.repartition_source_topics
+                    ln = len(xs23) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    for e24 in xs23:
+                        v25 = e24.name
+                        v25 = v25.encode()
+                        ln = len(v25) + 1
+                        if ln < 128:
+                            w.append(ln)
+                        else:
+                            _wuv(w, ln)
+                        w += v25
+                        w += _S4.pack(e24.partitions, e24.replication_factor)
+                        xs26 = e24.topic_configs
+                        ln = len(xs26) + 1
+                        if ln < 128:
+                            w.append(ln)
+                        else:
+                            _wuv(w, ln)
+                        for e27 in xs26:
+                            v28 = e27.key
+                            v28 = v28.encode()
+                            ln = len(v28) + 1
+                            if ln < 128:
+                                w.append(ln)
+                            else:
+                                _wuv(w, ln)
+                            w += v28
+                            v29 = e27.value
+                            v29 = v29.encode()
+                            ln = len(v29) + 1
+                            if ln < 128:
+                                w.append(ln)
+                            else:
+                                _wuv(w, ln)
+                            w += v29
+                            if e27.unknown_tagged_fields:
+                                _wtags(w, e27.unknown_tagged_fields)
+                            else:
+                                w.append(0)
+                        if e24.unknown_tagged_fields:
+                            _wtags(w, e24.unknown_tagged_fields)
+                        else:
+                            w.append(0)
+                    if e8.unknown_tagged_fields:
+                        _wtags(w, e8.unknown_tagged_fields)
+                    else:
+                        w.append(0)
+            if s6.unknown_tagged_fields:
+                _wtags(w, s6.unknown_tagged_fields)
+            else:
+                w.append(0)
+        xs30 = e2.members
+        ln = len(xs30) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e31 in xs30:
+            v32 = e31.member_id
+            v32 = v32.encode()
+            ln = len(v32) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v32
+            w += _S1.pack(e31.member_epoch)
+            v33 = e31.instance_id
+            if v33 is None:
+                w.append(0)
+            else:
+                v33 = v33.encode()
+                ln = len(v33) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v33
+            v34 = e31.rack_id
+            if v34 is None:
+                w.append(0)
+            else:
+                v34 = v34.encode()
+                ln = len(v34) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v34
+            v35 = e31.client_id
+            v35 = v35.encode()
+            ln = len(v35) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v35
+            v36 = e31.client_host
+            v36 = v36.encode()
+            ln = len(v36) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v36
+            w += _S1.pack(e31.topology_epoch)
+            v37 = e31.process_id
+            v37 = v37.encode()
+            ln = len(v37) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v37
+            s38 = e31.user_endpoint
+            if s38 is None:
+                w.append(255)
+            else:
+                w.append(1)
+                v39 = s38.host
+                v39 = v39.encode()
+                ln = len(v39) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v39
+                w += _S5.pack(s38.port)
+                if s38.unknown_tagged_fields:
+                    _wtags(w, s38.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs40 = e31.client_tags
+            ln = len(xs40) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e41 in xs40:
+                v42 = e41.key
+                v42 = v42.encode()
+                ln = len(v42) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v42
+                v43 = e41.value
+                v43 = v43.encode()
+                ln = len(v43) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v43
+                if e41.unknown_tagged_fields:
+                    _wtags(w, e41.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs44 = e31.task_offsets
+            ln = len(xs44) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e45 in xs44:
+                v46 = e45.subtopology_id
+                v46 = v46.encode()
+                ln = len(v46) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v46
+                w += _S6.pack(e45.partition, e45.offset)
+                if e45.unknown_tagged_fields:
+                    _wtags(w, e45.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs47 = e31.task_end_offsets
+            ln = len(xs47) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e48 in xs47:
+                v49 = e48.subtopology_id
+                v49 = v49.encode()
+                ln = len(v49) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v49
+                w += _S6.pack(e48.partition, e48.offset)
+                if e48.unknown_tagged_fields:
+                    _wtags(w, e48.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            s50 = e31.assignment
+            xs51 = s50.active_tasks
+            ln = len(xs51) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e52 in xs51:
+                v53 = e52.subtopology_id
+                v53 = v53.encode()
+                ln = len(v53) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v53
+                xs54 = e52.partitions
+                ln = len(xs54) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs54) < 64:
+                    w += _ARRAY_i[len(xs54)].pack(*xs54)
+                else:
+                    w += _pack('>' + str(len(xs54)) + 'i', *xs54)
+                if e52.unknown_tagged_fields:
+                    _wtags(w, e52.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs55 = s50.standby_tasks
+            ln = len(xs55) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e56 in xs55:
+                v57 = e56.subtopology_id
+                v57 = v57.encode()
+                ln = len(v57) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v57
+                xs58 = e56.partitions
+                ln = len(xs58) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs58) < 64:
+                    w += _ARRAY_i[len(xs58)].pack(*xs58)
+                else:
+                    w += _pack('>' + str(len(xs58)) + 'i', *xs58)
+                if e56.unknown_tagged_fields:
+                    _wtags(w, e56.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs59 = s50.warmup_tasks
+            ln = len(xs59) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e60 in xs59:
+                v61 = e60.subtopology_id
+                v61 = v61.encode()
+                ln = len(v61) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v61
+                xs62 = e60.partitions
+                ln = len(xs62) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs62) < 64:
+                    w += _ARRAY_i[len(xs62)].pack(*xs62)
+                else:
+                    w += _pack('>' + str(len(xs62)) + 'i', *xs62)
+                if e60.unknown_tagged_fields:
+                    _wtags(w, e60.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if s50.unknown_tagged_fields:
+                _wtags(w, s50.unknown_tagged_fields)
+            else:
+                w.append(0)
+            s63 = e31.target_assignment
+            xs64 = s63.active_tasks
+            ln = len(xs64) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e65 in xs64:
+                v66 = e65.subtopology_id
+                v66 = v66.encode()
+                ln = len(v66) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v66
+                xs67 = e65.partitions
+                ln = len(xs67) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs67) < 64:
+                    w += _ARRAY_i[len(xs67)].pack(*xs67)
+                else:
+                    w += _pack('>' + str(len(xs67)) + 'i', *xs67)
+                if e65.unknown_tagged_fields:
+                    _wtags(w, e65.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs68 = s63.standby_tasks
+            ln = len(xs68) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e69 in xs68:
+                v70 = e69.subtopology_id
+                v70 = v70.encode()
+                ln = len(v70) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v70
+                xs71 = e69.partitions
+                ln = len(xs71) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs71) < 64:
+                    w += _ARRAY_i[len(xs71)].pack(*xs71)
+                else:
+                    w += _pack('>' + str(len(xs71)) + 'i', *xs71)
+                if e69.unknown_tagged_fields:
+                    _wtags(w, e69.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs72 = s63.warmup_tasks
+            ln = len(xs72) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e73 in xs72:
+                v74 = e73.subtopology_id
+                v74 = v74.encode()
+                ln = len(v74) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v74
+                xs75 = e73.partitions
+                ln = len(xs75) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs75) < 64:
+                    w += _ARRAY_i[len(xs75)].pack(*xs75)
+                else:
+                    w += _pack('>' + str(len(xs75)) + 'i', *xs75)
+                if e73.unknown_tagged_fields:
+                    _wtags(w, e73.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if s63.unknown_tagged_fields:
+                _wtags(w, s63.unknown_tagged_fields)
+            else:
+                w.append(0)
+            w += _S0.pack(e31.is_classic)
+            if e31.unknown_tagged_fields:
+                _wtags(w, e31.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S1.pack(e2.authorized_operations)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1441,3 +1964,4 @@ StreamsGroupDescribeRequest._READERS = (_r_StreamsGroupDescribeRequest_0,)
 StreamsGroupDescribeRequest._WRITERS = (_w_StreamsGroupDescribeRequest_0,)
 StreamsGroupDescribeResponse._READERS = (_r_StreamsGroupDescribeResponse_0,)
 StreamsGroupDescribeResponse._WRITERS = (_w_StreamsGroupDescribeResponse_0,)
+_StreamsGroupDescribeResponse_Member._LAZY = {'assignment': _StreamsGroupDescribeResponse_Assignment, 'target_assignment': _StreamsGroupDescribeResponse_Assignment}

@@ -252,811 +252,267 @@ _StreamsGroupHeartbeatResponse_Endpoint = StreamsGroupHeartbeatResponse.Endpoint
 _StreamsGroupHeartbeatResponse_EndpointToPartitions = StreamsGroupHeartbeatResponse.EndpointToPartitions
 
 
-def _r_StreamsGroupHeartbeatRequest_KeyValue_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('KeyValue.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('KeyValue.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('KeyValue.Value: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('KeyValue.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('KeyValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('KeyValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_KeyValue_0(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicInfo.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicInfo.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partitions, o.replication_factor, = _S2.unpack_from(b, p)
-    p += 6
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_StreamsGroupHeartbeatRequest_KeyValue_0(b, p)
-            xs4.append(e5)
-        o.topic_configs = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicInfo: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicInfo: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_TopicInfo_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.partitions, o.replication_factor)
-    xs2 = o.topic_configs
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_StreamsGroupHeartbeatRequest_KeyValue_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n1) + ' past the end')
-        o.source_topics = list((_ARRAY_h[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'h')).unpack_from(b, p))
-        p += 2 * n1
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n2) + ' past the end')
-        o.source_topic_regex = list((_ARRAY_h[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'h')).unpack_from(b, p))
-        p += 2 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n3) + ' past the end')
-        o.repartition_source_topics = list((_ARRAY_h[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'h')).unpack_from(b, p))
-        p += 2 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CopartitionGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CopartitionGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_CopartitionGroup_0(o, w):
-    xs1 = o.source_topics
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_h[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'h', *xs1)
-    xs2 = o.source_topic_regex
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_h[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'h', *xs2)
-    xs3 = o.repartition_source_topics
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs3) < 64:
-        w += _ARRAY_h[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'h', *xs3)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatRequest_Subtopology_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_Subtopology)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Subtopology.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Subtopology.SourceTopics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('Subtopology.SourceTopics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            n6 = b[p]
-            p += 1
-            if n6 > 127:
-                n6, p = _uvt(b, p, n6)
-            n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Subtopology.SourceTopics: null element')
-            else:
-                q7 = p + n6
-                if q7 > len(b):
-                    raise DecodeError('Subtopology.SourceTopics: length ' + str(n6) + ' past the end')
-                e5 = str(b[p:q7], 'utf-8')
-                p = q7
-            xs4.append(e5)
-        o.source_topics = xs4
-    n8 = b[p]
-    p += 1
-    if n8 > 127:
-        n8, p = _uvt(b, p, n8)
-    n8 -= 1
-    if n8 < 0:
-        raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
-    else:
-        if n8 > len(b) - p:
-            raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            n11 = b[p]
-            p += 1
-            if n11 > 127:
-                n11, p = _uvt(b, p, n11)
-            n11 -= 1
-            if n11 < 0:
-                raise DecodeError('Subtopology.SourceTopicRegex: null element')
-            else:
-                q12 = p + n11
-                if q12 > len(b):
-                    raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n11) + ' past the end')
-                e10 = str(b[p:q12], 'utf-8')
-                p = q12
-            xs9.append(e10)
-        o.source_topic_regex = xs9
-    n13 = b[p]
-    p += 1
-    if n13 > 127:
-        n13, p = _uvt(b, p, n13)
-    n13 -= 1
-    if n13 < 0:
-        raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
-    else:
-        if n13 > len(b) - p:
-            raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15, p = _r_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p)
-            xs14.append(e15)
-        o.state_changelog_topics = xs14
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-    else:
-        if n16 > len(b) - p:
-            raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            n19 = b[p]
-            p += 1
-            if n19 > 127:
-                n19, p = _uvt(b, p, n19)
-            n19 -= 1
-            if n19 < 0:
-                raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-            else:
-                q20 = p + n19
-                if q20 > len(b):
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n19) + ' past the end')
-                e18 = str(b[p:q20], 'utf-8')
-                p = q20
-            xs17.append(e18)
-        o.repartition_sink_topics = xs17
-    n21 = b[p]
-    p += 1
-    if n21 > 127:
-        n21, p = _uvt(b, p, n21)
-    n21 -= 1
-    if n21 < 0:
-        raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-    else:
-        if n21 > len(b) - p:
-            raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n21) + ' past the end')
-        xs22 = []
-        for _ in range(n21):
-            e23, p = _r_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p)
-            xs22.append(e23)
-        o.repartition_source_topics = xs22
-    n24 = b[p]
-    p += 1
-    if n24 > 127:
-        n24, p = _uvt(b, p, n24)
-    n24 -= 1
-    if n24 < 0:
-        raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
-    else:
-        if n24 > len(b) - p:
-            raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n24) + ' past the end')
-        xs25 = []
-        for _ in range(n24):
-            e26, p = _r_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p)
-            xs25.append(e26)
-        o.copartition_groups = xs25
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Subtopology: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Subtopology: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_Subtopology_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.source_topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        v4 = e3
-        v4 = v4.encode()
-        ln = len(v4) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v4
-    xs5 = o.source_topic_regex
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        v7 = e6
-        v7 = v7.encode()
-        ln = len(v7) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v7
-    xs8 = o.state_changelog_topics
-    ln = len(xs8) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e9 in xs8:
-        _w_StreamsGroupHeartbeatRequest_TopicInfo_0(e9, w)
-    xs10 = o.repartition_sink_topics
-    ln = len(xs10) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e11 in xs10:
-        v12 = e11
-        v12 = v12.encode()
-        ln = len(v12) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v12
-    xs13 = o.repartition_source_topics
-    ln = len(xs13) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e14 in xs13:
-        _w_StreamsGroupHeartbeatRequest_TopicInfo_0(e14, w)
-    xs15 = o.copartition_groups
-    ln = len(xs15) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e16 in xs15:
-        _w_StreamsGroupHeartbeatRequest_CopartitionGroup_0(e16, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatRequest_Topology_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_Topology)
-    o.epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Topology.Subtopologies: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Topology.Subtopologies: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StreamsGroupHeartbeatRequest_Subtopology_0(b, p)
-            xs2.append(e3)
-        o.subtopologies = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Topology: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Topology: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_Topology_0(o, w):
-    w += _S1.pack(o.epoch)
-    xs1 = o.subtopologies
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_StreamsGroupHeartbeatRequest_Subtopology_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatRequest_TaskIds_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TaskIds.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TaskIds.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TaskIds.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TaskIds: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TaskIds: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_TaskIds_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatRequest_Endpoint_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_Endpoint)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Endpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Endpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S3.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Endpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Endpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_Endpoint_0(o, w):
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S3.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p):
-    o = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition, o.offset, = _S4.unpack_from(b, p)
-    p += 12
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TaskOffset: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TaskOffset: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatRequest_TaskOffset_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S4.pack(o.partition, o.offset)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_StreamsGroupHeartbeatRequest_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('StreamsGroupHeartbeatRequest: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('StreamsGroupHeartbeatRequest: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_StreamsGroupHeartbeatRequest_0(b, p):
+    bl = len(b)
     o = _new(StreamsGroupHeartbeatRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('StreamsGroupHeartbeatRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('StreamsGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('StreamsGroupHeartbeatRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('StreamsGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
     o.member_epoch, o.endpoint_information_epoch, = _S0.unpack_from(b, p)
     p += 8
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         o.instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('StreamsGroupHeartbeatRequest.InstanceId: length ' + str(n5) + ' past the end')
         o.instance_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         o.rack_id = None
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('StreamsGroupHeartbeatRequest.RackId: length ' + str(n7) + ' past the end')
         o.rack_id = str(b[p:q8], 'utf-8')
         p = q8
@@ -1067,139 +523,645 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
         p += 1
     else:
         p += 1
-        o.topology, p = _r_StreamsGroupHeartbeatRequest_Topology_0(b, p)
-    n9 = b[p]
+        s9 = _new(_StreamsGroupHeartbeatRequest_Topology)
+        s9.epoch, = _S1.unpack_from(b, p)
+        p += 4
+        n10 = b[p] - 1
+        p += 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('Topology.Subtopologies: null where not nullable')
+        else:
+            if n10 > bl - p:
+                raise DecodeError('Topology.Subtopologies: count ' + str(n10) + ' past the end')
+            xs11 = []
+            for _ in range(n10):
+                e12 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
+                n13 = b[p] - 1
+                p += 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+                else:
+                    q14 = p + n13
+                    if q14 > bl:
+                        raise DecodeError('Subtopology.SubtopologyId: length ' + str(n13) + ' past the end')
+                    e12.subtopology_id = str(b[p:q14], 'utf-8')
+                    p = q14
+                n15 = b[p] - 1
+                p += 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('Subtopology.SourceTopics: null where not nullable')
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('Subtopology.SourceTopics: count ' + str(n15) + ' past the end')
+                    xs16 = []
+                    for _ in range(n15):
+                        n18 = b[p] - 1
+                        p += 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            raise DecodeError('Subtopology.SourceTopics: null element')
+                        else:
+                            q19 = p + n18
+                            if q19 > bl:
+                                raise DecodeError('Subtopology.SourceTopics: length ' + str(n18) + ' past the end')
+                            e17 = str(b[p:q19], 'utf-8')
+                            p = q19
+                        xs16.append(e17)
+                    e12.source_topics = xs16
+                n20 = b[p] - 1
+                p += 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
+                else:
+                    if n20 > bl - p:
+                        raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n20) + ' past the end')
+                    xs21 = []
+                    for _ in range(n20):
+                        n23 = b[p] - 1
+                        p += 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            raise DecodeError('Subtopology.SourceTopicRegex: null element')
+                        else:
+                            q24 = p + n23
+                            if q24 > bl:
+                                raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n23) + ' past the end')
+                            e22 = str(b[p:q24], 'utf-8')
+                            p = q24
+                        xs21.append(e22)
+                    e12.source_topic_regex = xs21
+                n25 = b[p] - 1
+                p += 1
+                if n25 > 126:
+                    n25, p = _uvt(b, p, n25 + 1)
+                    n25 -= 1
+                if n25 < 0:
+                    raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+                else:
+                    if n25 > bl - p:
+                        raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n25) + ' past the end')
+                    xs26 = []
+                    for _ in range(n25):
+                        e27 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                        n28 = b[p] - 1
+                        p += 1
+                        if n28 > 126:
+                            n28, p = _uvt(b, p, n28 + 1)
+                            n28 -= 1
+                        if n28 < 0:
+                            raise DecodeError('TopicInfo.Name: null where not nullable')
+                        else:
+                            q29 = p + n28
+                            if q29 > bl:
+                                raise DecodeError('TopicInfo.Name: length ' + str(n28) + ' past the end')
+                            e27.name = str(b[p:q29], 'utf-8')
+                            p = q29
+                        e27.partitions, e27.replication_factor, = _S2.unpack_from(b, p)
+                        p += 6
+                        n30 = b[p] - 1
+                        p += 1
+                        if n30 > 126:
+                            n30, p = _uvt(b, p, n30 + 1)
+                            n30 -= 1
+                        if n30 < 0:
+                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                        else:
+                            if n30 > bl - p:
+                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n30) + ' past the end')
+                            xs31 = []
+                            for _ in range(n30):
+                                e32 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                                n33 = b[p] - 1
+                                p += 1
+                                if n33 > 126:
+                                    n33, p = _uvt(b, p, n33 + 1)
+                                    n33 -= 1
+                                if n33 < 0:
+                                    raise DecodeError('KeyValue.Key: null where not nullable')
+                                else:
+                                    q34 = p + n33
+                                    if q34 > bl:
+                                        raise DecodeError('KeyValue.Key: length ' + str(n33) + ' past the end')
+                                    e32.key = str(b[p:q34], 'utf-8')
+                                    p = q34
+                                n35 = b[p] - 1
+                                p += 1
+                                if n35 > 126:
+                                    n35, p = _uvt(b, p, n35 + 1)
+                                    n35 -= 1
+                                if n35 < 0:
+                                    raise DecodeError('KeyValue.Value: null where not nullable')
+                                else:
+                                    q36 = p + n35
+                                    if q36 > bl:
+                                        raise DecodeError('KeyValue.Value: length ' + str(n35) + ' past the end')
+                                    e32.value = str(b[p:q36], 'utf-8')
+                                    p = q36
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e32.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e32)
+                                xs31.append(e32)
+                            e27.topic_configs = xs31
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e27.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e27)
+                        xs26.append(e27)
+                    e12.state_changelog_topics = xs26
+                n37 = b[p] - 1
+                p += 1
+                if n37 > 126:
+                    n37, p = _uvt(b, p, n37 + 1)
+                    n37 -= 1
+                if n37 < 0:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                else:
+                    if n37 > bl - p:
+                        raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n37) + ' past the end')
+                    xs38 = []
+                    for _ in range(n37):
+                        n40 = b[p] - 1
+                        p += 1
+                        if n40 > 126:
+                            n40, p = _uvt(b, p, n40 + 1)
+                            n40 -= 1
+                        if n40 < 0:
+                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                        else:
+                            q41 = p + n40
+                            if q41 > bl:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n40) + ' past the end')
+                            e39 = str(b[p:q41], 'utf-8')
+                            p = q41
+                        xs38.append(e39)
+                    e12.repartition_sink_topics = xs38
+                n42 = b[p] - 1
+                p += 1
+                if n42 > 126:
+                    n42, p = _uvt(b, p, n42 + 1)
+                    n42 -= 1
+                if n42 < 0:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+                else:
+                    if n42 > bl - p:
+                        raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n42) + ' past the end')
+                    xs43 = []
+                    for _ in range(n42):
+                        e44 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                        n45 = b[p] - 1
+                        p += 1
+                        if n45 > 126:
+                            n45, p = _uvt(b, p, n45 + 1)
+                            n45 -= 1
+                        if n45 < 0:
+                            raise DecodeError('TopicInfo.Name: null where not nullable')
+                        else:
+                            q46 = p + n45
+                            if q46 > bl:
+                                raise DecodeError('TopicInfo.Name: length ' + str(n45) + ' past the end')
+                            e44.name = str(b[p:q46], 'utf-8')
+                            p = q46
+                        e44.partitions, e44.replication_factor, = _S2.unpack_from(b, p)
+                        p += 6
+                        n47 = b[p] - 1
+                        p += 1
+                        if n47 > 126:
+                            n47, p = _uvt(b, p, n47 + 1)
+                            n47 -= 1
+                        if n47 < 0:
+                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                        else:
+                            if n47 > bl - p:
+                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n47) + ' past the end')
+                            xs48 = []
+                            for _ in range(n47):
+                                e49 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                                n50 = b[p] - 1
+                                p += 1
+                                if n50 > 126:
+                                    n50, p = _uvt(b, p, n50 + 1)
+                                    n50 -= 1
+                                if n50 < 0:
+                                    raise DecodeError('KeyValue.Key: null where not nullable')
+                                else:
+                                    q51 = p + n50
+                                    if q51 > bl:
+                                        raise DecodeError('KeyValue.Key: length ' + str(n50) + ' past the end')
+                                    e49.key = str(b[p:q51], 'utf-8')
+                                    p = q51
+                                n52 = b[p] - 1
+                                p += 1
+                                if n52 > 126:
+                                    n52, p = _uvt(b, p, n52 + 1)
+                                    n52 -= 1
+                                if n52 < 0:
+                                    raise DecodeError('KeyValue.Value: null where not nullable')
+                                else:
+                                    q53 = p + n52
+                                    if q53 > bl:
+                                        raise DecodeError('KeyValue.Value: length ' + str(n52) + ' past the end')
+                                    e49.value = str(b[p:q53], 'utf-8')
+                                    p = q53
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e49.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e49)
+                                xs48.append(e49)
+                            e44.topic_configs = xs48
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e44.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e44)
+                        xs43.append(e44)
+                    e12.repartition_source_topics = xs43
+                n54 = b[p] - 1
+                p += 1
+                if n54 > 126:
+                    n54, p = _uvt(b, p, n54 + 1)
+                    n54 -= 1
+                if n54 < 0:
+                    raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
+                else:
+                    if n54 > bl - p:
+                        raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n54) + ' past the end')
+                    xs55 = []
+                    for _ in range(n54):
+                        e56 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
+                        n57 = b[p] - 1
+                        p += 1
+                        if n57 > 126:
+                            n57, p = _uvt(b, p, n57 + 1)
+                            n57 -= 1
+                        if n57 < 0:
+                            raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                        else:
+                            if n57 > bl - p:
+                                raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n57) + ' past the end')
+                            e56.source_topics = list((_ARRAY_h[n57] if n57 < 64 else _struct.Struct('>' + str(n57) + 'h')).unpack_from(b, p))
+                            p += 2 * n57
+                        n58 = b[p] - 1
+                        p += 1
+                        if n58 > 126:
+                            n58, p = _uvt(b, p, n58 + 1)
+                            n58 -= 1
+                        if n58 < 0:
+                            raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                        else:
+                            if n58 > bl - p:
+                                raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n58) + ' past the end')
+                            e56.source_topic_regex = list((_ARRAY_h[n58] if n58 < 64 else _struct.Struct('>' + str(n58) + 'h')).unpack_from(b, p))
+                            p += 2 * n58
+                        n59 = b[p] - 1
+                        p += 1
+                        if n59 > 126:
+                            n59, p = _uvt(b, p, n59 + 1)
+                            n59 -= 1
+                        if n59 < 0:
+                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                        else:
+                            if n59 > bl - p:
+                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n59) + ' past the end')
+                            e56.repartition_source_topics = list((_ARRAY_h[n59] if n59 < 64 else _struct.Struct('>' + str(n59) + 'h')).unpack_from(b, p))
+                            p += 2 * n59
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e56.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e56)
+                        xs55.append(e56)
+                    e12.copartition_groups = xs55
+                if b[p] == 0:  # no tagged fields, the common case
+                    e12.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, e12)
+                xs11.append(e12)
+            s9.subtopologies = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            s9.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, s9)
+        o.topology = s9
+    n60 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
+    if n60 > 126:
+        n60, p = _uvt(b, p, n60 + 1)
+        n60 -= 1
+    if n60 < 0:
         o.active_tasks = None
     else:
-        if n9 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_StreamsGroupHeartbeatRequest_TaskIds_0(b, p)
-            xs10.append(e11)
-        o.active_tasks = xs10
-    n12 = b[p]
+        if n60 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n60) + ' past the end')
+        xs61 = []
+        for _ in range(n60):
+            e62 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+            n63 = b[p] - 1
+            p += 1
+            if n63 > 126:
+                n63, p = _uvt(b, p, n63 + 1)
+                n63 -= 1
+            if n63 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q64 = p + n63
+                if q64 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n63) + ' past the end')
+                e62.subtopology_id = str(b[p:q64], 'utf-8')
+                p = q64
+            n65 = b[p] - 1
+            p += 1
+            if n65 > 126:
+                n65, p = _uvt(b, p, n65 + 1)
+                n65 -= 1
+            if n65 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n65 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n65) + ' past the end')
+                e62.partitions = list((_ARRAY_i[n65] if n65 < 64 else _struct.Struct('>' + str(n65) + 'i')).unpack_from(b, p))
+                p += 4 * n65
+            if b[p] == 0:  # no tagged fields, the common case
+                e62.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e62)
+            xs61.append(e62)
+        o.active_tasks = xs61
+    n66 = b[p] - 1
     p += 1
-    if n12 > 127:
-        n12, p = _uvt(b, p, n12)
-    n12 -= 1
-    if n12 < 0:
+    if n66 > 126:
+        n66, p = _uvt(b, p, n66 + 1)
+        n66 -= 1
+    if n66 < 0:
         o.standby_tasks = None
     else:
-        if n12 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14, p = _r_StreamsGroupHeartbeatRequest_TaskIds_0(b, p)
-            xs13.append(e14)
-        o.standby_tasks = xs13
-    n15 = b[p]
+        if n66 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n66) + ' past the end')
+        xs67 = []
+        for _ in range(n66):
+            e68 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+            n69 = b[p] - 1
+            p += 1
+            if n69 > 126:
+                n69, p = _uvt(b, p, n69 + 1)
+                n69 -= 1
+            if n69 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q70 = p + n69
+                if q70 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n69) + ' past the end')
+                e68.subtopology_id = str(b[p:q70], 'utf-8')
+                p = q70
+            n71 = b[p] - 1
+            p += 1
+            if n71 > 126:
+                n71, p = _uvt(b, p, n71 + 1)
+                n71 -= 1
+            if n71 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n71 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n71) + ' past the end')
+                e68.partitions = list((_ARRAY_i[n71] if n71 < 64 else _struct.Struct('>' + str(n71) + 'i')).unpack_from(b, p))
+                p += 4 * n71
+            if b[p] == 0:  # no tagged fields, the common case
+                e68.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e68)
+            xs67.append(e68)
+        o.standby_tasks = xs67
+    n72 = b[p] - 1
     p += 1
-    if n15 > 127:
-        n15, p = _uvt(b, p, n15)
-    n15 -= 1
-    if n15 < 0:
+    if n72 > 126:
+        n72, p = _uvt(b, p, n72 + 1)
+        n72 -= 1
+    if n72 < 0:
         o.warmup_tasks = None
     else:
-        if n15 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17, p = _r_StreamsGroupHeartbeatRequest_TaskIds_0(b, p)
-            xs16.append(e17)
-        o.warmup_tasks = xs16
-    n18 = b[p]
+        if n72 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n72) + ' past the end')
+        xs73 = []
+        for _ in range(n72):
+            e74 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+            n75 = b[p] - 1
+            p += 1
+            if n75 > 126:
+                n75, p = _uvt(b, p, n75 + 1)
+                n75 -= 1
+            if n75 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q76 = p + n75
+                if q76 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n75) + ' past the end')
+                e74.subtopology_id = str(b[p:q76], 'utf-8')
+                p = q76
+            n77 = b[p] - 1
+            p += 1
+            if n77 > 126:
+                n77, p = _uvt(b, p, n77 + 1)
+                n77 -= 1
+            if n77 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n77 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n77) + ' past the end')
+                e74.partitions = list((_ARRAY_i[n77] if n77 < 64 else _struct.Struct('>' + str(n77) + 'i')).unpack_from(b, p))
+                p += 4 * n77
+            if b[p] == 0:  # no tagged fields, the common case
+                e74.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e74)
+            xs73.append(e74)
+        o.warmup_tasks = xs73
+    n78 = b[p] - 1
     p += 1
-    if n18 > 127:
-        n18, p = _uvt(b, p, n18)
-    n18 -= 1
-    if n18 < 0:
+    if n78 > 126:
+        n78, p = _uvt(b, p, n78 + 1)
+        n78 -= 1
+    if n78 < 0:
         o.process_id = None
     else:
-        q19 = p + n18
-        if q19 > len(b):
-            raise DecodeError('StreamsGroupHeartbeatRequest.ProcessId: length ' + str(n18) + ' past the end')
-        o.process_id = str(b[p:q19], 'utf-8')
-        p = q19
+        q79 = p + n78
+        if q79 > bl:
+            raise DecodeError('StreamsGroupHeartbeatRequest.ProcessId: length ' + str(n78) + ' past the end')
+        o.process_id = str(b[p:q79], 'utf-8')
+        p = q79
     if b[p] > 127:
         o.user_endpoint = None
         p += 1
     else:
         p += 1
-        o.user_endpoint, p = _r_StreamsGroupHeartbeatRequest_Endpoint_0(b, p)
-    n20 = b[p]
+        s80 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
+        n81 = b[p] - 1
+        p += 1
+        if n81 > 126:
+            n81, p = _uvt(b, p, n81 + 1)
+            n81 -= 1
+        if n81 < 0:
+            raise DecodeError('Endpoint.Host: null where not nullable')
+        else:
+            q82 = p + n81
+            if q82 > bl:
+                raise DecodeError('Endpoint.Host: length ' + str(n81) + ' past the end')
+            s80.host = str(b[p:q82], 'utf-8')
+            p = q82
+        s80.port, = _S3.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            s80.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s80)
+        o.user_endpoint = s80
+    n83 = b[p] - 1
     p += 1
-    if n20 > 127:
-        n20, p = _uvt(b, p, n20)
-    n20 -= 1
-    if n20 < 0:
+    if n83 > 126:
+        n83, p = _uvt(b, p, n83 + 1)
+        n83 -= 1
+    if n83 < 0:
         o.client_tags = None
     else:
-        if n20 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22, p = _r_StreamsGroupHeartbeatRequest_KeyValue_0(b, p)
-            xs21.append(e22)
-        o.client_tags = xs21
-    n23 = b[p]
+        if n83 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n83) + ' past the end')
+        xs84 = []
+        for _ in range(n83):
+            e85 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+            n86 = b[p] - 1
+            p += 1
+            if n86 > 126:
+                n86, p = _uvt(b, p, n86 + 1)
+                n86 -= 1
+            if n86 < 0:
+                raise DecodeError('KeyValue.Key: null where not nullable')
+            else:
+                q87 = p + n86
+                if q87 > bl:
+                    raise DecodeError('KeyValue.Key: length ' + str(n86) + ' past the end')
+                e85.key = str(b[p:q87], 'utf-8')
+                p = q87
+            n88 = b[p] - 1
+            p += 1
+            if n88 > 126:
+                n88, p = _uvt(b, p, n88 + 1)
+                n88 -= 1
+            if n88 < 0:
+                raise DecodeError('KeyValue.Value: null where not nullable')
+            else:
+                q89 = p + n88
+                if q89 > bl:
+                    raise DecodeError('KeyValue.Value: length ' + str(n88) + ' past the end')
+                e85.value = str(b[p:q89], 'utf-8')
+                p = q89
+            if b[p] == 0:  # no tagged fields, the common case
+                e85.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e85)
+            xs84.append(e85)
+        o.client_tags = xs84
+    n90 = b[p] - 1
     p += 1
-    if n23 > 127:
-        n23, p = _uvt(b, p, n23)
-    n23 -= 1
-    if n23 < 0:
+    if n90 > 126:
+        n90, p = _uvt(b, p, n90 + 1)
+        n90 -= 1
+    if n90 < 0:
         o.task_offsets = None
     else:
-        if n23 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n23) + ' past the end')
-        xs24 = []
-        for _ in range(n23):
-            e25, p = _r_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p)
-            xs24.append(e25)
-        o.task_offsets = xs24
-    n26 = b[p]
+        if n90 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n90) + ' past the end')
+        xs91 = []
+        for _ in range(n90):
+            e92 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+            n93 = b[p] - 1
+            p += 1
+            if n93 > 126:
+                n93, p = _uvt(b, p, n93 + 1)
+                n93 -= 1
+            if n93 < 0:
+                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+            else:
+                q94 = p + n93
+                if q94 > bl:
+                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n93) + ' past the end')
+                e92.subtopology_id = str(b[p:q94], 'utf-8')
+                p = q94
+            e92.partition, e92.offset, = _S4.unpack_from(b, p)
+            p += 12
+            if b[p] == 0:  # no tagged fields, the common case
+                e92.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e92)
+            xs91.append(e92)
+        o.task_offsets = xs91
+    n95 = b[p] - 1
     p += 1
-    if n26 > 127:
-        n26, p = _uvt(b, p, n26)
-    n26 -= 1
-    if n26 < 0:
+    if n95 > 126:
+        n95, p = _uvt(b, p, n95 + 1)
+        n95 -= 1
+    if n95 < 0:
         o.task_end_offsets = None
     else:
-        if n26 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n26) + ' past the end')
-        xs27 = []
-        for _ in range(n26):
-            e28, p = _r_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p)
-            xs27.append(e28)
-        o.task_end_offsets = xs27
+        if n95 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n95) + ' past the end')
+        xs96 = []
+        for _ in range(n95):
+            e97 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+            n98 = b[p] - 1
+            p += 1
+            if n98 > 126:
+                n98, p = _uvt(b, p, n98 + 1)
+                n98 -= 1
+            if n98 < 0:
+                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+            else:
+                q99 = p + n98
+                if q99 > bl:
+                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n98) + ' past the end')
+                e97.subtopology_id = str(b[p:q99], 'utf-8')
+                p = q99
+            e97.partition, e97.offset, = _S4.unpack_from(b, p)
+            p += 12
+            if b[p] == 0:  # no tagged fields, the common case
+                e97.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e97)
+            xs96.append(e97)
+        o.task_end_offsets = xs96
     o.shutdown_application, = _S5.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('StreamsGroupHeartbeatRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('StreamsGroupHeartbeatRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_StreamsGroupHeartbeatRequest_0(b, p, o)
     return o, p
 
 
@@ -1244,93 +1206,416 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
             _wuv(w, ln)
         w += v4
     w += _S1.pack(o.rebalance_timeout_ms)
-    if o.topology is None:
+    s5 = o.topology
+    if s5 is None:
         w.append(255)
     else:
         w.append(1)
-        _w_StreamsGroupHeartbeatRequest_Topology_0(o.topology, w)
-    xs5 = o.active_tasks
-    if xs5 is None:
-        w.append(0)
-    else:
-        ln = len(xs5) + 1
+        w += _S1.pack(s5.epoch)
+        xs6 = s5.subtopologies
+        ln = len(xs6) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e6 in xs5:
-            _w_StreamsGroupHeartbeatRequest_TaskIds_0(e6, w)
-    xs7 = o.standby_tasks
-    if xs7 is None:
+        for e7 in xs6:
+            v8 = e7.subtopology_id
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+            xs9 = e7.source_topics
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e10 in xs9:
+                v11 = e10
+                v11 = v11.encode()
+                ln = len(v11) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v11
+            xs12 = e7.source_topic_regex
+            ln = len(xs12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e13 in xs12:
+                v14 = e13
+                v14 = v14.encode()
+                ln = len(v14) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v14
+            xs15 = e7.state_changelog_topics
+            ln = len(xs15) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e16 in xs15:
+                v17 = e16.name
+                v17 = v17.encode()
+                ln = len(v17) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v17
+                w += _S2.pack(e16.partitions, e16.replication_factor)
+                xs18 = e16.topic_configs
+                ln = len(xs18) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                for e19 in xs18:
+                    v20 = e19.key
+                    v20 = v20.encode()
+                    ln = len(v20) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v20
+                    v21 = e19.value
+                    v21 = v21.encode()
+                    ln = len(v21) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v21
+                    if e19.unknown_tagged_fields:
+                        _wtags(w, e19.unknown_tagged_fields)
+                    else:
+                        w.append(0)
+                if e16.unknown_tagged_fields:
+                    _wtags(w, e16.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs22 = e7.repartition_sink_topics
+            ln = len(xs22) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e23 in xs22:
+                v24 = e23
+                v24 = v24.encode()
+                ln = len(v24) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v24
+            xs25 = e7.repartition_source_topics
+            ln = len(xs25) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e26 in xs25:
+                v27 = e26.name
+                v27 = v27.encode()
+                ln = len(v27) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v27
+                w += _S2.pack(e26.partitions, e26.replication_factor)
+                xs28 = e26.topic_configs
+                ln = len(xs28) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                for e29 in xs28:
+                    v30 = e29.key
+                    v30 = v30.encode()
+                    ln = len(v30) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v30
+                    v31 = e29.value
+                    v31 = v31.encode()
+                    ln = len(v31) + 1
+                    if ln < 128:
+                        w.append(ln)
+                    else:
+                        _wuv(w, ln)
+                    w += v31
+                    if e29.unknown_tagged_fields:
+                        _wtags(w, e29.unknown_tagged_fields)
+                    else:
+                        w.append(0)
+                if e26.unknown_tagged_fields:
+                    _wtags(w, e26.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs32 = e7.copartition_groups
+            ln = len(xs32) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e33 in xs32:
+                xs34 = e33.source_topics
+                ln = len(xs34) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs34) < 64:
+                    w += _ARRAY_h[len(xs34)].pack(*xs34)
+                else:
+                    w += _pack('>' + str(len(xs34)) + 'h', *xs34)
+                xs35 = e33.source_topic_regex
+                ln = len(xs35) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs35) < 64:
+                    w += _ARRAY_h[len(xs35)].pack(*xs35)
+                else:
+                    w += _pack('>' + str(len(xs35)) + 'h', *xs35)
+                xs36 = e33.repartition_source_topics
+                ln = len(xs36) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs36) < 64:
+                    w += _ARRAY_h[len(xs36)].pack(*xs36)
+                else:
+                    w += _pack('>' + str(len(xs36)) + 'h', *xs36)
+                if e33.unknown_tagged_fields:
+                    _wtags(w, e33.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e7.unknown_tagged_fields:
+                _wtags(w, e7.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if s5.unknown_tagged_fields:
+            _wtags(w, s5.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs37 = o.active_tasks
+    if xs37 is None:
         w.append(0)
     else:
-        ln = len(xs7) + 1
+        ln = len(xs37) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e8 in xs7:
-            _w_StreamsGroupHeartbeatRequest_TaskIds_0(e8, w)
-    xs9 = o.warmup_tasks
-    if xs9 is None:
+        for e38 in xs37:
+            v39 = e38.subtopology_id
+            v39 = v39.encode()
+            ln = len(v39) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v39
+            xs40 = e38.partitions
+            ln = len(xs40) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs40) < 64:
+                w += _ARRAY_i[len(xs40)].pack(*xs40)
+            else:
+                w += _pack('>' + str(len(xs40)) + 'i', *xs40)
+            if e38.unknown_tagged_fields:
+                _wtags(w, e38.unknown_tagged_fields)
+            else:
+                w.append(0)
+    xs41 = o.standby_tasks
+    if xs41 is None:
         w.append(0)
     else:
-        ln = len(xs9) + 1
+        ln = len(xs41) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e10 in xs9:
-            _w_StreamsGroupHeartbeatRequest_TaskIds_0(e10, w)
-    v11 = o.process_id
-    if v11 is None:
+        for e42 in xs41:
+            v43 = e42.subtopology_id
+            v43 = v43.encode()
+            ln = len(v43) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v43
+            xs44 = e42.partitions
+            ln = len(xs44) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs44) < 64:
+                w += _ARRAY_i[len(xs44)].pack(*xs44)
+            else:
+                w += _pack('>' + str(len(xs44)) + 'i', *xs44)
+            if e42.unknown_tagged_fields:
+                _wtags(w, e42.unknown_tagged_fields)
+            else:
+                w.append(0)
+    xs45 = o.warmup_tasks
+    if xs45 is None:
         w.append(0)
     else:
-        v11 = v11.encode()
-        ln = len(v11) + 1
+        ln = len(xs45) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        w += v11
-    if o.user_endpoint is None:
+        for e46 in xs45:
+            v47 = e46.subtopology_id
+            v47 = v47.encode()
+            ln = len(v47) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v47
+            xs48 = e46.partitions
+            ln = len(xs48) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs48) < 64:
+                w += _ARRAY_i[len(xs48)].pack(*xs48)
+            else:
+                w += _pack('>' + str(len(xs48)) + 'i', *xs48)
+            if e46.unknown_tagged_fields:
+                _wtags(w, e46.unknown_tagged_fields)
+            else:
+                w.append(0)
+    v49 = o.process_id
+    if v49 is None:
+        w.append(0)
+    else:
+        v49 = v49.encode()
+        ln = len(v49) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v49
+    s50 = o.user_endpoint
+    if s50 is None:
         w.append(255)
     else:
         w.append(1)
-        _w_StreamsGroupHeartbeatRequest_Endpoint_0(o.user_endpoint, w)
-    xs12 = o.client_tags
-    if xs12 is None:
-        w.append(0)
-    else:
-        ln = len(xs12) + 1
+        v51 = s50.host
+        v51 = v51.encode()
+        ln = len(v51) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e13 in xs12:
-            _w_StreamsGroupHeartbeatRequest_KeyValue_0(e13, w)
-    xs14 = o.task_offsets
-    if xs14 is None:
+        w += v51
+        w += _S3.pack(s50.port)
+        if s50.unknown_tagged_fields:
+            _wtags(w, s50.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs52 = o.client_tags
+    if xs52 is None:
         w.append(0)
     else:
-        ln = len(xs14) + 1
+        ln = len(xs52) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e15 in xs14:
-            _w_StreamsGroupHeartbeatRequest_TaskOffset_0(e15, w)
-    xs16 = o.task_end_offsets
-    if xs16 is None:
+        for e53 in xs52:
+            v54 = e53.key
+            v54 = v54.encode()
+            ln = len(v54) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v54
+            v55 = e53.value
+            v55 = v55.encode()
+            ln = len(v55) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v55
+            if e53.unknown_tagged_fields:
+                _wtags(w, e53.unknown_tagged_fields)
+            else:
+                w.append(0)
+    xs56 = o.task_offsets
+    if xs56 is None:
         w.append(0)
     else:
-        ln = len(xs16) + 1
+        ln = len(xs56) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e17 in xs16:
-            _w_StreamsGroupHeartbeatRequest_TaskOffset_0(e17, w)
+        for e57 in xs56:
+            v58 = e57.subtopology_id
+            v58 = v58.encode()
+            ln = len(v58) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v58
+            w += _S4.pack(e57.partition, e57.offset)
+            if e57.unknown_tagged_fields:
+                _wtags(w, e57.unknown_tagged_fields)
+            else:
+                w.append(0)
+    xs59 = o.task_end_offsets
+    if xs59 is None:
+        w.append(0)
+    else:
+        ln = len(xs59) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e60 in xs59:
+            v61 = e60.subtopology_id
+            v61 = v61.encode()
+            ln = len(v61) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v61
+            w += _S4.pack(e60.partition, e60.offset)
+            if e60.unknown_tagged_fields:
+                _wtags(w, e60.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S5.pack(o.shutdown_application)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -1338,442 +1623,440 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
         w.append(0)
 
 
-def _r_StreamsGroupHeartbeatResponse_Status_0(b, p):
-    o = _new(_StreamsGroupHeartbeatResponse_Status)
-    o.status_code, = _S7.unpack_from(b, p)
-    p += 1
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Status.StatusDetail: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Status.StatusDetail: length ' + str(n1) + ' past the end')
-        o.status_detail = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatResponse_Status_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Status: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Status: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatResponse_Status_0(o, w):
-    w += _S7.pack(o.status_code)
-    v1 = o.status_detail
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatResponse_TaskIds_0(b, p):
-    o = _new(_StreamsGroupHeartbeatResponse_TaskIds)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TaskIds.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TaskIds.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TaskIds.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TaskIds: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TaskIds: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _r_StreamsGroupHeartbeatResponse_Endpoint_0(b, p):
-    o = _new(_StreamsGroupHeartbeatResponse_Endpoint)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Endpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Endpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S3.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('Endpoint: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('Endpoint: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _r_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p):
-    o = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicPartition.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicPartition.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicPartition.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicPartition.Partitions: count ' + str(n3) + ' past the end')
-        o.partitions = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatResponse_TopicPartition_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p):
-    o = _new(_StreamsGroupHeartbeatResponse_EndpointToPartitions)
-    o.user_endpoint, p = _r_StreamsGroupHeartbeatResponse_Endpoint_0(b, p)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p)
-            xs2.append(e3)
-        o.active_partitions = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p)
-            xs5.append(e6)
-        o.standby_partitions = xs5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('EndpointToPartitions: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('EndpointToPartitions: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(o, w):
-    _w_StreamsGroupHeartbeatRequest_Endpoint_0(o.user_endpoint, w)
-    xs1 = o.active_partitions
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_StreamsGroupHeartbeatResponse_TopicPartition_0(e2, w)
-    xs3 = o.standby_partitions
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e4 in xs3:
-        _w_StreamsGroupHeartbeatResponse_TopicPartition_0(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupHeartbeatResponse_0(b, p):
-    o = _new(StreamsGroupHeartbeatResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('StreamsGroupHeartbeatResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms, = _S6.unpack_from(b, p)
-    p += 16
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.status = None
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.Status: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7, p = _r_StreamsGroupHeartbeatResponse_Status_0(b, p)
-            xs6.append(e7)
-        o.status = xs6
-    n8 = b[p]
-    p += 1
-    if n8 > 127:
-        n8, p = _uvt(b, p, n8)
-    n8 -= 1
-    if n8 < 0:
-        o.active_tasks = None
-    else:
-        if n8 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.ActiveTasks: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10, p = _r_StreamsGroupHeartbeatResponse_TaskIds_0(b, p)
-            xs9.append(e10)
-        o.active_tasks = xs9
-    n11 = b[p]
-    p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
-        o.standby_tasks = None
-    else:
-        if n11 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.StandbyTasks: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13, p = _r_StreamsGroupHeartbeatResponse_TaskIds_0(b, p)
-            xs12.append(e13)
-        o.standby_tasks = xs12
-    n14 = b[p]
-    p += 1
-    if n14 > 127:
-        n14, p = _uvt(b, p, n14)
-    n14 -= 1
-    if n14 < 0:
-        o.warmup_tasks = None
-    else:
-        if n14 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.WarmupTasks: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16, p = _r_StreamsGroupHeartbeatResponse_TaskIds_0(b, p)
-            xs15.append(e16)
-        o.warmup_tasks = xs15
-    o.endpoint_information_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n17 = b[p]
-    p += 1
-    if n17 > 127:
-        n17, p = _uvt(b, p, n17)
-    n17 -= 1
-    if n17 < 0:
-        o.partitions_by_user_endpoint = None
-    else:
-        if n17 > len(b) - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19, p = _r_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p)
-            xs18.append(e19)
-        o.partitions_by_user_endpoint = xs18
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupHeartbeatResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StreamsGroupHeartbeatResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StreamsGroupHeartbeatResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_StreamsGroupHeartbeatResponse_0(b, p):
+    bl = len(b)
+    o = _new(StreamsGroupHeartbeatResponse)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('StreamsGroupHeartbeatResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms, = _S6.unpack_from(b, p)
+    p += 16
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.status = None
+    else:
+        if n5 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.Status: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_StreamsGroupHeartbeatResponse_Status)
+            e7.status_code, = _S7.unpack_from(b, p)
+            p += 1
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Status.StatusDetail: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Status.StatusDetail: length ' + str(n8) + ' past the end')
+                e7.status_detail = str(b[p:q9], 'utf-8')
+                p = q9
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatResponse_Status_0(b, p, e7)
+            xs6.append(e7)
+        o.status = xs6
+    n10 = b[p] - 1
+    p += 1
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
+        o.active_tasks = None
+    else:
+        if n10 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.ActiveTasks: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+            n13 = b[p] - 1
+            p += 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n13) + ' past the end')
+                e12.subtopology_id = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n15) + ' past the end')
+                e12.partitions = list((_ARRAY_i[n15] if n15 < 64 else _struct.Struct('>' + str(n15) + 'i')).unpack_from(b, p))
+                p += 4 * n15
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e12)
+            xs11.append(e12)
+        o.active_tasks = xs11
+    n16 = b[p] - 1
+    p += 1
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
+        o.standby_tasks = None
+    else:
+        if n16 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.StandbyTasks: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+            n19 = b[p] - 1
+            p += 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q20 = p + n19
+                if q20 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n19) + ' past the end')
+                e18.subtopology_id = str(b[p:q20], 'utf-8')
+                p = q20
+            n21 = b[p] - 1
+            p += 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n21 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n21) + ' past the end')
+                e18.partitions = list((_ARRAY_i[n21] if n21 < 64 else _struct.Struct('>' + str(n21) + 'i')).unpack_from(b, p))
+                p += 4 * n21
+            if b[p] == 0:  # no tagged fields, the common case
+                e18.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e18)
+            xs17.append(e18)
+        o.standby_tasks = xs17
+    n22 = b[p] - 1
+    p += 1
+    if n22 > 126:
+        n22, p = _uvt(b, p, n22 + 1)
+        n22 -= 1
+    if n22 < 0:
+        o.warmup_tasks = None
+    else:
+        if n22 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.WarmupTasks: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+            n25 = b[p] - 1
+            p += 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q26 = p + n25
+                if q26 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n25) + ' past the end')
+                e24.subtopology_id = str(b[p:q26], 'utf-8')
+                p = q26
+            n27 = b[p] - 1
+            p += 1
+            if n27 > 126:
+                n27, p = _uvt(b, p, n27 + 1)
+                n27 -= 1
+            if n27 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            else:
+                if n27 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n27) + ' past the end')
+                e24.partitions = list((_ARRAY_i[n27] if n27 < 64 else _struct.Struct('>' + str(n27) + 'i')).unpack_from(b, p))
+                p += 4 * n27
+            if b[p] == 0:  # no tagged fields, the common case
+                e24.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e24)
+            xs23.append(e24)
+        o.warmup_tasks = xs23
+    o.endpoint_information_epoch, = _S1.unpack_from(b, p)
+    p += 4
+    n28 = b[p] - 1
+    p += 1
+    if n28 > 126:
+        n28, p = _uvt(b, p, n28 + 1)
+        n28 -= 1
+    if n28 < 0:
+        o.partitions_by_user_endpoint = None
+    else:
+        if n28 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint: count ' + str(n28) + ' past the end')
+        xs29 = []
+        for _ in range(n28):
+            e30 = _new(_StreamsGroupHeartbeatResponse_EndpointToPartitions)
+            s31 = _new(_StreamsGroupHeartbeatResponse_Endpoint)
+            n32 = b[p] - 1
+            p += 1
+            if n32 > 126:
+                n32, p = _uvt(b, p, n32 + 1)
+                n32 -= 1
+            if n32 < 0:
+                raise DecodeError('Endpoint.Host: null where not nullable')
+            else:
+                q33 = p + n32
+                if q33 > bl:
+                    raise DecodeError('Endpoint.Host: length ' + str(n32) + ' past the end')
+                s31.host = str(b[p:q33], 'utf-8')
+                p = q33
+            s31.port, = _S3.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                s31.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s31)
+            e30.user_endpoint = s31
+            n34 = b[p] - 1
+            p += 1
+            if n34 > 126:
+                n34, p = _uvt(b, p, n34 + 1)
+                n34 -= 1
+            if n34 < 0:
+                raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
+            else:
+                if n34 > bl - p:
+                    raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n34) + ' past the end')
+                xs35 = []
+                for _ in range(n34):
+                    e36 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                    n37 = b[p] - 1
+                    p += 1
+                    if n37 > 126:
+                        n37, p = _uvt(b, p, n37 + 1)
+                        n37 -= 1
+                    if n37 < 0:
+                        raise DecodeError('TopicPartition.Topic: null where not nullable')
+                    else:
+                        q38 = p + n37
+                        if q38 > bl:
+                            raise DecodeError('TopicPartition.Topic: length ' + str(n37) + ' past the end')
+                        e36.topic = str(b[p:q38], 'utf-8')
+                        p = q38
+                    n39 = b[p] - 1
+                    p += 1
+                    if n39 > 126:
+                        n39, p = _uvt(b, p, n39 + 1)
+                        n39 -= 1
+                    if n39 < 0:
+                        raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                    else:
+                        if n39 > bl - p:
+                            raise DecodeError('TopicPartition.Partitions: count ' + str(n39) + ' past the end')
+                        e36.partitions = list((_ARRAY_i[n39] if n39 < 64 else _struct.Struct('>' + str(n39) + 'i')).unpack_from(b, p))
+                        p += 4 * n39
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e36.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e36)
+                    xs35.append(e36)
+                e30.active_partitions = xs35
+            n40 = b[p] - 1
+            p += 1
+            if n40 > 126:
+                n40, p = _uvt(b, p, n40 + 1)
+                n40 -= 1
+            if n40 < 0:
+                raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
+            else:
+                if n40 > bl - p:
+                    raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n40) + ' past the end')
+                xs41 = []
+                for _ in range(n40):
+                    e42 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                    n43 = b[p] - 1
+                    p += 1
+                    if n43 > 126:
+                        n43, p = _uvt(b, p, n43 + 1)
+                        n43 -= 1
+                    if n43 < 0:
+                        raise DecodeError('TopicPartition.Topic: null where not nullable')
+                    else:
+                        q44 = p + n43
+                        if q44 > bl:
+                            raise DecodeError('TopicPartition.Topic: length ' + str(n43) + ' past the end')
+                        e42.topic = str(b[p:q44], 'utf-8')
+                        p = q44
+                    n45 = b[p] - 1
+                    p += 1
+                    if n45 > 126:
+                        n45, p = _uvt(b, p, n45 + 1)
+                        n45 -= 1
+                    if n45 < 0:
+                        raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                    else:
+                        if n45 > bl - p:
+                            raise DecodeError('TopicPartition.Partitions: count ' + str(n45) + ' past the end')
+                        e42.partitions = list((_ARRAY_i[n45] if n45 < 64 else _struct.Struct('>' + str(n45) + 'i')).unpack_from(b, p))
+                        p += 4 * n45
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e42.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e42)
+                    xs41.append(e42)
+                e30.standby_partitions = xs41
+            if b[p] == 0:  # no tagged fields, the common case
+                e30.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p, e30)
+            xs29.append(e30)
+        o.partitions_by_user_endpoint = xs29
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_StreamsGroupHeartbeatResponse_0(b, p, o)
     return o, p
 
 
@@ -1809,52 +2092,202 @@ def _w_StreamsGroupHeartbeatResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            _w_StreamsGroupHeartbeatResponse_Status_0(e4, w)
-    xs5 = o.active_tasks
-    if xs5 is None:
+            w += _S7.pack(e4.status_code)
+            v5 = e4.status_detail
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+    xs6 = o.active_tasks
+    if xs6 is None:
         w.append(0)
     else:
-        ln = len(xs5) + 1
+        ln = len(xs6) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e6 in xs5:
-            _w_StreamsGroupHeartbeatRequest_TaskIds_0(e6, w)
-    xs7 = o.standby_tasks
-    if xs7 is None:
+        for e7 in xs6:
+            v8 = e7.subtopology_id
+            v8 = v8.encode()
+            ln = len(v8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v8
+            xs9 = e7.partitions
+            ln = len(xs9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs9) < 64:
+                w += _ARRAY_i[len(xs9)].pack(*xs9)
+            else:
+                w += _pack('>' + str(len(xs9)) + 'i', *xs9)
+            if e7.unknown_tagged_fields:
+                _wtags(w, e7.unknown_tagged_fields)
+            else:
+                w.append(0)
+    xs10 = o.standby_tasks
+    if xs10 is None:
         w.append(0)
     else:
-        ln = len(xs7) + 1
+        ln = len(xs10) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e8 in xs7:
-            _w_StreamsGroupHeartbeatRequest_TaskIds_0(e8, w)
-    xs9 = o.warmup_tasks
-    if xs9 is None:
+        for e11 in xs10:
+            v12 = e11.subtopology_id
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            xs13 = e11.partitions
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs13) < 64:
+                w += _ARRAY_i[len(xs13)].pack(*xs13)
+            else:
+                w += _pack('>' + str(len(xs13)) + 'i', *xs13)
+            if e11.unknown_tagged_fields:
+                _wtags(w, e11.unknown_tagged_fields)
+            else:
+                w.append(0)
+    xs14 = o.warmup_tasks
+    if xs14 is None:
         w.append(0)
     else:
-        ln = len(xs9) + 1
+        ln = len(xs14) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e10 in xs9:
-            _w_StreamsGroupHeartbeatRequest_TaskIds_0(e10, w)
+        for e15 in xs14:
+            v16 = e15.subtopology_id
+            v16 = v16.encode()
+            ln = len(v16) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v16
+            xs17 = e15.partitions
+            ln = len(xs17) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs17) < 64:
+                w += _ARRAY_i[len(xs17)].pack(*xs17)
+            else:
+                w += _pack('>' + str(len(xs17)) + 'i', *xs17)
+            if e15.unknown_tagged_fields:
+                _wtags(w, e15.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S1.pack(o.endpoint_information_epoch)
-    xs11 = o.partitions_by_user_endpoint
-    if xs11 is None:
+    xs18 = o.partitions_by_user_endpoint
+    if xs18 is None:
         w.append(0)
     else:
-        ln = len(xs11) + 1
+        ln = len(xs18) + 1
         if ln < 128:
             w.append(ln)
         else:
             _wuv(w, ln)
-        for e12 in xs11:
-            _w_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(e12, w)
+        for e19 in xs18:
+            s20 = e19.user_endpoint
+            v21 = s20.host
+            v21 = v21.encode()
+            ln = len(v21) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v21
+            w += _S3.pack(s20.port)
+            if s20.unknown_tagged_fields:
+                _wtags(w, s20.unknown_tagged_fields)
+            else:
+                w.append(0)
+            xs22 = e19.active_partitions
+            ln = len(xs22) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e23 in xs22:
+                v24 = e23.topic
+                v24 = v24.encode()
+                ln = len(v24) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v24
+                xs25 = e23.partitions
+                ln = len(xs25) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs25) < 64:
+                    w += _ARRAY_i[len(xs25)].pack(*xs25)
+                else:
+                    w += _pack('>' + str(len(xs25)) + 'i', *xs25)
+                if e23.unknown_tagged_fields:
+                    _wtags(w, e23.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            xs26 = e19.standby_partitions
+            ln = len(xs26) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e27 in xs26:
+                v28 = e27.topic
+                v28 = v28.encode()
+                ln = len(v28) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v28
+                xs29 = e27.partitions
+                ln = len(xs29) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                if len(xs29) < 64:
+                    w += _ARRAY_i[len(xs29)].pack(*xs29)
+                else:
+                    w += _pack('>' + str(len(xs29)) + 'i', *xs29)
+                if e27.unknown_tagged_fields:
+                    _wtags(w, e27.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e19.unknown_tagged_fields:
+                _wtags(w, e19.unknown_tagged_fields)
+            else:
+                w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1865,3 +2298,4 @@ StreamsGroupHeartbeatRequest._READERS = (_r_StreamsGroupHeartbeatRequest_0,)
 StreamsGroupHeartbeatRequest._WRITERS = (_w_StreamsGroupHeartbeatRequest_0,)
 StreamsGroupHeartbeatResponse._READERS = (_r_StreamsGroupHeartbeatResponse_0,)
 StreamsGroupHeartbeatResponse._WRITERS = (_w_StreamsGroupHeartbeatResponse_0,)
+_StreamsGroupHeartbeatResponse_EndpointToPartitions._LAZY = {'user_endpoint': _StreamsGroupHeartbeatResponse_Endpoint}

@@ -48,6 +48,7 @@ class StreamsGroupMemberMetadataKey(Message):
 
 
 def _r_StreamsGroupMemberMetadataKey_0(b, p):
+    bl = len(b)
     o = _new(StreamsGroupMemberMetadataKey)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -55,7 +56,7 @@ def _r_StreamsGroupMemberMetadataKey_0(b, p):
         raise DecodeError('StreamsGroupMemberMetadataKey.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('StreamsGroupMemberMetadataKey.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -65,7 +66,7 @@ def _r_StreamsGroupMemberMetadataKey_0(b, p):
         raise DecodeError('StreamsGroupMemberMetadataKey.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('StreamsGroupMemberMetadataKey.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4

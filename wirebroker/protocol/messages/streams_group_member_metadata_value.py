@@ -77,204 +77,142 @@ _StreamsGroupMemberMetadataValue_Endpoint = StreamsGroupMemberMetadataValue.Endp
 _StreamsGroupMemberMetadataValue_KeyValue = StreamsGroupMemberMetadataValue.KeyValue
 
 
-def _r_StreamsGroupMemberMetadataValue_Endpoint_0(b, p):
-    o = _new(_StreamsGroupMemberMetadataValue_Endpoint)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Endpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Endpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S1.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupMemberMetadataValue_Endpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Endpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Endpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupMemberMetadataValue_Endpoint_0(o, w):
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupMemberMetadataValue_KeyValue_0(b, p):
-    o = _new(_StreamsGroupMemberMetadataValue_KeyValue)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('KeyValue.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('KeyValue.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('KeyValue.Value: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('KeyValue.Value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('KeyValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('KeyValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupMemberMetadataValue_KeyValue_0(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_StreamsGroupMemberMetadataValue_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('StreamsGroupMemberMetadataValue: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('StreamsGroupMemberMetadataValue: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_StreamsGroupMemberMetadataValue_0(b, p):
+    bl = len(b)
     o = _new(StreamsGroupMemberMetadataValue)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.instance_id = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('StreamsGroupMemberMetadataValue.InstanceId: length ' + str(n1) + ' past the end')
         o.instance_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.rack_id = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('StreamsGroupMemberMetadataValue.RackId: length ' + str(n3) + ' past the end')
         o.rack_id = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('StreamsGroupMemberMetadataValue.ClientId: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('StreamsGroupMemberMetadataValue.ClientId: length ' + str(n5) + ' past the end')
         o.client_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         raise DecodeError('StreamsGroupMemberMetadataValue.ClientHost: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('StreamsGroupMemberMetadataValue.ClientHost: length ' + str(n7) + ' past the end')
         o.client_host = str(b[p:q8], 'utf-8')
         p = q8
     o.rebalance_timeout_ms, o.topology_epoch, = _S0.unpack_from(b, p)
     p += 8
-    n9 = b[p]
+    n9 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
     if n9 < 0:
         raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: null where not nullable')
     else:
         q10 = p + n9
-        if q10 > len(b):
+        if q10 > bl:
             raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: length ' + str(n9) + ' past the end')
         o.process_id = str(b[p:q10], 'utf-8')
         p = q10
@@ -283,43 +221,79 @@ def _r_StreamsGroupMemberMetadataValue_0(b, p):
         p += 1
     else:
         p += 1
-        o.user_endpoint, p = _r_StreamsGroupMemberMetadataValue_Endpoint_0(b, p)
-    n11 = b[p]
+        s11 = _new(_StreamsGroupMemberMetadataValue_Endpoint)
+        n12 = b[p] - 1
+        p += 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
+            raise DecodeError('Endpoint.Host: null where not nullable')
+        else:
+            q13 = p + n12
+            if q13 > bl:
+                raise DecodeError('Endpoint.Host: length ' + str(n12) + ' past the end')
+            s11.host = str(b[p:q13], 'utf-8')
+            p = q13
+        s11.port, = _S1.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            s11.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupMemberMetadataValue_Endpoint_0(b, p, s11)
+        o.user_endpoint = s11
+    n14 = b[p] - 1
     p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
-    if n11 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: null where not nullable')
     else:
-        if n11 > len(b) - p:
-            raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13, p = _r_StreamsGroupMemberMetadataValue_KeyValue_0(b, p)
-            xs12.append(e13)
-        o.client_tags = xs12
+        if n14 > bl - p:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
+            n17 = b[p] - 1
+            p += 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('KeyValue.Key: null where not nullable')
+            else:
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('KeyValue.Key: length ' + str(n17) + ' past the end')
+                e16.key = str(b[p:q18], 'utf-8')
+                p = q18
+            n19 = b[p] - 1
+            p += 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('KeyValue.Value: null where not nullable')
+            else:
+                q20 = p + n19
+                if q20 > bl:
+                    raise DecodeError('KeyValue.Value: length ' + str(n19) + ' past the end')
+                e16.value = str(b[p:q20], 'utf-8')
+                p = q20
+            if b[p] == 0:  # no tagged fields, the common case
+                e16.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, e16)
+            xs15.append(e16)
+        o.client_tags = xs15
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('StreamsGroupMemberMetadataValue: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('StreamsGroupMemberMetadataValue: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_StreamsGroupMemberMetadataValue_0(b, p, o)
     return o, p
 
 
@@ -371,19 +345,51 @@ def _w_StreamsGroupMemberMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     w += v5
-    if o.user_endpoint is None:
+    s6 = o.user_endpoint
+    if s6 is None:
         w.append(255)
     else:
         w.append(1)
-        _w_StreamsGroupMemberMetadataValue_Endpoint_0(o.user_endpoint, w)
-    xs6 = o.client_tags
-    ln = len(xs6) + 1
+        v7 = s6.host
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        w += _S1.pack(s6.port)
+        if s6.unknown_tagged_fields:
+            _wtags(w, s6.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs8 = o.client_tags
+    ln = len(xs8) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e7 in xs6:
-        _w_StreamsGroupMemberMetadataValue_KeyValue_0(e7, w)
+    for e9 in xs8:
+        v10 = e9.key
+        v10 = v10.encode()
+        ln = len(v10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v10
+        v11 = e9.value
+        v11 = v11.encode()
+        ln = len(v11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v11
+        if e9.unknown_tagged_fields:
+            _wtags(w, e9.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -61,27 +61,20 @@ class StreamsGroupMetadataValue(Message):
 _StreamsGroupMetadataValue_LastAssignmentConfig = StreamsGroupMetadataValue.LastAssignmentConfig
 
 
-def _r_StreamsGroupMetadataValue_0(b, p):
-    o = _new(StreamsGroupMetadataValue)
-    o.epoch, o.metadata_hash, = _S0.unpack_from(b, p)
-    p += 12
-    o.last_assignment_configs = None
-    o.validated_topology_epoch = -1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupMetadataValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StreamsGroupMetadataValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StreamsGroupMetadataValue: tagged field past the end')
         if tag == 0:
             o.validated_topology_epoch, = _S1.unpack_from(b, p)
@@ -92,20 +85,35 @@ def _r_StreamsGroupMetadataValue_0(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_StreamsGroupMetadataValue_0(b, p):
+    bl = len(b)
+    o = _new(StreamsGroupMetadataValue)
+    o.epoch, o.metadata_hash, = _S0.unpack_from(b, p)
+    p += 12
+    o.last_assignment_configs = None
+    o.validated_topology_epoch = -1
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_StreamsGroupMetadataValue_0(b, p, o)
     return o, p
 
 
 def _w_StreamsGroupMetadataValue_0(o, w):
     w += _S0.pack(o.epoch, o.metadata_hash)
-    tags = []
+    tags1 = []
     if o.validated_topology_epoch != -1:
-        t1 = bytearray()
-        t1 += _S1.pack(o.validated_topology_epoch)
-        tags.append((0, t1))
+        t2 = bytearray()
+        t2 += _S1.pack(o.validated_topology_epoch)
+        tags1.append((0, t2))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags1 = sorted(tags1 + o.unknown_tagged_fields, key=_first)
+    if tags1:
+        _wtags(w, tags1)
     else:
         w.append(0)
 

@@ -47,6 +47,7 @@ class StreamsGroupTopologyKey(Message):
 
 
 def _r_StreamsGroupTopologyKey_0(b, p):
+    bl = len(b)
     o = _new(StreamsGroupTopologyKey)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -54,7 +55,7 @@ def _r_StreamsGroupTopologyKey_0(b, p):
         raise DecodeError('StreamsGroupTopologyKey.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('StreamsGroupTopologyKey.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2

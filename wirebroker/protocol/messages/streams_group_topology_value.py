@@ -101,549 +101,463 @@ _StreamsGroupTopologyValue_CopartitionGroup = StreamsGroupTopologyValue.Copartit
 _StreamsGroupTopologyValue_Subtopology = StreamsGroupTopologyValue.Subtopology
 
 
-def _r_StreamsGroupTopologyValue_TopicConfig_0(b, p):
-    o = _new(_StreamsGroupTopologyValue_TopicConfig)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicConfig.key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicConfig.key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicConfig.value: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('TopicConfig.value: length ' + str(n3) + ' past the end')
-        o.value = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicConfig: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicConfig: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupTopologyValue_TopicConfig_0(o, w):
-    v1 = o.key
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.value
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupTopologyValue_TopicInfo_0(b, p):
-    o = _new(_StreamsGroupTopologyValue_TopicInfo)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TopicInfo.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TopicInfo.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partitions, o.replication_factor, = _S1.unpack_from(b, p)
-    p += 6
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_StreamsGroupTopologyValue_TopicConfig_0(b, p)
-            xs4.append(e5)
-        o.topic_configs = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TopicInfo: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TopicInfo: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupTopologyValue_TopicInfo_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.partitions, o.replication_factor)
-    xs2 = o.topic_configs
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_StreamsGroupTopologyValue_TopicConfig_0(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupTopologyValue_CopartitionGroup_0(b, p):
-    o = _new(_StreamsGroupTopologyValue_CopartitionGroup)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n1) + ' past the end')
-        o.source_topics = list((_ARRAY_h[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'h')).unpack_from(b, p))
-        p += 2 * n1
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n2) + ' past the end')
-        o.source_topic_regex = list((_ARRAY_h[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'h')).unpack_from(b, p))
-        p += 2 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n3) + ' past the end')
-        o.repartition_source_topics = list((_ARRAY_h[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'h')).unpack_from(b, p))
-        p += 2 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CopartitionGroup: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CopartitionGroup: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupTopologyValue_CopartitionGroup_0(o, w):
-    xs1 = o.source_topics
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_h[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'h', *xs1)
-    xs2 = o.source_topic_regex
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_h[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'h', *xs2)
-    xs3 = o.repartition_source_topics
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs3) < 64:
-        w += _ARRAY_h[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'h', *xs3)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupTopologyValue_Subtopology_0(b, p):
-    o = _new(_StreamsGroupTopologyValue_Subtopology)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Subtopology.SubtopologyId: length ' + str(n1) + ' past the end')
-        o.subtopology_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Subtopology.SourceTopics: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('Subtopology.SourceTopics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            n6 = b[p]
-            p += 1
-            if n6 > 127:
-                n6, p = _uvt(b, p, n6)
-            n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Subtopology.SourceTopics: null element')
-            else:
-                q7 = p + n6
-                if q7 > len(b):
-                    raise DecodeError('Subtopology.SourceTopics: length ' + str(n6) + ' past the end')
-                e5 = str(b[p:q7], 'utf-8')
-                p = q7
-            xs4.append(e5)
-        o.source_topics = xs4
-    n8 = b[p]
-    p += 1
-    if n8 > 127:
-        n8, p = _uvt(b, p, n8)
-    n8 -= 1
-    if n8 < 0:
-        raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
-    else:
-        if n8 > len(b) - p:
-            raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            n11 = b[p]
-            p += 1
-            if n11 > 127:
-                n11, p = _uvt(b, p, n11)
-            n11 -= 1
-            if n11 < 0:
-                raise DecodeError('Subtopology.SourceTopicRegex: null element')
-            else:
-                q12 = p + n11
-                if q12 > len(b):
-                    raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n11) + ' past the end')
-                e10 = str(b[p:q12], 'utf-8')
-                p = q12
-            xs9.append(e10)
-        o.source_topic_regex = xs9
-    n13 = b[p]
-    p += 1
-    if n13 > 127:
-        n13, p = _uvt(b, p, n13)
-    n13 -= 1
-    if n13 < 0:
-        raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
-    else:
-        if n13 > len(b) - p:
-            raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15, p = _r_StreamsGroupTopologyValue_TopicInfo_0(b, p)
-            xs14.append(e15)
-        o.state_changelog_topics = xs14
-    n16 = b[p]
-    p += 1
-    if n16 > 127:
-        n16, p = _uvt(b, p, n16)
-    n16 -= 1
-    if n16 < 0:
-        raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-    else:
-        if n16 > len(b) - p:
-            raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            n19 = b[p]
-            p += 1
-            if n19 > 127:
-                n19, p = _uvt(b, p, n19)
-            n19 -= 1
-            if n19 < 0:
-                raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-            else:
-                q20 = p + n19
-                if q20 > len(b):
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n19) + ' past the end')
-                e18 = str(b[p:q20], 'utf-8')
-                p = q20
-            xs17.append(e18)
-        o.repartition_sink_topics = xs17
-    n21 = b[p]
-    p += 1
-    if n21 > 127:
-        n21, p = _uvt(b, p, n21)
-    n21 -= 1
-    if n21 < 0:
-        raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-    else:
-        if n21 > len(b) - p:
-            raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n21) + ' past the end')
-        xs22 = []
-        for _ in range(n21):
-            e23, p = _r_StreamsGroupTopologyValue_TopicInfo_0(b, p)
-            xs22.append(e23)
-        o.repartition_source_topics = xs22
-    n24 = b[p]
-    p += 1
-    if n24 > 127:
-        n24, p = _uvt(b, p, n24)
-    n24 -= 1
-    if n24 < 0:
-        raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
-    else:
-        if n24 > len(b) - p:
-            raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n24) + ' past the end')
-        xs25 = []
-        for _ in range(n24):
-            e26, p = _r_StreamsGroupTopologyValue_CopartitionGroup_0(b, p)
-            xs25.append(e26)
-        o.copartition_groups = xs25
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupTopologyValue_Subtopology_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Subtopology: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Subtopology: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_StreamsGroupTopologyValue_Subtopology_0(o, w):
-    v1 = o.subtopology_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.source_topics
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        v4 = e3
-        v4 = v4.encode()
-        ln = len(v4) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v4
-    xs5 = o.source_topic_regex
-    ln = len(xs5) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e6 in xs5:
-        v7 = e6
-        v7 = v7.encode()
-        ln = len(v7) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v7
-    xs8 = o.state_changelog_topics
-    ln = len(xs8) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e9 in xs8:
-        _w_StreamsGroupTopologyValue_TopicInfo_0(e9, w)
-    xs10 = o.repartition_sink_topics
-    ln = len(xs10) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e11 in xs10:
-        v12 = e11
-        v12 = v12.encode()
-        ln = len(v12) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v12
-    xs13 = o.repartition_source_topics
-    ln = len(xs13) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e14 in xs13:
-        _w_StreamsGroupTopologyValue_TopicInfo_0(e14, w)
-    xs15 = o.copartition_groups
-    ln = len(xs15) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e16 in xs15:
-        _w_StreamsGroupTopologyValue_CopartitionGroup_0(e16, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_StreamsGroupTopologyValue_0(b, p):
-    o = _new(StreamsGroupTopologyValue)
-    o.epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StreamsGroupTopologyValue.Subtopologies: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('StreamsGroupTopologyValue.Subtopologies: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_StreamsGroupTopologyValue_Subtopology_0(b, p)
-            xs2.append(e3)
-        o.subtopologies = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_StreamsGroupTopologyValue_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('StreamsGroupTopologyValue: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('StreamsGroupTopologyValue: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_StreamsGroupTopologyValue_0(b, p):
+    bl = len(b)
+    o = _new(StreamsGroupTopologyValue)
+    o.epoch, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('StreamsGroupTopologyValue.Subtopologies: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('StreamsGroupTopologyValue.Subtopologies: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_StreamsGroupTopologyValue_Subtopology)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('Subtopology.SubtopologyId: length ' + str(n4) + ' past the end')
+                e3.subtopology_id = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Subtopology.SourceTopics: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('Subtopology.SourceTopics: null element')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('Subtopology.SourceTopics: length ' + str(n9) + ' past the end')
+                        e8 = str(b[p:q10], 'utf-8')
+                        p = q10
+                    xs7.append(e8)
+                e3.source_topics = xs7
+            n11 = b[p] - 1
+            p += 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('Subtopology.SourceTopicRegex: null element')
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n14) + ' past the end')
+                        e13 = str(b[p:q15], 'utf-8')
+                        p = q15
+                    xs12.append(e13)
+                e3.source_topic_regex = xs12
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+            else:
+                if n16 > bl - p:
+                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n16) + ' past the end')
+                xs17 = []
+                for _ in range(n16):
+                    e18 = _new(_StreamsGroupTopologyValue_TopicInfo)
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('TopicInfo.Name: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('TopicInfo.Name: length ' + str(n19) + ' past the end')
+                        e18.name = str(b[p:q20], 'utf-8')
+                        p = q20
+                    e18.partitions, e18.replication_factor, = _S1.unpack_from(b, p)
+                    p += 6
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                    else:
+                        if n21 > bl - p:
+                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n21) + ' past the end')
+                        xs22 = []
+                        for _ in range(n21):
+                            e23 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                            n24 = b[p] - 1
+                            p += 1
+                            if n24 > 126:
+                                n24, p = _uvt(b, p, n24 + 1)
+                                n24 -= 1
+                            if n24 < 0:
+                                raise DecodeError('TopicConfig.key: null where not nullable')
+                            else:
+                                q25 = p + n24
+                                if q25 > bl:
+                                    raise DecodeError('TopicConfig.key: length ' + str(n24) + ' past the end')
+                                e23.key = str(b[p:q25], 'utf-8')
+                                p = q25
+                            n26 = b[p] - 1
+                            p += 1
+                            if n26 > 126:
+                                n26, p = _uvt(b, p, n26 + 1)
+                                n26 -= 1
+                            if n26 < 0:
+                                raise DecodeError('TopicConfig.value: null where not nullable')
+                            else:
+                                q27 = p + n26
+                                if q27 > bl:
+                                    raise DecodeError('TopicConfig.value: length ' + str(n26) + ' past the end')
+                                e23.value = str(b[p:q27], 'utf-8')
+                                p = q27
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e23.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e23)
+                            xs22.append(e23)
+                        e18.topic_configs = xs22
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e18.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e18)
+                    xs17.append(e18)
+                e3.state_changelog_topics = xs17
+            n28 = b[p] - 1
+            p += 1
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
+                raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+            else:
+                if n28 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n28) + ' past the end')
+                xs29 = []
+                for _ in range(n28):
+                    n31 = b[p] - 1
+                    p += 1
+                    if n31 > 126:
+                        n31, p = _uvt(b, p, n31 + 1)
+                        n31 -= 1
+                    if n31 < 0:
+                        raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                    else:
+                        q32 = p + n31
+                        if q32 > bl:
+                            raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n31) + ' past the end')
+                        e30 = str(b[p:q32], 'utf-8')
+                        p = q32
+                    xs29.append(e30)
+                e3.repartition_sink_topics = xs29
+            n33 = b[p] - 1
+            p += 1
+            if n33 > 126:
+                n33, p = _uvt(b, p, n33 + 1)
+                n33 -= 1
+            if n33 < 0:
+                raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+            else:
+                if n33 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n33) + ' past the end')
+                xs34 = []
+                for _ in range(n33):
+                    e35 = _new(_StreamsGroupTopologyValue_TopicInfo)
+                    n36 = b[p] - 1
+                    p += 1
+                    if n36 > 126:
+                        n36, p = _uvt(b, p, n36 + 1)
+                        n36 -= 1
+                    if n36 < 0:
+                        raise DecodeError('TopicInfo.Name: null where not nullable')
+                    else:
+                        q37 = p + n36
+                        if q37 > bl:
+                            raise DecodeError('TopicInfo.Name: length ' + str(n36) + ' past the end')
+                        e35.name = str(b[p:q37], 'utf-8')
+                        p = q37
+                    e35.partitions, e35.replication_factor, = _S1.unpack_from(b, p)
+                    p += 6
+                    n38 = b[p] - 1
+                    p += 1
+                    if n38 > 126:
+                        n38, p = _uvt(b, p, n38 + 1)
+                        n38 -= 1
+                    if n38 < 0:
+                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                    else:
+                        if n38 > bl - p:
+                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n38) + ' past the end')
+                        xs39 = []
+                        for _ in range(n38):
+                            e40 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                            n41 = b[p] - 1
+                            p += 1
+                            if n41 > 126:
+                                n41, p = _uvt(b, p, n41 + 1)
+                                n41 -= 1
+                            if n41 < 0:
+                                raise DecodeError('TopicConfig.key: null where not nullable')
+                            else:
+                                q42 = p + n41
+                                if q42 > bl:
+                                    raise DecodeError('TopicConfig.key: length ' + str(n41) + ' past the end')
+                                e40.key = str(b[p:q42], 'utf-8')
+                                p = q42
+                            n43 = b[p] - 1
+                            p += 1
+                            if n43 > 126:
+                                n43, p = _uvt(b, p, n43 + 1)
+                                n43 -= 1
+                            if n43 < 0:
+                                raise DecodeError('TopicConfig.value: null where not nullable')
+                            else:
+                                q44 = p + n43
+                                if q44 > bl:
+                                    raise DecodeError('TopicConfig.value: length ' + str(n43) + ' past the end')
+                                e40.value = str(b[p:q44], 'utf-8')
+                                p = q44
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e40.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e40)
+                            xs39.append(e40)
+                        e35.topic_configs = xs39
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e35.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e35)
+                    xs34.append(e35)
+                e3.repartition_source_topics = xs34
+            n45 = b[p] - 1
+            p += 1
+            if n45 > 126:
+                n45, p = _uvt(b, p, n45 + 1)
+                n45 -= 1
+            if n45 < 0:
+                raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
+            else:
+                if n45 > bl - p:
+                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n45) + ' past the end')
+                xs46 = []
+                for _ in range(n45):
+                    e47 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
+                    n48 = b[p] - 1
+                    p += 1
+                    if n48 > 126:
+                        n48, p = _uvt(b, p, n48 + 1)
+                        n48 -= 1
+                    if n48 < 0:
+                        raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                    else:
+                        if n48 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n48) + ' past the end')
+                        e47.source_topics = list((_ARRAY_h[n48] if n48 < 64 else _struct.Struct('>' + str(n48) + 'h')).unpack_from(b, p))
+                        p += 2 * n48
+                    n49 = b[p] - 1
+                    p += 1
+                    if n49 > 126:
+                        n49, p = _uvt(b, p, n49 + 1)
+                        n49 -= 1
+                    if n49 < 0:
+                        raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                    else:
+                        if n49 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n49) + ' past the end')
+                        e47.source_topic_regex = list((_ARRAY_h[n49] if n49 < 64 else _struct.Struct('>' + str(n49) + 'h')).unpack_from(b, p))
+                        p += 2 * n49
+                    n50 = b[p] - 1
+                    p += 1
+                    if n50 > 126:
+                        n50, p = _uvt(b, p, n50 + 1)
+                        n50 -= 1
+                    if n50 < 0:
+                        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                    else:
+                        if n50 > bl - p:
+                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n50) + ' past the end')
+                        e47.repartition_source_topics = list((_ARRAY_h[n50] if n50 < 64 else _struct.Struct('>' + str(n50) + 'h')).unpack_from(b, p))
+                        p += 2 * n50
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e47.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e47)
+                    xs46.append(e47)
+                e3.copartition_groups = xs46
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupTopologyValue_Subtopology_0(b, p, e3)
+            xs2.append(e3)
+        o.subtopologies = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_StreamsGroupTopologyValue_0(b, p, o)
     return o, p
 
 
@@ -656,7 +570,198 @@ def _w_StreamsGroupTopologyValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_StreamsGroupTopologyValue_Subtopology_0(e2, w)
+        v3 = e2.subtopology_id
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.source_topics
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            v6 = e5
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+        xs7 = e2.source_topic_regex
+        ln = len(xs7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e8 in xs7:
+            v9 = e8
+            v9 = v9.encode()
+            ln = len(v9) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v9
+        xs10 = e2.state_changelog_topics
+        ln = len(xs10) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e11 in xs10:
+            v12 = e11.name
+            v12 = v12.encode()
+            ln = len(v12) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v12
+            w += _S1.pack(e11.partitions, e11.replication_factor)
+            xs13 = e11.topic_configs
+            ln = len(xs13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e14 in xs13:
+                v15 = e14.key
+                v15 = v15.encode()
+                ln = len(v15) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v15
+                v16 = e14.value
+                v16 = v16.encode()
+                ln = len(v16) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v16
+                if e14.unknown_tagged_fields:
+                    _wtags(w, e14.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e11.unknown_tagged_fields:
+                _wtags(w, e11.unknown_tagged_fields)
+            else:
+                w.append(0)
+        xs17 = e2.repartition_sink_topics
+        ln = len(xs17) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e18 in xs17:
+            v19 = e18
+            v19 = v19.encode()
+            ln = len(v19) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v19
+        xs20 = e2.repartition_source_topics
+        ln = len(xs20) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e21 in xs20:
+            v22 = e21.name
+            v22 = v22.encode()
+            ln = len(v22) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v22
+            w += _S1.pack(e21.partitions, e21.replication_factor)
+            xs23 = e21.topic_configs
+            ln = len(xs23) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e24 in xs23:
+                v25 = e24.key
+                v25 = v25.encode()
+                ln = len(v25) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v25
+                v26 = e24.value
+                v26 = v26.encode()
+                ln = len(v26) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v26
+                if e24.unknown_tagged_fields:
+                    _wtags(w, e24.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e21.unknown_tagged_fields:
+                _wtags(w, e21.unknown_tagged_fields)
+            else:
+                w.append(0)
+        xs27 = e2.copartition_groups
+        ln = len(xs27) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e28 in xs27:
+            xs29 = e28.source_topics
+            ln = len(xs29) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs29) < 64:
+                w += _ARRAY_h[len(xs29)].pack(*xs29)
+            else:
+                w += _pack('>' + str(len(xs29)) + 'h', *xs29)
+            xs30 = e28.source_topic_regex
+            ln = len(xs30) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs30) < 64:
+                w += _ARRAY_h[len(xs30)].pack(*xs30)
+            else:
+                w += _pack('>' + str(len(xs30)) + 'h', *xs30)
+            xs31 = e28.repartition_source_topics
+            ln = len(xs31) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs31) < 64:
+                w += _ARRAY_h[len(xs31)].pack(*xs31)
+            else:
+                w += _pack('>' + str(len(xs31)) + 'h', *xs31)
+            if e28.unknown_tagged_fields:
+                _wtags(w, e28.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

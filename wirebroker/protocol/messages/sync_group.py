@@ -84,43 +84,8 @@ class SyncGroupResponse(Message):
 
 
 
-def _r_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p):
-    o = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n3) + ' past the end')
-        o.assignment = bytes(b[p:q4])
-        p = q4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_SyncGroupRequest_SyncGroupRequestAssignment_0(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    v2 = o.assignment
-    w += _S1.pack(len(v2))
-    w += v2
-
-
 def _r_SyncGroupRequest_0(b, p):
+    bl = len(b)
     o = _new(SyncGroupRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -128,7 +93,7 @@ def _r_SyncGroupRequest_0(b, p):
         raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -140,7 +105,7 @@ def _r_SyncGroupRequest_0(b, p):
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -149,11 +114,32 @@ def _r_SyncGroupRequest_0(b, p):
     if n5 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p)
+            e7 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n8) + ' past the end')
+                e7.member_id = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S1.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n10) + ' past the end')
+                e7.assignment = bytes(b[p:q11])
+                p = q11
+            e7.unknown_tagged_fields = None
             xs6.append(e7)
         o.assignments = xs6
     o.group_instance_id = None
@@ -178,10 +164,17 @@ def _w_SyncGroupRequest_0(o, w):
     xs3 = o.assignments
     w += _S1.pack(len(xs3))
     for e4 in xs3:
-        _w_SyncGroupRequest_SyncGroupRequestAssignment_0(e4, w)
+        v5 = e4.member_id
+        v5 = v5.encode()
+        w += _S0.pack(len(v5))
+        w += v5
+        v6 = e4.assignment
+        w += _S1.pack(len(v6))
+        w += v6
 
 
 def _r_SyncGroupRequest_1(b, p):
+    bl = len(b)
     o = _new(SyncGroupRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -189,7 +182,7 @@ def _r_SyncGroupRequest_1(b, p):
         raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -201,7 +194,7 @@ def _r_SyncGroupRequest_1(b, p):
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -211,7 +204,7 @@ def _r_SyncGroupRequest_1(b, p):
         o.group_instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
         o.group_instance_id = str(b[p:q6], 'utf-8')
         p = q6
@@ -220,11 +213,32 @@ def _r_SyncGroupRequest_1(b, p):
     if n7 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n7 > len(b) - p:
+        if n7 > bl - p:
             raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n7) + ' past the end')
         xs8 = []
         for _ in range(n7):
-            e9, p = _r_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p)
+            e9 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n10, = _S0.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S1.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n12) + ' past the end')
+                e9.assignment = bytes(b[p:q13])
+                p = q13
+            e9.unknown_tagged_fields = None
             xs8.append(e9)
         o.assignments = xs8
     o.protocol_type = None
@@ -253,164 +267,158 @@ def _w_SyncGroupRequest_1(o, w):
     xs4 = o.assignments
     w += _S1.pack(len(xs4))
     for e5 in xs4:
-        _w_SyncGroupRequest_SyncGroupRequestAssignment_0(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        w += _S0.pack(len(v6))
+        w += v6
+        v7 = e5.assignment
+        w += _S1.pack(len(v7))
+        w += v7
 
 
-def _r_SyncGroupRequest_SyncGroupRequestAssignment_1(b, p):
-    o = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n1) + ' past the end')
-        o.member_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n3) + ' past the end')
-        o.assignment = bytes(b[p:q4])
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SyncGroupRequestAssignment: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SyncGroupRequestAssignment: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_SyncGroupRequest_SyncGroupRequestAssignment_1(o, w):
-    v1 = o.member_id
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.assignment
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_SyncGroupRequest_2(b, p):
-    o = _new(SyncGroupRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        o.group_instance_id = None
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
-    else:
-        if n7 > len(b) - p:
-            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9, p = _r_SyncGroupRequest_SyncGroupRequestAssignment_1(b, p)
-            xs8.append(e9)
-        o.assignments = xs8
-    o.protocol_type = None
-    o.protocol_name = None
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_SyncGroupRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('SyncGroupRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('SyncGroupRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_SyncGroupRequest_2(b, p):
+    bl = len(b)
+    o = _new(SyncGroupRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
+        o.group_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.generation_id, = _S1.unpack_from(b, p)
+    p += 4
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
+        o.member_id = str(b[p:q4], 'utf-8')
+        p = q4
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        o.group_instance_id = None
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
+        o.group_instance_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
+    else:
+        if n7 > bl - p:
+            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n10) + ' past the end')
+                e9.member_id = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n12) + ' past the end')
+                e9.assignment = bytes(b[p:q13])
+                p = q13
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e9)
+            xs8.append(e9)
+        o.assignments = xs8
+    o.protocol_type = None
+    o.protocol_name = None
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_SyncGroupRequest_0(b, p, o)
     return o, p
 
 
@@ -450,7 +458,25 @@ def _w_SyncGroupRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e5 in xs4:
-        _w_SyncGroupRequest_SyncGroupRequestAssignment_1(e5, w)
+        v6 = e5.member_id
+        v6 = v6.encode()
+        ln = len(v6) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v6
+        v7 = e5.assignment
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        if e5.unknown_tagged_fields:
+            _wtags(w, e5.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -458,110 +484,126 @@ def _w_SyncGroupRequest_2(o, w):
 
 
 def _r_SyncGroupRequest_3(b, p):
+    bl = len(b)
     o = _new(SyncGroupRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id, = _S1.unpack_from(b, p)
     p += 4
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         o.group_instance_id = None
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
         o.group_instance_id = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p]
+    n7 = b[p] - 1
     p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
     if n7 < 0:
         o.protocol_type = None
     else:
         q8 = p + n7
-        if q8 > len(b):
+        if q8 > bl:
             raise DecodeError('SyncGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
         o.protocol_type = str(b[p:q8], 'utf-8')
         p = q8
-    n9 = b[p]
+    n9 = b[p] - 1
     p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
     if n9 < 0:
         o.protocol_name = None
     else:
         q10 = p + n9
-        if q10 > len(b):
+        if q10 > bl:
             raise DecodeError('SyncGroupRequest.ProtocolName: length ' + str(n9) + ' past the end')
         o.protocol_name = str(b[p:q10], 'utf-8')
         p = q10
-    n11 = b[p]
+    n11 = b[p] - 1
     p += 1
-    if n11 > 127:
-        n11, p = _uvt(b, p, n11)
-    n11 -= 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
     if n11 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n11 > len(b) - p:
+        if n11 > bl - p:
             raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n11) + ' past the end')
         xs12 = []
         for _ in range(n11):
-            e13, p = _r_SyncGroupRequest_SyncGroupRequestAssignment_1(b, p)
+            e13 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n14) + ' past the end')
+                e13.member_id = str(b[p:q15], 'utf-8')
+                p = q15
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n16) + ' past the end')
+                e13.assignment = bytes(b[p:q17])
+                p = q17
+            if b[p] == 0:  # no tagged fields, the common case
+                e13.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e13)
             xs12.append(e13)
         o.assignments = xs12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('SyncGroupRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('SyncGroupRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_SyncGroupRequest_0(b, p, o)
     return o, p
 
 
@@ -623,7 +665,25 @@ def _w_SyncGroupRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e7 in xs6:
-        _w_SyncGroupRequest_SyncGroupRequestAssignment_1(e7, w)
+        v8 = e7.member_id
+        v8 = v8.encode()
+        ln = len(v8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v8
+        v9 = e7.assignment
+        ln = len(v9) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v9
+        if e7.unknown_tagged_fields:
+            _wtags(w, e7.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -631,6 +691,7 @@ def _w_SyncGroupRequest_3(o, w):
 
 
 def _r_SyncGroupResponse_0(b, p):
+    bl = len(b)
     o = _new(SyncGroupResponse)
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
@@ -640,7 +701,7 @@ def _r_SyncGroupResponse_0(b, p):
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n1) + ' past the end')
         o.assignment = bytes(b[p:q2])
         p = q2
@@ -659,6 +720,7 @@ def _w_SyncGroupResponse_0(o, w):
 
 
 def _r_SyncGroupResponse_1(b, p):
+    bl = len(b)
     o = _new(SyncGroupResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
@@ -668,7 +730,7 @@ def _r_SyncGroupResponse_1(b, p):
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n1) + ' past the end')
         o.assignment = bytes(b[p:q2])
         p = q2
@@ -685,20 +747,44 @@ def _w_SyncGroupResponse_1(o, w):
     w += v1
 
 
+def _t_SyncGroupResponse_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('SyncGroupResponse: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('SyncGroupResponse: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _r_SyncGroupResponse_2(b, p):
+    bl = len(b)
     o = _new(SyncGroupResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n1) + ' past the end')
         o.assignment = bytes(b[p:q2])
         p = q2
@@ -706,25 +792,9 @@ def _r_SyncGroupResponse_2(b, p):
     o.protocol_name = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('SyncGroupResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('SyncGroupResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_SyncGroupResponse_0(b, p, o)
     return o, p
 
 
@@ -744,69 +814,54 @@ def _w_SyncGroupResponse_2(o, w):
 
 
 def _r_SyncGroupResponse_3(b, p):
+    bl = len(b)
     o = _new(SyncGroupResponse)
     o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.protocol_type = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('SyncGroupResponse.ProtocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    n3 = b[p]
+    n3 = b[p] - 1
     p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
     if n3 < 0:
         o.protocol_name = None
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('SyncGroupResponse.ProtocolName: length ' + str(n3) + ' past the end')
         o.protocol_name = str(b[p:q4], 'utf-8')
         p = q4
-    n5 = b[p]
+    n5 = b[p] - 1
     p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
     if n5 < 0:
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > len(b):
+        if q6 > bl:
             raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n5) + ' past the end')
         o.assignment = bytes(b[p:q6])
         p = q6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('SyncGroupResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('SyncGroupResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_SyncGroupResponse_0(b, p, o)
     return o, p
 
 

@@ -71,45 +71,8 @@ class TransactionLogValue(Message):
 _TransactionLogValue_PartitionsSchema = TransactionLogValue.PartitionsSchema
 
 
-def _r_TransactionLogValue_PartitionsSchema_0(b, p):
-    o = _new(_TransactionLogValue_PartitionsSchema)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('PartitionsSchema.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionsSchema.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n3) + ' past the end')
-        o.partition_ids = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_TransactionLogValue_PartitionsSchema_0(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_ids
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
 def _r_TransactionLogValue_0(b, p):
+    bl = len(b)
     o = _new(TransactionLogValue)
     o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status, = _S0.unpack_from(b, p)
     p += 15
@@ -118,11 +81,31 @@ def _r_TransactionLogValue_0(b, p):
     if n1 < 0:
         o.transaction_partitions = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_TransactionLogValue_PartitionsSchema_0(b, p)
+            e3 = _new(_TransactionLogValue_PartitionsSchema)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('PartitionsSchema.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n6) + ' past the end')
+                e3.partition_ids = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.transaction_partitions = xs2
     o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms, = _S3.unpack_from(b, p)
@@ -143,103 +126,113 @@ def _w_TransactionLogValue_0(o, w):
     else:
         w += _S1.pack(len(xs1))
         for e2 in xs1:
-            _w_TransactionLogValue_PartitionsSchema_0(e2, w)
+            v3 = e2.topic
+            v3 = v3.encode()
+            w += _S2.pack(len(v3))
+            w += v3
+            xs4 = e2.partition_ids
+            w += _S1.pack(len(xs4))
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
     w += _S3.pack(o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms)
 
 
-def _r_TransactionLogValue_PartitionsSchema_1(b, p):
-    o = _new(_TransactionLogValue_PartitionsSchema)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('PartitionsSchema.Topic: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('PartitionsSchema.Topic: length ' + str(n1) + ' past the end')
-        o.topic = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n3) + ' past the end')
-        o.partition_ids = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_TransactionLogValue_PartitionsSchema_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('PartitionsSchema: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('PartitionsSchema: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_TransactionLogValue_PartitionsSchema_1(o, w):
-    v1 = o.topic
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_ids
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
+def _t_TransactionLogValue_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('TransactionLogValue: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('TransactionLogValue: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
 
 
 def _r_TransactionLogValue_1(b, p):
+    bl = len(b)
     o = _new(TransactionLogValue)
     o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status, = _S0.unpack_from(b, p)
     p += 15
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.transaction_partitions = None
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_TransactionLogValue_PartitionsSchema_1(b, p)
+            e3 = _new(_TransactionLogValue_PartitionsSchema)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('PartitionsSchema.Topic: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n4) + ' past the end')
+                e3.topic = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n6) + ' past the end')
+                e3.partition_ids = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_TransactionLogValue_PartitionsSchema_0(b, p, e3)
             xs2.append(e3)
         o.transaction_partitions = xs2
     o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms, = _S3.unpack_from(b, p)
@@ -250,25 +243,9 @@ def _r_TransactionLogValue_1(b, p):
     o.client_transaction_version = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('TransactionLogValue: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('TransactionLogValue: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_TransactionLogValue_0(b, p, o)
     return o, p
 
 
@@ -284,7 +261,28 @@ def _w_TransactionLogValue_1(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            _w_TransactionLogValue_PartitionsSchema_1(e2, w)
+            v3 = e2.topic
+            v3 = v3.encode()
+            ln = len(v3) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v3
+            xs4 = e2.partition_ids
+            ln = len(xs4) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs4) < 64:
+                w += _ARRAY_i[len(xs4)].pack(*xs4)
+            else:
+                w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+            if e2.unknown_tagged_fields:
+                _wtags(w, e2.unknown_tagged_fields)
+            else:
+                w.append(0)
     w += _S3.pack(o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

@@ -121,76 +121,8 @@ _TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition = TxnOffsetCommitRespo
 _TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 
 
-def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p):
-    o = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, = _S3.unpack_from(b, p)
-    p += 12
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.committed_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
-        o.committed_metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.committed_leader_epoch = -1
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(o, w):
-    w += _S3.pack(o.partition_index, o.committed_offset)
-    v1 = o.committed_metadata
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S0.pack(len(v1))
-        w += v1
-
-
-def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p):
-    o = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S2.pack(len(xs2))
-    for e3 in xs2:
-        _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(e3, w)
-
-
 def _r_TxnOffsetCommitRequest_0(b, p):
+    bl = len(b)
     o = _new(TxnOffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -198,7 +130,7 @@ def _r_TxnOffsetCommitRequest_0(b, p):
         raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('TxnOffsetCommitRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -208,7 +140,7 @@ def _r_TxnOffsetCommitRequest_0(b, p):
         raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -219,11 +151,48 @@ def _r_TxnOffsetCommitRequest_0(b, p):
     if n5 < 0:
         raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p)
+            e7 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S2.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+                    e12.partition_index, e12.committed_offset, = _S3.unpack_from(b, p)
+                    p += 12
+                    n13, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e12.committed_metadata = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
+                        e12.committed_metadata = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e12.committed_leader_epoch = -1
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e7.partitions = xs11
+            e7.unknown_tagged_fields = None
             xs6.append(e7)
         o.topics = xs6
     o.generation_id = -1
@@ -252,78 +221,25 @@ def _w_TxnOffsetCommitRequest_0(o, w):
     xs3 = o.topics
     w += _S2.pack(len(xs3))
     for e4 in xs3:
-        _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(e4, w)
-
-
-def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_1(b, p):
-    o = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S4.unpack_from(b, p)
-    p += 16
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        o.committed_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
-        o.committed_metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_1(o, w):
-    w += _S4.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    v1 = o.committed_metadata
-    if v1 is None:
-        w += b'\xff\xff'
-    else:
-        v1 = v1.encode()
-        w += _S0.pack(len(v1))
-        w += v1
-
-
-def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_1(b, p):
-    o = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S2.pack(len(xs2))
-    for e3 in xs2:
-        _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_1(e3, w)
+        v5 = e4.name
+        v5 = v5.encode()
+        w += _S0.pack(len(v5))
+        w += v5
+        xs6 = e4.partitions
+        w += _S2.pack(len(xs6))
+        for e7 in xs6:
+            w += _S3.pack(e7.partition_index, e7.committed_offset)
+            v8 = e7.committed_metadata
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S0.pack(len(v8))
+                w += v8
 
 
 def _r_TxnOffsetCommitRequest_1(b, p):
+    bl = len(b)
     o = _new(TxnOffsetCommitRequest)
     n1, = _S0.unpack_from(b, p)
     p += 2
@@ -331,7 +247,7 @@ def _r_TxnOffsetCommitRequest_1(b, p):
         raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('TxnOffsetCommitRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
@@ -341,7 +257,7 @@ def _r_TxnOffsetCommitRequest_1(b, p):
         raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > len(b):
+        if q4 > bl:
             raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
@@ -352,11 +268,47 @@ def _r_TxnOffsetCommitRequest_1(b, p):
     if n5 < 0:
         raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > len(b) - p:
+        if n5 > bl - p:
             raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
         xs6 = []
         for _ in range(n5):
-            e7, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_1(b, p)
+            e7 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+            n8, = _S0.unpack_from(b, p)
+            p += 2
+            if n8 < 0:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S2.unpack_from(b, p)
+            p += 4
+            if n10 < 0:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+                    e12.partition_index, e12.committed_offset, e12.committed_leader_epoch, = _S4.unpack_from(b, p)
+                    p += 16
+                    n13, = _S0.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e12.committed_metadata = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
+                        e12.committed_metadata = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e7.partitions = xs11
+            e7.unknown_tagged_fields = None
             xs6.append(e7)
         o.topics = xs6
     o.generation_id = -1
@@ -385,238 +337,222 @@ def _w_TxnOffsetCommitRequest_1(o, w):
     xs3 = o.topics
     w += _S2.pack(len(xs3))
     for e4 in xs3:
-        _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_1(e4, w)
+        v5 = e4.name
+        v5 = v5.encode()
+        w += _S0.pack(len(v5))
+        w += v5
+        xs6 = e4.partitions
+        w += _S2.pack(len(xs6))
+        for e7 in xs6:
+            w += _S4.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+            v8 = e7.committed_metadata
+            if v8 is None:
+                w += b'\xff\xff'
+            else:
+                v8 = v8.encode()
+                w += _S0.pack(len(v8))
+                w += v8
 
 
-def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(b, p):
-    o = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, o.committed_leader_epoch, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.committed_metadata = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n1) + ' past the end')
-        o.committed_metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TxnOffsetCommitRequestPartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TxnOffsetCommitRequestPartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(o, w):
-    w += _S4.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch)
-    v1 = o.committed_metadata
-    if v1 is None:
-        w.append(0)
-    else:
-        v1 = v1.encode()
-        ln = len(v1) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v1
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(b, p):
-    o = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TxnOffsetCommitRequestTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TxnOffsetCommitRequestTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_2(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_TxnOffsetCommitRequest_2(b, p):
-    o = _new(TxnOffsetCommitRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.producer_id, o.producer_epoch, o.generation_id, = _S5.unpack_from(b, p)
-    p += 14
-    n5 = b[p]
-    p += 1
-    if n5 > 127:
-        n5, p = _uvt(b, p, n5)
-    n5 -= 1
-    if n5 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.MemberId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > len(b):
-            raise DecodeError('TxnOffsetCommitRequest.MemberId: length ' + str(n5) + ' past the end')
-        o.member_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p]
-    p += 1
-    if n7 > 127:
-        n7, p = _uvt(b, p, n7)
-    n7 -= 1
-    if n7 < 0:
-        o.group_instance_id = None
-    else:
-        q8 = p + n7
-        if q8 > len(b):
-            raise DecodeError('TxnOffsetCommitRequest.GroupInstanceId: length ' + str(n7) + ' past the end')
-        o.group_instance_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p]
-    p += 1
-    if n9 > 127:
-        n9, p = _uvt(b, p, n9)
-    n9 -= 1
-    if n9 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
-    else:
-        if n9 > len(b) - p:
-            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11, p = _r_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(b, p)
-            xs10.append(e11)
-        o.topics = xs10
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_TxnOffsetCommitRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TxnOffsetCommitRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TxnOffsetCommitRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_TxnOffsetCommitRequest_2(b, p):
+    bl = len(b)
+    o = _new(TxnOffsetCommitRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('TxnOffsetCommitRequest.TransactionalId: length ' + str(n1) + ' past the end')
+        o.transactional_id = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
+    else:
+        q4 = p + n3
+        if q4 > bl:
+            raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
+        o.group_id = str(b[p:q4], 'utf-8')
+        p = q4
+    o.producer_id, o.producer_epoch, o.generation_id, = _S5.unpack_from(b, p)
+    p += 14
+    n5 = b[p] - 1
+    p += 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('TxnOffsetCommitRequest.MemberId: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('TxnOffsetCommitRequest.MemberId: length ' + str(n5) + ' past the end')
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        o.group_instance_id = None
+    else:
+        q8 = p + n7
+        if q8 > bl:
+            raise DecodeError('TxnOffsetCommitRequest.GroupInstanceId: length ' + str(n7) + ' past the end')
+        o.group_instance_id = str(b[p:q8], 'utf-8')
+        p = q8
+    n9 = b[p] - 1
+    p += 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
+        raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
+    else:
+        if n9 > bl - p:
+            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n12) + ' past the end')
+                e11.name = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
+            else:
+                if n14 > bl - p:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+                    e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, = _S4.unpack_from(b, p)
+                    p += 16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        e16.committed_metadata = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n17) + ' past the end')
+                        e16.committed_metadata = str(b[p:q18], 'utf-8')
+                        p = q18
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e16.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, e16)
+                    xs15.append(e16)
+                e11.partitions = xs15
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, e11)
+            xs10.append(e11)
+        o.topics = xs10
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_TxnOffsetCommitRequest_0(b, p, o)
     return o, p
 
 
@@ -664,65 +600,49 @@ def _w_TxnOffsetCommitRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        _w_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_2(e6, w)
+        v7 = e6.name
+        v7 = v7.encode()
+        ln = len(v7) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v7
+        xs8 = e6.partitions
+        ln = len(xs8) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e9 in xs8:
+            w += _S4.pack(e9.partition_index, e9.committed_offset, e9.committed_leader_epoch)
+            v10 = e9.committed_metadata
+            if v10 is None:
+                w.append(0)
+            else:
+                v10 = v10.encode()
+                ln = len(v10) + 1
+                if ln < 128:
+                    w.append(ln)
+                else:
+                    _wuv(w, ln)
+                w += v10
+            if e9.unknown_tagged_fields:
+                _wtags(w, e9.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e6.unknown_tagged_fields:
+            _wtags(w, e6.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p):
-    o = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
-    o.partition_index, o.error_code, = _S6.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(o, w):
-    w += _S6.pack(o.partition_index, o.error_code)
-
-
-def _r_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p):
-    o = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S0.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S2.pack(len(xs2))
-    for e3 in xs2:
-        _w_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(e3, w)
-
-
 def _r_TxnOffsetCommitResponse_0(b, p):
+    bl = len(b)
     o = _new(TxnOffsetCommitResponse)
     o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
@@ -731,11 +651,37 @@ def _r_TxnOffsetCommitResponse_0(b, p):
     if n1 < 0:
         raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p)
+            e3 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
+            n4, = _S0.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S2.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
+                    e8.partition_index, e8.error_code, = _S6.unpack_from(b, p)
+                    p += 6
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partitions = xs7
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
@@ -747,162 +693,150 @@ def _w_TxnOffsetCommitResponse_0(o, w):
     xs1 = o.topics
     w += _S2.pack(len(xs1))
     for e2 in xs1:
-        _w_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        w += _S0.pack(len(v3))
+        w += v3
+        xs4 = e2.partitions
+        w += _S2.pack(len(xs4))
+        for e5 in xs4:
+            w += _S6.pack(e5.partition_index, e5.error_code)
 
 
-def _r_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_1(b, p):
-    o = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
-    o.partition_index, o.error_code, = _S6.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TxnOffsetCommitResponsePartition: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TxnOffsetCommitResponsePartition: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_1(o, w):
-    w += _S6.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(b, p):
-    o = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TxnOffsetCommitResponseTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TxnOffsetCommitResponseTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_TxnOffsetCommitResponse_1(b, p):
-    o = _new(TxnOffsetCommitResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_TxnOffsetCommitResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('TxnOffsetCommitResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('TxnOffsetCommitResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_TxnOffsetCommitResponse_1(b, p):
+    bl = len(b)
+    o = _new(TxnOffsetCommitResponse)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
+                    e8.partition_index, e8.error_code, = _S6.unpack_from(b, p)
+                    p += 6
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partitions = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p, e3)
+            xs2.append(e3)
+        o.topics = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_TxnOffsetCommitResponse_0(b, p, o)
     return o, p
 
 
@@ -915,7 +849,30 @@ def _w_TxnOffsetCommitResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_1(e2, w)
+        v3 = e2.name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partitions
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S6.pack(e5.partition_index, e5.error_code)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -96,107 +96,99 @@ class UpdateFeaturesResponse(Message):
 _UpdateFeaturesResponse_UpdatableFeatureResult = UpdateFeaturesResponse.UpdatableFeatureResult
 
 
-def _r_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p):
-    o = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n1) + ' past the end')
-        o.feature = str(b[p:q2], 'utf-8')
-        p = q2
-    o.max_version_level, o.allow_downgrade, = _S1.unpack_from(b, p)
-    p += 3
-    o.upgrade_type = 1
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('FeatureUpdateKey: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('FeatureUpdateKey: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateFeaturesRequest_FeatureUpdateKey_0(o, w):
-    if o.upgrade_type != 1:
-        raise UnsupportedFieldError('FeatureUpdateKey.UpgradeType exists only in versions 1+')
-    v1 = o.feature
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S1.pack(o.max_version_level, o.allow_downgrade)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateFeaturesRequest_0(b, p):
-    o = _new(UpdateFeaturesRequest)
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p)
-            xs2.append(e3)
-        o.feature_updates = xs2
-    o.validate_only = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateFeaturesRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateFeaturesRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateFeaturesRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_UpdateFeaturesRequest_0(b, p):
+    bl = len(b)
+    o = _new(UpdateFeaturesRequest)
+    o.timeout_ms, = _S0.unpack_from(b, p)
+    p += 4
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n4) + ' past the end')
+                e3.feature = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.max_version_level, e3.allow_downgrade, = _S1.unpack_from(b, p)
+            p += 3
+            e3.upgrade_type = 1
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e3)
+            xs2.append(e3)
+        o.feature_updates = xs2
+    o.validate_only = False
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateFeaturesRequest_0(b, p, o)
     return o, p
 
 
@@ -211,67 +203,21 @@ def _w_UpdateFeaturesRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_UpdateFeaturesRequest_FeatureUpdateKey_0(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateFeaturesRequest_FeatureUpdateKey_1(b, p):
-    o = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n1) + ' past the end')
-        o.feature = str(b[p:q2], 'utf-8')
-        p = q2
-    o.max_version_level, o.upgrade_type, = _S2.unpack_from(b, p)
-    p += 3
-    o.allow_downgrade = False
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('FeatureUpdateKey: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('FeatureUpdateKey: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_UpdateFeaturesRequest_FeatureUpdateKey_1(o, w):
-    if o.allow_downgrade != False:
-        raise UnsupportedFieldError('FeatureUpdateKey.AllowDowngrade exists only in versions 0-0')
-    v1 = o.feature
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S2.pack(o.max_version_level, o.upgrade_type)
+        if e2.upgrade_type != 1:
+            raise UnsupportedFieldError('FeatureUpdateKey.UpgradeType exists only in versions 1+')
+        v3 = e2.feature
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S1.pack(e2.max_version_level, e2.allow_downgrade)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -279,47 +225,53 @@ def _w_UpdateFeaturesRequest_FeatureUpdateKey_1(o, w):
 
 
 def _r_UpdateFeaturesRequest_1(b, p):
+    bl = len(b)
     o = _new(UpdateFeaturesRequest)
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateFeaturesRequest_FeatureUpdateKey_1(b, p)
+            e3 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n4) + ' past the end')
+                e3.feature = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.max_version_level, e3.upgrade_type, = _S2.unpack_from(b, p)
+            p += 3
+            e3.allow_downgrade = False
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e3)
             xs2.append(e3)
         o.feature_updates = xs2
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('UpdateFeaturesRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('UpdateFeaturesRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_UpdateFeaturesRequest_0(b, p, o)
     return o, p
 
 
@@ -332,7 +284,21 @@ def _w_UpdateFeaturesRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_UpdateFeaturesRequest_FeatureUpdateKey_1(e2, w)
+        if e2.allow_downgrade != False:
+            raise UnsupportedFieldError('FeatureUpdateKey.AllowDowngrade exists only in versions 0-0')
+        v3 = e2.feature
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S2.pack(e2.max_version_level, e2.upgrade_type)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     w += _S3.pack(o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
@@ -340,140 +306,123 @@ def _w_UpdateFeaturesRequest_1(o, w):
         w.append(0)
 
 
-def _r_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p):
-    o = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdatableFeatureResult.Feature: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdatableFeatureResult.Feature: length ' + str(n1) + ' past the end')
-        o.feature = str(b[p:q2], 'utf-8')
-        p = q2
-    o.error_code, = _S5.unpack_from(b, p)
-    p += 2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        o.error_message = None
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('UpdatableFeatureResult.ErrorMessage: length ' + str(n3) + ' past the end')
-        o.error_message = str(b[p:q4], 'utf-8')
-        p = q4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdatableFeatureResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdatableFeatureResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateFeaturesResponse_UpdatableFeatureResult_0(o, w):
-    v1 = o.feature
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S5.pack(o.error_code)
-    v2 = o.error_message
-    if v2 is None:
-        w.append(0)
-    else:
-        v2 = v2.encode()
-        ln = len(v2) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v2
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateFeaturesResponse_0(b, p):
-    o = _new(UpdateFeaturesResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.error_message = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('UpdateFeaturesResponse.Results: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateFeaturesResponse.Results: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p)
-            xs4.append(e5)
-        o.results = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateFeaturesResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateFeaturesResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateFeaturesResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_UpdateFeaturesResponse_0(b, p):
+    bl = len(b)
+    o = _new(UpdateFeaturesResponse)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
+    p += 6
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.error_message = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n1) + ' past the end')
+        o.error_message = str(b[p:q2], 'utf-8')
+        p = q2
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('UpdateFeaturesResponse.Results: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('UpdateFeaturesResponse.Results: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('UpdatableFeatureResult.Feature: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('UpdatableFeatureResult.Feature: length ' + str(n6) + ' past the end')
+                e5.feature = str(b[p:q7], 'utf-8')
+                p = q7
+            e5.error_code, = _S5.unpack_from(b, p)
+            p += 2
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e5.error_message = None
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('UpdatableFeatureResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e5.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p, e5)
+            xs4.append(e5)
+        o.results = xs4
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateFeaturesResponse_0(b, p, o)
     return o, p
 
 
@@ -497,7 +446,30 @@ def _w_UpdateFeaturesResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_UpdateFeaturesResponse_UpdatableFeatureResult_0(e3, w)
+        v4 = e3.feature
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        w += _S5.pack(e3.error_code)
+        v5 = e3.error_message
+        if v5 is None:
+            w.append(0)
+        else:
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -505,44 +477,29 @@ def _w_UpdateFeaturesResponse_0(o, w):
 
 
 def _r_UpdateFeaturesResponse_1(b, p):
+    bl = len(b)
     o = _new(UpdateFeaturesResponse)
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         o.error_message = None
     else:
         q2 = p + n1
-        if q2 > len(b):
+        if q2 > bl:
             raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n1) + ' past the end')
         o.error_message = str(b[p:q2], 'utf-8')
         p = q2
     o.results = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('UpdateFeaturesResponse: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('UpdateFeaturesResponse: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_UpdateFeaturesResponse_0(b, p, o)
     return o, p
 
 

@@ -133,98 +133,8 @@ class UpdateMetadataResponse(Message):
 
 
 
-def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.zk_version, = _S1.unpack_from(b, p)
-    p += 4
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    o.offline_replicas = []
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs2 = o.isr
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    w += _S1.pack(o.zk_version)
-    xs3 = o.replicas
-    w += _S1.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-    o.id, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataBroker.V0Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataBroker.V0Host: length ' + str(n1) + ' past the end')
-        o.v0_host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.v0_port, = _S1.unpack_from(b, p)
-    p += 4
-    o.endpoints = []
-    o.rack = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataBroker_0(o, w):
-    w += _S1.pack(o.id)
-    v1 = o.v0_host
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S1.pack(o.v0_port)
-
-
 def _r_UpdateMetadataRequest_0(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
     p += 8
@@ -233,25 +143,76 @@ def _r_UpdateMetadataRequest_0(b, p):
     if n1 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p)
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
+            p += 16
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
+                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.zk_version, = _S1.unpack_from(b, p)
+            p += 4
+            n7, = _S1.unpack_from(b, p)
+            p += 4
+            if n7 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            else:
+                if n7 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
+                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                p += 4 * n7
+            e3.offline_replicas = []
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partition_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n8 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
+        if n8 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e10.id, = _S1.unpack_from(b, p)
+            p += 4
+            n11, = _S2.unpack_from(b, p)
+            p += 2
+            if n11 < 0:
+                raise DecodeError('UpdateMetadataBroker.V0Host: null where not nullable')
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('UpdateMetadataBroker.V0Host: length ' + str(n11) + ' past the end')
+                e10.v0_host = str(b[p:q12], 'utf-8')
+                p = q12
+            e10.v0_port, = _S1.unpack_from(b, p)
+            p += 4
+            e10.endpoints = []
+            e10.rack = ''
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.live_brokers = xs9
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -269,75 +230,37 @@ def _w_UpdateMetadataRequest_0(o, w):
     xs1 = o.ungrouped_partition_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_0(e2, w)
-    xs3 = o.live_brokers
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_0(e4, w)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-    o.port, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.security_protocol, = _S2.unpack_from(b, p)
-    p += 2
-    o.listener = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataEndpoint_0(o, w):
-    w += _S1.pack(o.port)
-    v1 = o.host
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S2.pack(o.security_protocol)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataBroker_1(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-    o.id, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p)
-            xs2.append(e3)
-        o.endpoints = xs2
-    o.v0_host = ''
-    o.v0_port = 0
-    o.rack = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataBroker_1(o, w):
-    w += _S1.pack(o.id)
-    xs1 = o.endpoints
-    w += _S1.pack(len(xs1))
-    for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataEndpoint_0(e2, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        xs4 = e2.isr
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        w += _S1.pack(e2.zk_version)
+        xs5 = e2.replicas
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+    xs6 = o.live_brokers
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        w += _S1.pack(e7.id)
+        v8 = e7.v0_host
+        v8 = v8.encode()
+        w += _S2.pack(len(v8))
+        w += v8
+        w += _S1.pack(e7.v0_port)
 
 
 def _r_UpdateMetadataRequest_1(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
     p += 8
@@ -346,25 +269,93 @@ def _r_UpdateMetadataRequest_1(b, p):
     if n1 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p)
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
+            p += 16
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
+                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.zk_version, = _S1.unpack_from(b, p)
+            p += 4
+            n7, = _S1.unpack_from(b, p)
+            p += 4
+            if n7 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            else:
+                if n7 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
+                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                p += 4 * n7
+            e3.offline_replicas = []
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partition_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n8 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_1(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
+        if n8 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e10.id, = _S1.unpack_from(b, p)
+            p += 4
+            n11, = _S1.unpack_from(b, p)
+            p += 4
+            if n11 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e13.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n14, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n14 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n14) + ' past the end')
+                        e13.host = str(b[p:q15], 'utf-8')
+                        p = q15
+                    e13.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    e13.listener = ''
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e10.endpoints = xs12
+            e10.v0_host = ''
+            e10.v0_port = 0
+            e10.rack = ''
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.live_brokers = xs9
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -382,61 +373,41 @@ def _w_UpdateMetadataRequest_1(o, w):
     xs1 = o.ungrouped_partition_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_0(e2, w)
-    xs3 = o.live_brokers
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_1(e4, w)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataBroker_2(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-    o.id, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p)
-            xs2.append(e3)
-        o.endpoints = xs2
-    n4, = _S2.unpack_from(b, p)
-    p += 2
-    if n4 < 0:
-        o.rack = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n4) + ' past the end')
-        o.rack = str(b[p:q5], 'utf-8')
-        p = q5
-    o.v0_host = ''
-    o.v0_port = 0
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataBroker_2(o, w):
-    w += _S1.pack(o.id)
-    xs1 = o.endpoints
-    w += _S1.pack(len(xs1))
-    for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataEndpoint_0(e2, w)
-    v3 = o.rack
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        v3 = e2.topic_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
         w += v3
+        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        xs4 = e2.isr
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        w += _S1.pack(e2.zk_version)
+        xs5 = e2.replicas
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+    xs6 = o.live_brokers
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        w += _S1.pack(e7.id)
+        xs8 = e7.endpoints
+        w += _S1.pack(len(xs8))
+        for e9 in xs8:
+            w += _S1.pack(e9.port)
+            v10 = e9.host
+            v10 = v10.encode()
+            w += _S2.pack(len(v10))
+            w += v10
+            w += _S2.pack(e9.security_protocol)
 
 
 def _r_UpdateMetadataRequest_2(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
     p += 8
@@ -445,25 +416,102 @@ def _r_UpdateMetadataRequest_2(b, p):
     if n1 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p)
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
+            p += 16
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
+                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.zk_version, = _S1.unpack_from(b, p)
+            p += 4
+            n7, = _S1.unpack_from(b, p)
+            p += 4
+            if n7 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            else:
+                if n7 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
+                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                p += 4 * n7
+            e3.offline_replicas = []
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partition_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n8 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_2(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
+        if n8 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e10.id, = _S1.unpack_from(b, p)
+            p += 4
+            n11, = _S1.unpack_from(b, p)
+            p += 4
+            if n11 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e13.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n14, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n14 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n14) + ' past the end')
+                        e13.host = str(b[p:q15], 'utf-8')
+                        p = q15
+                    e13.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    e13.listener = ''
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e10.endpoints = xs12
+            n16, = _S2.unpack_from(b, p)
+            p += 2
+            if n16 < 0:
+                e10.rack = None
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n16) + ' past the end')
+                e10.rack = str(b[p:q17], 'utf-8')
+                p = q17
+            e10.v0_host = ''
+            e10.v0_port = 0
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.live_brokers = xs9
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -481,104 +529,48 @@ def _w_UpdateMetadataRequest_2(o, w):
     xs1 = o.ungrouped_partition_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_0(e2, w)
-    xs3 = o.live_brokers
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_2(e4, w)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataEndpoint_1(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-    o.port, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S2.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n3) + ' past the end')
-        o.listener = str(b[p:q4], 'utf-8')
-        p = q4
-    o.security_protocol, = _S2.unpack_from(b, p)
-    p += 2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataEndpoint_1(o, w):
-    w += _S1.pack(o.port)
-    v1 = o.host
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    v2 = o.listener
-    v2 = v2.encode()
-    w += _S2.pack(len(v2))
-    w += v2
-    w += _S2.pack(o.security_protocol)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataBroker_3(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-    o.id, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataEndpoint_1(b, p)
-            xs2.append(e3)
-        o.endpoints = xs2
-    n4, = _S2.unpack_from(b, p)
-    p += 2
-    if n4 < 0:
-        o.rack = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n4) + ' past the end')
-        o.rack = str(b[p:q5], 'utf-8')
-        p = q5
-    o.v0_host = ''
-    o.v0_port = 0
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataBroker_3(o, w):
-    w += _S1.pack(o.id)
-    xs1 = o.endpoints
-    w += _S1.pack(len(xs1))
-    for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataEndpoint_1(e2, w)
-    v3 = o.rack
-    if v3 is None:
-        w += b'\xff\xff'
-    else:
+        v3 = e2.topic_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
         w += v3
+        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        xs4 = e2.isr
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        w += _S1.pack(e2.zk_version)
+        xs5 = e2.replicas
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+    xs6 = o.live_brokers
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        w += _S1.pack(e7.id)
+        xs8 = e7.endpoints
+        w += _S1.pack(len(xs8))
+        for e9 in xs8:
+            w += _S1.pack(e9.port)
+            v10 = e9.host
+            v10 = v10.encode()
+            w += _S2.pack(len(v10))
+            w += v10
+            w += _S2.pack(e9.security_protocol)
+        v11 = e7.rack
+        if v11 is None:
+            w += b'\xff\xff'
+        else:
+            v11 = v11.encode()
+            w += _S2.pack(len(v11))
+            w += v11
 
 
 def _r_UpdateMetadataRequest_3(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
     p += 8
@@ -587,25 +579,111 @@ def _r_UpdateMetadataRequest_3(b, p):
     if n1 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p)
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
+            p += 16
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
+                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.zk_version, = _S1.unpack_from(b, p)
+            p += 4
+            n7, = _S1.unpack_from(b, p)
+            p += 4
+            if n7 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            else:
+                if n7 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
+                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                p += 4 * n7
+            e3.offline_replicas = []
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partition_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n8 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_3(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
+        if n8 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e10.id, = _S1.unpack_from(b, p)
+            p += 4
+            n11, = _S1.unpack_from(b, p)
+            p += 4
+            if n11 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e13.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n14, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n14 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n14) + ' past the end')
+                        e13.host = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n16 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    else:
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n16) + ' past the end')
+                        e13.listener = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e10.endpoints = xs12
+            n18, = _S2.unpack_from(b, p)
+            p += 2
+            if n18 < 0:
+                e10.rack = None
+            else:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n18) + ' past the end')
+                e10.rack = str(b[p:q19], 'utf-8')
+                p = q19
+            e10.v0_host = ''
+            e10.v0_port = 0
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.live_brokers = xs9
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -623,88 +701,52 @@ def _w_UpdateMetadataRequest_3(o, w):
     xs1 = o.ungrouped_partition_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_0(e2, w)
-    xs3 = o.live_brokers
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_3(e4, w)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_1(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n3) + ' past the end')
-        o.isr = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.zk_version, = _S1.unpack_from(b, p)
-    p += 4
-    n4, = _S1.unpack_from(b, p)
-    p += 4
-    if n4 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n4) + ' past the end')
-        o.replicas = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
-        p += 4 * n4
-    n5, = _S1.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-    else:
-        if n5 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n5) + ' past the end')
-        o.offline_replicas = list((_ARRAY_i[n5] if n5 < 64 else _struct.Struct('>' + str(n5) + 'i')).unpack_from(b, p))
-        p += 4 * n5
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs2 = o.isr
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    w += _S1.pack(o.zk_version)
-    xs3 = o.replicas
-    w += _S1.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    xs4 = o.offline_replicas
-    w += _S1.pack(len(xs4))
-    if len(xs4) < 64:
-        w += _ARRAY_i[len(xs4)].pack(*xs4)
-    else:
-        w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        xs4 = e2.isr
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        w += _S1.pack(e2.zk_version)
+        xs5 = e2.replicas
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+    xs6 = o.live_brokers
+    w += _S1.pack(len(xs6))
+    for e7 in xs6:
+        w += _S1.pack(e7.id)
+        xs8 = e7.endpoints
+        w += _S1.pack(len(xs8))
+        for e9 in xs8:
+            w += _S1.pack(e9.port)
+            v10 = e9.host
+            v10 = v10.encode()
+            w += _S2.pack(len(v10))
+            w += v10
+            v11 = e9.listener
+            v11 = v11.encode()
+            w += _S2.pack(len(v11))
+            w += v11
+            w += _S2.pack(e9.security_protocol)
+        v12 = e7.rack
+        if v12 is None:
+            w += b'\xff\xff'
+        else:
+            v12 = v12.encode()
+            w += _S2.pack(len(v12))
+            w += v12
 
 
 def _r_UpdateMetadataRequest_4(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
     p += 8
@@ -713,25 +755,119 @@ def _r_UpdateMetadataRequest_4(b, p):
     if n1 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_1(b, p)
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
+            p += 16
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
+                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                p += 4 * n6
+            e3.zk_version, = _S1.unpack_from(b, p)
+            p += 4
+            n7, = _S1.unpack_from(b, p)
+            p += 4
+            if n7 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            else:
+                if n7 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
+                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                p += 4 * n7
+            n8, = _S1.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+            else:
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n8) + ' past the end')
+                e3.offline_replicas = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                p += 4 * n8
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.ungrouped_partition_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n9, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n9 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_3(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
+        if n9 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e11.id, = _S1.unpack_from(b, p)
+            p += 4
+            n12, = _S1.unpack_from(b, p)
+            p += 4
+            if n12 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n12 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e14.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n15, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n15 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n15) + ' past the end')
+                        e14.host = str(b[p:q16], 'utf-8')
+                        p = q16
+                    n17, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n17) + ' past the end')
+                        e14.listener = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e14.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e11.endpoints = xs13
+            n19, = _S2.unpack_from(b, p)
+            p += 2
+            if n19 < 0:
+                e11.rack = None
+            else:
+                q20 = p + n19
+                if q20 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n19) + ' past the end')
+                e11.rack = str(b[p:q20], 'utf-8')
+                p = q20
+            e11.v0_host = ''
+            e11.v0_port = 0
+            e11.unknown_tagged_fields = None
+            xs10.append(e11)
+        o.live_brokers = xs10
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -749,115 +885,58 @@ def _w_UpdateMetadataRequest_4(o, w):
     xs1 = o.ungrouped_partition_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_1(e2, w)
-    xs3 = o.live_brokers
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_3(e4, w)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_2(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.zk_version, = _S1.unpack_from(b, p)
-    p += 4
-    n2, = _S1.unpack_from(b, p)
-    p += 4
-    if n2 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.topic_name = ''
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_2(o, w):
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs1 = o.isr
-    w += _S1.pack(len(xs1))
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S1.pack(o.zk_version)
-    xs2 = o.replicas
-    w += _S1.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.offline_replicas
-    w += _S1.pack(len(xs3))
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_2(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    o.topic_id = UUID_ZERO
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataTopicState_0(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_states
-    w += _S1.pack(len(xs2))
-    for e3 in xs2:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_2(e3, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        xs4 = e2.isr
+        w += _S1.pack(len(xs4))
+        if len(xs4) < 64:
+            w += _ARRAY_i[len(xs4)].pack(*xs4)
+        else:
+            w += _pack('>' + str(len(xs4)) + 'i', *xs4)
+        w += _S1.pack(e2.zk_version)
+        xs5 = e2.replicas
+        w += _S1.pack(len(xs5))
+        if len(xs5) < 64:
+            w += _ARRAY_i[len(xs5)].pack(*xs5)
+        else:
+            w += _pack('>' + str(len(xs5)) + 'i', *xs5)
+        xs6 = e2.offline_replicas
+        w += _S1.pack(len(xs6))
+        if len(xs6) < 64:
+            w += _ARRAY_i[len(xs6)].pack(*xs6)
+        else:
+            w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+    xs7 = o.live_brokers
+    w += _S1.pack(len(xs7))
+    for e8 in xs7:
+        w += _S1.pack(e8.id)
+        xs9 = e8.endpoints
+        w += _S1.pack(len(xs9))
+        for e10 in xs9:
+            w += _S1.pack(e10.port)
+            v11 = e10.host
+            v11 = v11.encode()
+            w += _S2.pack(len(v11))
+            w += v11
+            v12 = e10.listener
+            v12 = v12.encode()
+            w += _S2.pack(len(v12))
+            w += v12
+            w += _S2.pack(e10.security_protocol)
+        v13 = e8.rack
+        if v13 is None:
+            w += b'\xff\xff'
+        else:
+            v13 = v13.encode()
+            w += _S2.pack(len(v13))
+            w += v13
 
 
 def _r_UpdateMetadataRequest_5(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
     p += 16
@@ -866,25 +945,134 @@ def _r_UpdateMetadataRequest_5(b, p):
     if n1 < 0:
         raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p)
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n4, = _S2.unpack_from(b, p)
+            p += 2
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6, = _S1.unpack_from(b, p)
+            p += 4
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.zk_version, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n10 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11, = _S1.unpack_from(b, p)
+                    p += 4
+                    if n11 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
+                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e8.topic_name = ''
+                    e8.unknown_tagged_fields = None
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            e3.topic_id = UUID_ZERO
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topic_states = xs2
-    n4, = _S1.unpack_from(b, p)
+    n12, = _S1.unpack_from(b, p)
     p += 4
-    if n4 < 0:
+    if n12 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_3(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
+        if n12 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e14.id, = _S1.unpack_from(b, p)
+            p += 4
+            n15, = _S1.unpack_from(b, p)
+            p += 4
+            if n15 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e17.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n18, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n18 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
+                        e17.host = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n20 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    else:
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
+                        e17.listener = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e17.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e14.endpoints = xs16
+            n22, = _S2.unpack_from(b, p)
+            p += 2
+            if n22 < 0:
+                e14.rack = None
+            else:
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
+                e14.rack = str(b[p:q23], 'utf-8')
+                p = q23
+            e14.v0_host = ''
+            e14.v0_port = 0
+            e14.unknown_tagged_fields = None
+            xs13.append(e14)
+        o.live_brokers = xs13
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -901,421 +1089,369 @@ def _w_UpdateMetadataRequest_5(o, w):
     xs1 = o.topic_states
     w += _S1.pack(len(xs1))
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataTopicState_0(e2, w)
-    xs3 = o.live_brokers
-    w += _S1.pack(len(xs3))
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_3(e4, w)
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        w += _S2.pack(len(v3))
+        w += v3
+        xs4 = e2.partition_states
+        w += _S1.pack(len(xs4))
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            w += _S1.pack(len(xs6))
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.zk_version)
+            xs7 = e5.replicas
+            w += _S1.pack(len(xs7))
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.offline_replicas
+            w += _S1.pack(len(xs8))
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+    xs9 = o.live_brokers
+    w += _S1.pack(len(xs9))
+    for e10 in xs9:
+        w += _S1.pack(e10.id)
+        xs11 = e10.endpoints
+        w += _S1.pack(len(xs11))
+        for e12 in xs11:
+            w += _S1.pack(e12.port)
+            v13 = e12.host
+            v13 = v13.encode()
+            w += _S2.pack(len(v13))
+            w += v13
+            v14 = e12.listener
+            v14 = v14.encode()
+            w += _S2.pack(len(v14))
+            w += v14
+            w += _S2.pack(e12.security_protocol)
+        v15 = e10.rack
+        if v15 is None:
+            w += b'\xff\xff'
+        else:
+            v15 = v15.encode()
+            w += _S2.pack(len(v15))
+            w += v15
 
 
-def _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n1) + ' past the end')
-        o.isr = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
-        p += 4 * n1
-    o.zk_version, = _S1.unpack_from(b, p)
-    p += 4
-    n2 = b[p]
-    p += 1
-    if n2 > 127:
-        n2, p = _uvt(b, p, n2)
-    n2 -= 1
-    if n2 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-    else:
-        if n2 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n2) + ' past the end')
-        o.replicas = list((_ARRAY_i[n2] if n2 < 64 else _struct.Struct('>' + str(n2) + 'i')).unpack_from(b, p))
-        p += 4 * n2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n3) + ' past the end')
-        o.offline_replicas = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.topic_name = ''
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateMetadataPartitionState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateMetadataPartitionState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateMetadataRequest_UpdateMetadataPartitionState_3(o, w):
-    w += _S3.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
-    xs1 = o.isr
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs1) < 64:
-        w += _ARRAY_i[len(xs1)].pack(*xs1)
-    else:
-        w += _pack('>' + str(len(xs1)) + 'i', *xs1)
-    w += _S1.pack(o.zk_version)
-    xs2 = o.replicas
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    xs3 = o.offline_replicas
-    ln = len(xs3) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs3) < 64:
-        w += _ARRAY_i[len(xs3)].pack(*xs3)
-    else:
-        w += _pack('>' + str(len(xs3)) + 'i', *xs3)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataTopicState_1(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    o.topic_id = UUID_ZERO
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateMetadataTopicState: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateMetadataTopicState: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateMetadataRequest_UpdateMetadataTopicState_1(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_states
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_3(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataEndpoint_2(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-    o.port, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n3) + ' past the end')
-        o.listener = str(b[p:q4], 'utf-8')
-        p = q4
-    o.security_protocol, = _S2.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateMetadataEndpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateMetadataEndpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateMetadataRequest_UpdateMetadataEndpoint_2(o, w):
-    w += _S1.pack(o.port)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.listener
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S2.pack(o.security_protocol)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataBroker_4(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-    o.id, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataEndpoint_2(b, p)
-            xs2.append(e3)
-        o.endpoints = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        o.rack = None
-    else:
-        q5 = p + n4
-        if q5 > len(b):
-            raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n4) + ' past the end')
-        o.rack = str(b[p:q5], 'utf-8')
-        p = q5
-    o.v0_host = ''
-    o.v0_port = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateMetadataBroker: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateMetadataBroker: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateMetadataRequest_UpdateMetadataBroker_4(o, w):
-    w += _S1.pack(o.id)
-    xs1 = o.endpoints
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataEndpoint_2(e2, w)
-    v3 = o.rack
-    if v3 is None:
-        w.append(0)
-    else:
-        v3 = v3.encode()
-        ln = len(v3) + 1
-        if ln < 128:
-            w.append(ln)
-        else:
-            _wuv(w, ln)
-        w += v3
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateMetadataRequest_6(b, p):
-    o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataTopicState_1(b, p)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_4(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
-    o.is_k_raft_controller = False
-    o.type = 0
-    o.ungrouped_partition_states = []
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateMetadataRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateMetadataRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateMetadataRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_UpdateMetadataRequest_6(b, p):
+    bl = len(b)
+    o = _new(UpdateMetadataRequest)
+    o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
+    p += 16
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.zk_version, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
+                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e8.topic_name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            e3.topic_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e3)
+            xs2.append(e3)
+        o.topic_states = xs2
+    n12 = b[p] - 1
+    p += 1
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
+        raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
+    else:
+        if n12 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e14.id, = _S1.unpack_from(b, p)
+            p += 4
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e17.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
+                        e17.host = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    else:
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
+                        e17.listener = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e17.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e17)
+                    xs16.append(e17)
+                e14.endpoints = xs16
+            n22 = b[p] - 1
+            p += 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                e14.rack = None
+            else:
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
+                e14.rack = str(b[p:q23], 'utf-8')
+                p = q23
+            e14.v0_host = ''
+            e14.v0_port = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e14.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e14)
+            xs13.append(e14)
+        o.live_brokers = xs13
+    o.is_k_raft_controller = False
+    o.type = 0
+    o.ungrouped_partition_states = []
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateMetadataRequest_0(b, p, o)
     return o, p
 
 
@@ -1332,95 +1468,113 @@ def _w_UpdateMetadataRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataTopicState_1(e2, w)
-    xs3 = o.live_brokers
-    ln = len(xs3) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.zk_version)
+            xs7 = e5.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.offline_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs9 = o.live_brokers
+    ln = len(xs9) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_4(e4, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateMetadataRequest_UpdateMetadataTopicState_2(b, p):
-    o = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n1) + ' past the end')
-        o.topic_name = str(b[p:q2], 'utf-8')
-        p = q2
-    o.topic_id, = _S5.unpack_from(b, p)
-    p += 16
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_UpdateMetadataRequest_UpdateMetadataPartitionState_3(b, p)
-            xs4.append(e5)
-        o.partition_states = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('UpdateMetadataTopicState: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('UpdateMetadataTopicState: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_UpdateMetadataRequest_UpdateMetadataTopicState_2(o, w):
-    v1 = o.topic_name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S5.pack(o.topic_id)
-    xs2 = o.partition_states
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_UpdateMetadataRequest_UpdateMetadataPartitionState_3(e3, w)
+    for e10 in xs9:
+        w += _S1.pack(e10.id)
+        xs11 = e10.endpoints
+        ln = len(xs11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e12 in xs11:
+            w += _S1.pack(e12.port)
+            v13 = e12.host
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v13
+            v14 = e12.listener
+            v14 = v14.encode()
+            ln = len(v14) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v14
+            w += _S2.pack(e12.security_protocol)
+            if e12.unknown_tagged_fields:
+                _wtags(w, e12.unknown_tagged_fields)
+            else:
+                w.append(0)
+        v15 = e10.rack
+        if v15 is None:
+            w.append(0)
+        else:
+            v15 = v15.encode()
+            ln = len(v15) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v15
+        if e10.unknown_tagged_fields:
+            _wtags(w, e10.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1428,63 +1582,201 @@ def _w_UpdateMetadataRequest_UpdateMetadataTopicState_2(o, w):
 
 
 def _r_UpdateMetadataRequest_7(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
     p += 16
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataTopicState_2(b, p)
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, = _S5.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.zk_version, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
+                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e8.topic_name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topic_states = xs2
-    n4 = b[p]
+    n12 = b[p] - 1
     p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_4(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
+        if n12 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e14.id, = _S1.unpack_from(b, p)
+            p += 4
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e17.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
+                        e17.host = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    else:
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
+                        e17.listener = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e17.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e17)
+                    xs16.append(e17)
+                e14.endpoints = xs16
+            n22 = b[p] - 1
+            p += 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                e14.rack = None
+            else:
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
+                e14.rack = str(b[p:q23], 'utf-8')
+                p = q23
+            e14.v0_host = ''
+            e14.v0_port = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e14.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e14)
+            xs13.append(e14)
+        o.live_brokers = xs13
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('UpdateMetadataRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('UpdateMetadataRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_UpdateMetadataRequest_0(b, p, o)
     return o, p
 
 
@@ -1501,72 +1793,134 @@ def _w_UpdateMetadataRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataTopicState_2(e2, w)
-    xs3 = o.live_brokers
-    ln = len(xs3) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S5.pack(e2.topic_id)
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.zk_version)
+            xs7 = e5.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.offline_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs9 = o.live_brokers
+    ln = len(xs9) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_4(e4, w)
+    for e10 in xs9:
+        w += _S1.pack(e10.id)
+        xs11 = e10.endpoints
+        ln = len(xs11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e12 in xs11:
+            w += _S1.pack(e12.port)
+            v13 = e12.host
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v13
+            v14 = e12.listener
+            v14 = v14.encode()
+            ln = len(v14) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v14
+            w += _S2.pack(e12.security_protocol)
+            if e12.unknown_tagged_fields:
+                _wtags(w, e12.unknown_tagged_fields)
+            else:
+                w.append(0)
+        v15 = e10.rack
+        if v15 is None:
+            w.append(0)
+        else:
+            v15 = v15.encode()
+            ln = len(v15) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v15
+        if e10.unknown_tagged_fields:
+            _wtags(w, e10.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_UpdateMetadataRequest_8(b, p):
-    o = _new(UpdateMetadataRequest)
-    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, = _S6.unpack_from(b, p)
-    p += 17
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_UpdateMetadataRequest_UpdateMetadataTopicState_2(b, p)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n4 = b[p]
-    p += 1
-    if n4 > 127:
-        n4, p = _uvt(b, p, n4)
-    n4 -= 1
-    if n4 < 0:
-        raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
-    else:
-        if n4 > len(b) - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6, p = _r_UpdateMetadataRequest_UpdateMetadataBroker_4(b, p)
-            xs5.append(e6)
-        o.live_brokers = xs5
-    o.ungrouped_partition_states = []
-    o.type = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateMetadataRequest_1(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateMetadataRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateMetadataRequest: tagged field past the end')
         if tag == 0:
             o.type, = _S7.unpack_from(b, p)
@@ -1577,6 +1931,204 @@ def _r_UpdateMetadataRequest_8(b, p):
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_UpdateMetadataRequest_8(b, p):
+    bl = len(b)
+    o = _new(UpdateMetadataRequest)
+    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, = _S6.unpack_from(b, p)
+    p += 17
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                if q5 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+            e3.topic_id, = _S5.unpack_from(b, p)
+            p += 16
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
+            else:
+                if n6 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
+                    p += 16
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
+                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e8.zk_version, = _S1.unpack_from(b, p)
+                    p += 4
+                    n10 = b[p] - 1
+                    p += 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        p += 4 * n10
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    else:
+                        if n11 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
+                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        p += 4 * n11
+                    e8.topic_name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e8.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e8)
+                    xs7.append(e8)
+                e3.partition_states = xs7
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e3)
+            xs2.append(e3)
+        o.topic_states = xs2
+    n12 = b[p] - 1
+    p += 1
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
+        raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
+    else:
+        if n12 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e14.id, = _S1.unpack_from(b, p)
+            p += 4
+            n15 = b[p] - 1
+            p += 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            else:
+                if n15 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e17.port, = _S1.unpack_from(b, p)
+                    p += 4
+                    n18 = b[p] - 1
+                    p += 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                    else:
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
+                        e17.host = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    else:
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
+                        e17.listener = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e17.security_protocol, = _S2.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e17)
+                    xs16.append(e17)
+                e14.endpoints = xs16
+            n22 = b[p] - 1
+            p += 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                e14.rack = None
+            else:
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
+                e14.rack = str(b[p:q23], 'utf-8')
+                p = q23
+            e14.v0_host = ''
+            e14.v0_port = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e14.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e14)
+            xs13.append(e14)
+        o.live_brokers = xs13
+    o.ungrouped_partition_states = []
+    o.type = 0
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateMetadataRequest_1(b, p, o)
     return o, p
 
 
@@ -1591,29 +2143,129 @@ def _w_UpdateMetadataRequest_8(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_UpdateMetadataRequest_UpdateMetadataTopicState_2(e2, w)
-    xs3 = o.live_brokers
-    ln = len(xs3) + 1
+        v3 = e2.topic_name
+        v3 = v3.encode()
+        ln = len(v3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v3
+        w += _S5.pack(e2.topic_id)
+        xs4 = e2.partition_states
+        ln = len(xs4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e5 in xs4:
+            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            xs6 = e5.isr
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            w += _S1.pack(e5.zk_version)
+            xs7 = e5.replicas
+            ln = len(xs7) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs7) < 64:
+                w += _ARRAY_i[len(xs7)].pack(*xs7)
+            else:
+                w += _pack('>' + str(len(xs7)) + 'i', *xs7)
+            xs8 = e5.offline_replicas
+            ln = len(xs8) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs8) < 64:
+                w += _ARRAY_i[len(xs8)].pack(*xs8)
+            else:
+                w += _pack('>' + str(len(xs8)) + 'i', *xs8)
+            if e5.unknown_tagged_fields:
+                _wtags(w, e5.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
+    xs9 = o.live_brokers
+    ln = len(xs9) + 1
     if ln < 128:
         w.append(ln)
     else:
         _wuv(w, ln)
-    for e4 in xs3:
-        _w_UpdateMetadataRequest_UpdateMetadataBroker_4(e4, w)
-    tags = []
+    for e10 in xs9:
+        w += _S1.pack(e10.id)
+        xs11 = e10.endpoints
+        ln = len(xs11) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e12 in xs11:
+            w += _S1.pack(e12.port)
+            v13 = e12.host
+            v13 = v13.encode()
+            ln = len(v13) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v13
+            v14 = e12.listener
+            v14 = v14.encode()
+            ln = len(v14) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v14
+            w += _S2.pack(e12.security_protocol)
+            if e12.unknown_tagged_fields:
+                _wtags(w, e12.unknown_tagged_fields)
+            else:
+                w.append(0)
+        v15 = e10.rack
+        if v15 is None:
+            w.append(0)
+        else:
+            v15 = v15.encode()
+            ln = len(v15) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v15
+        if e10.unknown_tagged_fields:
+            _wtags(w, e10.unknown_tagged_fields)
+        else:
+            w.append(0)
+    tags16 = []
     if o.type != 0:
-        t5 = bytearray()
-        t5 += _S7.pack(o.type)
-        tags.append((0, t5))
+        t17 = bytearray()
+        t17 += _S7.pack(o.type)
+        tags16.append((0, t17))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags16 = sorted(tags16 + o.unknown_tagged_fields, key=_first)
+    if tags16:
+        _wtags(w, tags16)
     else:
         w.append(0)
 
 
 def _r_UpdateMetadataResponse_0(b, p):
+    bl = len(b)
     o = _new(UpdateMetadataResponse)
     o.error_code, = _S2.unpack_from(b, p)
     p += 2
@@ -1625,31 +2277,39 @@ def _w_UpdateMetadataResponse_0(o, w):
     w += _S2.pack(o.error_code)
 
 
-def _r_UpdateMetadataResponse_1(b, p):
-    o = _new(UpdateMetadataResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateMetadataResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateMetadataResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateMetadataResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_UpdateMetadataResponse_1(b, p):
+    bl = len(b)
+    o = _new(UpdateMetadataResponse)
+    o.error_code, = _S2.unpack_from(b, p)
+    p += 2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateMetadataResponse_0(b, p, o)
     return o, p
 
 

@@ -109,174 +109,155 @@ class UpdateRaftVoterResponse(Message):
 _UpdateRaftVoterResponse_CurrentLeader = UpdateRaftVoterResponse.CurrentLeader
 
 
-def _r_UpdateRaftVoterRequest_Listener_0(b, p):
-    o = _new(_UpdateRaftVoterRequest_Listener)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Listener.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Listener.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Listener.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Listener.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S1.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateRaftVoterRequest_Listener_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Listener: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Listener: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateRaftVoterRequest_Listener_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S1.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p):
-    o = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
-    o.min_supported_version, o.max_supported_version, = _S2.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('KRaftVersionFeature: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('KRaftVersionFeature: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateRaftVoterRequest_KRaftVersionFeature_0(o, w):
-    w += _S2.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateRaftVoterRequest_0(b, p):
-    o = _new(UpdateRaftVoterRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('UpdateRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.current_leader_epoch, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
-    p += 24
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('UpdateRaftVoterRequest.Listeners: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('UpdateRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_UpdateRaftVoterRequest_Listener_0(b, p)
-            xs4.append(e5)
-        o.listeners = xs4
-    o.k_raft_version_feature, p = _r_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p)
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateRaftVoterRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateRaftVoterRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateRaftVoterRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_UpdateRaftVoterRequest_0(b, p):
+    bl = len(b)
+    o = _new(UpdateRaftVoterRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        o.cluster_id = None
+    else:
+        q2 = p + n1
+        if q2 > bl:
+            raise DecodeError('UpdateRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
+        o.cluster_id = str(b[p:q2], 'utf-8')
+        p = q2
+    o.current_leader_epoch, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
+    p += 24
+    n3 = b[p] - 1
+    p += 1
+    if n3 > 126:
+        n3, p = _uvt(b, p, n3 + 1)
+        n3 -= 1
+    if n3 < 0:
+        raise DecodeError('UpdateRaftVoterRequest.Listeners: null where not nullable')
+    else:
+        if n3 > bl - p:
+            raise DecodeError('UpdateRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
+        xs4 = []
+        for _ in range(n3):
+            e5 = _new(_UpdateRaftVoterRequest_Listener)
+            n6 = b[p] - 1
+            p += 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
+                e5.name = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
+                e5.host = str(b[p:q9], 'utf-8')
+                p = q9
+            e5.port, = _S1.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e5.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateRaftVoterRequest_Listener_0(b, p, e5)
+            xs4.append(e5)
+        o.listeners = xs4
+    s10 = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
+    s10.min_supported_version, s10.max_supported_version, = _S2.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        s10.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, s10)
+    o.k_raft_version_feature = s10
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateRaftVoterRequest_0(b, p, o)
     return o, p
 
 
@@ -300,122 +281,156 @@ def _w_UpdateRaftVoterRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        _w_UpdateRaftVoterRequest_Listener_0(e3, w)
-    _w_UpdateRaftVoterRequest_KRaftVersionFeature_0(o.k_raft_version_feature, w)
+        v4 = e3.name
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v4
+        v5 = e3.host
+        v5 = v5.encode()
+        ln = len(v5) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        w += v5
+        w += _S1.pack(e3.port)
+        if e3.unknown_tagged_fields:
+            _wtags(w, e3.unknown_tagged_fields)
+        else:
+            w.append(0)
+    s6 = o.k_raft_version_feature
+    w += _S2.pack(s6.min_supported_version, s6.max_supported_version)
+    if s6.unknown_tagged_fields:
+        _wtags(w, s6.unknown_tagged_fields)
+    else:
+        w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_UpdateRaftVoterResponse_CurrentLeader_0(b, p):
-    o = _new(_UpdateRaftVoterResponse_CurrentLeader)
-    o.leader_id, o.leader_epoch, = _S4.unpack_from(b, p)
-    p += 8
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CurrentLeader.Host: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('CurrentLeader.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S5.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateRaftVoterResponse_CurrentLeader_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('CurrentLeader: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('CurrentLeader: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_UpdateRaftVoterResponse_CurrentLeader_0(o, w):
-    w += _S4.pack(o.leader_id, o.leader_epoch)
-    v1 = o.host
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    w += _S5.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_UpdateRaftVoterResponse_0(b, p):
-    o = _new(UpdateRaftVoterResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    o.current_leader = _UpdateRaftVoterResponse_CurrentLeader()
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_UpdateRaftVoterResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('UpdateRaftVoterResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('UpdateRaftVoterResponse: tagged field past the end')
         if tag == 0:
-            o.current_leader, p = _r_UpdateRaftVoterResponse_CurrentLeader_0(b, p)
+            s1 = _new(_UpdateRaftVoterResponse_CurrentLeader)
+            s1.leader_id, s1.leader_epoch, = _S4.unpack_from(b, p)
+            p += 8
+            n2 = b[p] - 1
+            p += 1
+            if n2 > 126:
+                n2, p = _uvt(b, p, n2 + 1)
+                n2 -= 1
+            if n2 < 0:
+                raise DecodeError('CurrentLeader.Host: null where not nullable')
+            else:
+                q3 = p + n2
+                if q3 > bl:
+                    raise DecodeError('CurrentLeader.Host: length ' + str(n2) + ' past the end')
+                s1.host = str(b[p:q3], 'utf-8')
+                p = q3
+            s1.port, = _S5.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                s1.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateRaftVoterResponse_CurrentLeader_0(b, p, s1)
+            o.current_leader = s1
         else:
             if unknown is None:
                 unknown = []
             unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_UpdateRaftVoterResponse_0(b, p):
+    bl = len(b)
+    o = _new(UpdateRaftVoterResponse)
+    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    p += 6
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateRaftVoterResponse_0(b, p, o)
     return o, p
 
 
 def _w_UpdateRaftVoterResponse_0(o, w):
     w += _S3.pack(o.throttle_time_ms, o.error_code)
-    tags = []
+    tags1 = []
     if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or (o.current_leader.host) or (o.current_leader.port != 0) or o.current_leader.unknown_tagged_fields:
-        t1 = bytearray()
-        _w_UpdateRaftVoterResponse_CurrentLeader_0(o.current_leader, t1)
-        tags.append((0, t1))
+        t2 = bytearray()
+        s3 = o.current_leader
+        t2 += _S4.pack(s3.leader_id, s3.leader_epoch)
+        v4 = s3.host
+        v4 = v4.encode()
+        ln = len(v4) + 1
+        if ln < 128:
+            t2.append(ln)
+        else:
+            _wuv(t2, ln)
+        t2 += v4
+        t2 += _S5.pack(s3.port)
+        if s3.unknown_tagged_fields:
+            _wtags(t2, s3.unknown_tagged_fields)
+        else:
+            t2.append(0)
+        tags1.append((0, t2))
     if o.unknown_tagged_fields:
-        tags = sorted(tags + o.unknown_tagged_fields, key=_first)
-    if tags:
-        _wtags(w, tags)
+        tags1 = sorted(tags1 + o.unknown_tagged_fields, key=_first)
+    if tags1:
+        _wtags(w, tags1)
     else:
         w.append(0)
 
 
 UpdateRaftVoterRequest._READERS = (_r_UpdateRaftVoterRequest_0,)
 UpdateRaftVoterRequest._WRITERS = (_w_UpdateRaftVoterRequest_0,)
+UpdateRaftVoterRequest._LAZY = {'k_raft_version_feature': _UpdateRaftVoterRequest_KRaftVersionFeature}
 UpdateRaftVoterResponse._READERS = (_r_UpdateRaftVoterResponse_0,)
 UpdateRaftVoterResponse._WRITERS = (_w_UpdateRaftVoterResponse_0,)
+UpdateRaftVoterResponse._LAZY = {'current_leader': _UpdateRaftVoterResponse_CurrentLeader}

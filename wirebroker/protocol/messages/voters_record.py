@@ -86,221 +86,187 @@ _VotersRecord_KRaftVersionFeature = VotersRecord.KRaftVersionFeature
 _VotersRecord_Voter = VotersRecord.Voter
 
 
-def _r_VotersRecord_Endpoint_0(b, p):
-    o = _new(_VotersRecord_Endpoint)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Endpoint.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('Endpoint.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('Endpoint.Host: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > len(b):
-            raise DecodeError('Endpoint.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S2.unpack_from(b, p)
-    p += 2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_VotersRecord_Endpoint_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Endpoint: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Endpoint: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_VotersRecord_Endpoint_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    v2 = o.host
-    v2 = v2.encode()
-    ln = len(v2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v2
-    w += _S2.pack(o.port)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_VotersRecord_KRaftVersionFeature_0(b, p):
-    o = _new(_VotersRecord_KRaftVersionFeature)
-    o.min_supported_version, o.max_supported_version, = _S3.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_VotersRecord_KRaftVersionFeature_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('KRaftVersionFeature: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('KRaftVersionFeature: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_VotersRecord_KRaftVersionFeature_0(o, w):
-    w += _S3.pack(o.min_supported_version, o.max_supported_version)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_VotersRecord_Voter_0(b, p):
-    o = _new(_VotersRecord_Voter)
-    o.voter_id, o.voter_directory_id, = _S1.unpack_from(b, p)
-    p += 20
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('Voter.Endpoints: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('Voter.Endpoints: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_VotersRecord_Endpoint_0(b, p)
-            xs2.append(e3)
-        o.endpoints = xs2
-    o.k_raft_version_feature, p = _r_VotersRecord_KRaftVersionFeature_0(b, p)
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_VotersRecord_Voter_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('Voter: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('Voter: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_VotersRecord_Voter_0(o, w):
-    w += _S1.pack(o.voter_id, o.voter_directory_id)
-    xs1 = o.endpoints
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_VotersRecord_Endpoint_0(e2, w)
-    _w_VotersRecord_KRaftVersionFeature_0(o.k_raft_version_feature, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_VotersRecord_0(b, p):
-    o = _new(VotersRecord)
-    o.version, = _S0.unpack_from(b, p)
-    p += 2
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('VotersRecord.Voters: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('VotersRecord.Voters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_VotersRecord_Voter_0(b, p)
-            xs2.append(e3)
-        o.voters = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_VotersRecord_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('VotersRecord: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('VotersRecord: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_VotersRecord_0(b, p):
+    bl = len(b)
+    o = _new(VotersRecord)
+    o.version, = _S0.unpack_from(b, p)
+    p += 2
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('VotersRecord.Voters: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('VotersRecord.Voters: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_VotersRecord_Voter)
+            e3.voter_id, e3.voter_directory_id, = _S1.unpack_from(b, p)
+            p += 20
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('Voter.Endpoints: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('Voter.Endpoints: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_VotersRecord_Endpoint)
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('Endpoint.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('Endpoint.Name: length ' + str(n7) + ' past the end')
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('Endpoint.Host: null where not nullable')
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('Endpoint.Host: length ' + str(n9) + ' past the end')
+                        e6.host = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e6.port, = _S2.unpack_from(b, p)
+                    p += 2
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_VotersRecord_Endpoint_0(b, p, e6)
+                    xs5.append(e6)
+                e3.endpoints = xs5
+            s11 = _new(_VotersRecord_KRaftVersionFeature)
+            s11.min_supported_version, s11.max_supported_version, = _S3.unpack_from(b, p)
+            p += 4
+            if b[p] == 0:  # no tagged fields, the common case
+                s11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s11)
+            e3.k_raft_version_feature = s11
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_VotersRecord_Voter_0(b, p, e3)
+            xs2.append(e3)
+        o.voters = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_VotersRecord_0(b, p, o)
     return o, p
 
 
@@ -313,7 +279,45 @@ def _w_VotersRecord_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_VotersRecord_Voter_0(e2, w)
+        w += _S1.pack(e2.voter_id, e2.voter_directory_id)
+        xs3 = e2.endpoints
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            v5 = e4.name
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+            v6 = e4.host
+            v6 = v6.encode()
+            ln = len(v6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v6
+            w += _S2.pack(e4.port)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        s7 = e2.k_raft_version_feature
+        w += _S3.pack(s7.min_supported_version, s7.max_supported_version)
+        if s7.unknown_tagged_fields:
+            _wtags(w, s7.unknown_tagged_fields)
+        else:
+            w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -322,3 +326,4 @@ def _w_VotersRecord_0(o, w):
 
 VotersRecord._READERS = (_r_VotersRecord_0,)
 VotersRecord._WRITERS = (_w_VotersRecord_0,)
+_VotersRecord_Voter._LAZY = {'k_raft_version_feature': _VotersRecord_KRaftVersionFeature}

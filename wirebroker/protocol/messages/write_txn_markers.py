@@ -126,88 +126,57 @@ _WriteTxnMarkersResponse_WritableTxnMarkerTopicResult = WriteTxnMarkersResponse.
 _WriteTxnMarkersResponse_WritableTxnMarkerResult = WriteTxnMarkersResponse.WritableTxnMarkerResult
 
 
-def _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p):
-    o = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partition_indexes
-    w += _S0.pack(len(xs2))
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-
-
-def _r_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p):
-    o = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-    o.producer_id, o.producer_epoch, o.transaction_result, = _S1.unpack_from(b, p)
-    p += 11
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('WritableTxnMarker.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.coordinator_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    o.transaction_version = 0
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_WriteTxnMarkersRequest_WritableTxnMarker_0(o, w):
-    w += _S1.pack(o.producer_id, o.producer_epoch, o.transaction_result)
-    xs1 = o.topics
-    w += _S0.pack(len(xs1))
-    for e2 in xs1:
-        _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(e2, w)
-    w += _S0.pack(o.coordinator_epoch)
-
-
 def _r_WriteTxnMarkersRequest_0(b, p):
+    bl = len(b)
     o = _new(WriteTxnMarkersRequest)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p)
+            e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
+            e3.producer_id, e3.producer_epoch, e3.transaction_result, = _S1.unpack_from(b, p)
+            p += 11
+            n4, = _S0.unpack_from(b, p)
+            p += 4
+            if n4 < 0:
+                raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+                    n7, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n7 < 0:
+                        raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n7) + ' past the end')
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
+                        e6.partition_indexes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    e6.unknown_tagged_fields = None
+                    xs5.append(e6)
+                e3.topics = xs5
+            e3.coordinator_epoch, = _S0.unpack_from(b, p)
+            p += 4
+            e3.transaction_version = 0
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.markers = xs2
     o.unknown_tagged_fields = None
@@ -218,186 +187,170 @@ def _w_WriteTxnMarkersRequest_0(o, w):
     xs1 = o.markers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_WriteTxnMarkersRequest_WritableTxnMarker_0(e2, w)
+        w += _S1.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
+        xs3 = e2.topics
+        w += _S0.pack(len(xs3))
+        for e4 in xs3:
+            v5 = e4.name
+            v5 = v5.encode()
+            w += _S2.pack(len(v5))
+            w += v5
+            xs6 = e4.partition_indexes
+            w += _S0.pack(len(xs6))
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+        w += _S0.pack(e2.coordinator_epoch)
 
 
-def _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(b, p):
-    o = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n3) + ' past the end')
-        o.partition_indexes = list((_ARRAY_i[n3] if n3 < 64 else _struct.Struct('>' + str(n3) + 'i')).unpack_from(b, p))
-        p += 4 * n3
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('WritableTxnMarkerTopic: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('WritableTxnMarkerTopic: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partition_indexes
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    if len(xs2) < 64:
-        w += _ARRAY_i[len(xs2)].pack(*xs2)
-    else:
-        w += _pack('>' + str(len(xs2)) + 'i', *xs2)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_WriteTxnMarkersRequest_WritableTxnMarker_1(b, p):
-    o = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-    o.producer_id, o.producer_epoch, o.transaction_result, = _S1.unpack_from(b, p)
-    p += 11
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('WritableTxnMarker.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.coordinator_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    o.transaction_version = 0
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('WritableTxnMarker: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('WritableTxnMarker: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_WriteTxnMarkersRequest_WritableTxnMarker_1(o, w):
-    w += _S1.pack(o.producer_id, o.producer_epoch, o.transaction_result)
-    xs1 = o.topics
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(e2, w)
-    w += _S0.pack(o.coordinator_epoch)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_WriteTxnMarkersRequest_1(b, p):
-    o = _new(WriteTxnMarkersRequest)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarker_1(b, p)
-            xs2.append(e3)
-        o.markers = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_WriteTxnMarkersRequest_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('WriteTxnMarkersRequest: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('WriteTxnMarkersRequest: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_WriteTxnMarkersRequest_1(b, p):
+    bl = len(b)
+    o = _new(WriteTxnMarkersRequest)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
+            e3.producer_id, e3.producer_epoch, e3.transaction_result, = _S1.unpack_from(b, p)
+            p += 11
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n7) + ' past the end')
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
+                        e6.partition_indexes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e6)
+                    xs5.append(e6)
+                e3.topics = xs5
+            e3.coordinator_epoch, = _S0.unpack_from(b, p)
+            p += 4
+            e3.transaction_version = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p, e3)
+            xs2.append(e3)
+        o.markers = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_WriteTxnMarkersRequest_0(b, p, o)
     return o, p
 
 
@@ -409,69 +362,41 @@ def _w_WriteTxnMarkersRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_WriteTxnMarkersRequest_WritableTxnMarker_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_WriteTxnMarkersRequest_WritableTxnMarker_2(b, p):
-    o = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-    o.producer_id, o.producer_epoch, o.transaction_result, = _S1.unpack_from(b, p)
-    p += 11
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('WritableTxnMarker.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.coordinator_epoch, o.transaction_version, = _S3.unpack_from(b, p)
-    p += 5
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('WritableTxnMarker: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('WritableTxnMarker: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
-    return o, p
-
-
-def _w_WriteTxnMarkersRequest_WritableTxnMarker_2(o, w):
-    w += _S1.pack(o.producer_id, o.producer_epoch, o.transaction_result)
-    xs1 = o.topics
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_WriteTxnMarkersRequest_WritableTxnMarkerTopic_1(e2, w)
-    w += _S3.pack(o.coordinator_epoch, o.transaction_version)
+        w += _S1.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
+        xs3 = e2.topics
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            v5 = e4.name
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+            xs6 = e4.partition_indexes
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S0.pack(e2.coordinator_epoch)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -479,43 +404,82 @@ def _w_WriteTxnMarkersRequest_WritableTxnMarker_2(o, w):
 
 
 def _r_WriteTxnMarkersRequest_2(b, p):
+    bl = len(b)
     o = _new(WriteTxnMarkersRequest)
-    n1 = b[p]
+    n1 = b[p] - 1
     p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
     if n1 < 0:
         raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersRequest_WritableTxnMarker_2(b, p)
+            e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
+            e3.producer_id, e3.producer_epoch, e3.transaction_result, = _S1.unpack_from(b, p)
+            p += 11
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n7) + ' past the end')
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
+                        e6.partition_indexes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        p += 4 * n9
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e6)
+                    xs5.append(e6)
+                e3.topics = xs5
+            e3.coordinator_epoch, e3.transaction_version, = _S3.unpack_from(b, p)
+            p += 5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p, e3)
             xs2.append(e3)
         o.markers = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
-        return o, p + 1
-    nt = b[p]
-    p += 1
-    if nt > 127:
-        nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
-        raise DecodeError('WriteTxnMarkersRequest: tagged field count past the end')
-    unknown = None
-    for _ in range(nt):
-        tag, p = _ruv(b, p)
-        size, p = _ruv(b, p)
-        end = p + size
-        if end > len(b):
-            raise DecodeError('WriteTxnMarkersRequest: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
-        p = end
-    o.unknown_tagged_fields = unknown
+        p += 1
+    else:
+        p = _t_WriteTxnMarkersRequest_0(b, p, o)
     return o, p
 
 
@@ -527,104 +491,101 @@ def _w_WriteTxnMarkersRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_WriteTxnMarkersRequest_WritableTxnMarker_2(e2, w)
+        w += _S1.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
+        xs3 = e2.topics
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            v5 = e4.name
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+            xs6 = e4.partition_indexes
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            if len(xs6) < 64:
+                w += _ARRAY_i[len(xs6)].pack(*xs6)
+            else:
+                w += _pack('>' + str(len(xs6)) + 'i', *xs6)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        w += _S3.pack(e2.coordinator_epoch, e2.transaction_version)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
         w.append(0)
 
 
-def _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p):
-    o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-    o.partition_index, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(o, w):
-    w += _S5.pack(o.partition_index, o.error_code)
-
-
-def _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p):
-    o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
-    n1, = _S2.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
-        raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    w += _S2.pack(len(v1))
-    w += v1
-    xs2 = o.partitions
-    w += _S0.pack(len(xs2))
-    for e3 in xs2:
-        _w_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(e3, w)
-
-
-def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p):
-    o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
-    o.producer_id, = _S4.unpack_from(b, p)
-    p += 8
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    o.unknown_tagged_fields = None
-    return o, p
-
-
-def _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(o, w):
-    w += _S4.pack(o.producer_id)
-    xs1 = o.topics
-    w += _S0.pack(len(xs1))
-    for e2 in xs1:
-        _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(e2, w)
-
-
 def _r_WriteTxnMarkersResponse_0(b, p):
+    bl = len(b)
     o = _new(WriteTxnMarkersResponse)
     n1, = _S0.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('WriteTxnMarkersResponse.Markers: null where not nullable')
     else:
-        if n1 > len(b) - p:
+        if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersResponse.Markers: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p)
+            e3 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
+            e3.producer_id, = _S4.unpack_from(b, p)
+            p += 8
+            n4, = _S0.unpack_from(b, p)
+            p += 4
+            if n4 < 0:
+                raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
+                    n7, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n7 < 0:
+                        raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n7) + ' past the end')
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n9 < 0:
+                        raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
+                            e11.partition_index, e11.error_code, = _S5.unpack_from(b, p)
+                            p += 6
+                            e11.unknown_tagged_fields = None
+                            xs10.append(e11)
+                        e6.partitions = xs10
+                    e6.unknown_tagged_fields = None
+                    xs5.append(e6)
+                e3.topics = xs5
+            e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.markers = xs2
     o.unknown_tagged_fields = None
@@ -635,219 +596,197 @@ def _w_WriteTxnMarkersResponse_0(o, w):
     xs1 = o.markers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(e2, w)
+        w += _S4.pack(e2.producer_id)
+        xs3 = e2.topics
+        w += _S0.pack(len(xs3))
+        for e4 in xs3:
+            v5 = e4.name
+            v5 = v5.encode()
+            w += _S2.pack(len(v5))
+            w += v5
+            xs6 = e4.partitions
+            w += _S0.pack(len(xs6))
+            for e7 in xs6:
+                w += _S5.pack(e7.partition_index, e7.error_code)
 
 
-def _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(b, p):
-    o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-    o.partition_index, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('WritableTxnMarkerPartitionResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('WritableTxnMarkerPartitionResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(o, w):
-    w += _S5.pack(o.partition_index, o.error_code)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(b, p):
-    o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > len(b):
-            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n1) + ' past the end')
-        o.name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p]
-    p += 1
-    if n3 > 127:
-        n3, p = _uvt(b, p, n3)
-    n3 -= 1
-    if n3 < 0:
-        raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
-    else:
-        if n3 > len(b) - p:
-            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(b, p)
-            xs4.append(e5)
-        o.partitions = xs4
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('WritableTxnMarkerTopicResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('WritableTxnMarkerTopicResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(o, w):
-    v1 = o.name
-    v1 = v1.encode()
-    ln = len(v1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    w += v1
-    xs2 = o.partitions
-    ln = len(xs2) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e3 in xs2:
-        _w_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_1(e3, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(b, p):
-    o = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
-    o.producer_id, = _S4.unpack_from(b, p)
-    p += 8
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(b, p)
-            xs2.append(e3)
-        o.topics = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('WritableTxnMarkerResult: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('WritableTxnMarkerResult: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
-    return o, p
+    return p
 
 
-def _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(o, w):
-    w += _S4.pack(o.producer_id)
-    xs1 = o.topics
-    ln = len(xs1) + 1
-    if ln < 128:
-        w.append(ln)
-    else:
-        _wuv(w, ln)
-    for e2 in xs1:
-        _w_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_1(e2, w)
-    if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
-    else:
-        w.append(0)
-
-
-def _r_WriteTxnMarkersResponse_1(b, p):
-    o = _new(WriteTxnMarkersResponse)
-    n1 = b[p]
-    p += 1
-    if n1 > 127:
-        n1, p = _uvt(b, p, n1)
-    n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteTxnMarkersResponse.Markers: null where not nullable')
-    else:
-        if n1 > len(b) - p:
-            raise DecodeError('WriteTxnMarkersResponse.Markers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3, p = _r_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(b, p)
-            xs2.append(e3)
-        o.markers = xs2
-    if b[p] == 0:  # no tagged fields, the common case
-        o.unknown_tagged_fields = None
-        return o, p + 1
+def _t_WriteTxnMarkersResponse_0(b, p, o):
+    bl = len(b)
     nt = b[p]
     p += 1
     if nt > 127:
         nt, p = _uvt(b, p, nt)
-    if nt > len(b) - p:
+    if nt > bl - p:
         raise DecodeError('WriteTxnMarkersResponse: tagged field count past the end')
     unknown = None
     for _ in range(nt):
         tag, p = _ruv(b, p)
         size, p = _ruv(b, p)
         end = p + size
-        if end > len(b):
+        if end > bl:
             raise DecodeError('WriteTxnMarkersResponse: tagged field past the end')
         if unknown is None:
             unknown = []
         unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
+    return p
+
+
+def _r_WriteTxnMarkersResponse_1(b, p):
+    bl = len(b)
+    o = _new(WriteTxnMarkersResponse)
+    n1 = b[p] - 1
+    p += 1
+    if n1 > 126:
+        n1, p = _uvt(b, p, n1 + 1)
+        n1 -= 1
+    if n1 < 0:
+        raise DecodeError('WriteTxnMarkersResponse.Markers: null where not nullable')
+    else:
+        if n1 > bl - p:
+            raise DecodeError('WriteTxnMarkersResponse.Markers: count ' + str(n1) + ' past the end')
+        xs2 = []
+        for _ in range(n1):
+            e3 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
+            e3.producer_id, = _S4.unpack_from(b, p)
+            p += 8
+            n4 = b[p] - 1
+            p += 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
+            else:
+                if n4 > bl - p:
+                    raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n4) + ' past the end')
+                xs5 = []
+                for _ in range(n4):
+                    e6 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
+                    n7 = b[p] - 1
+                    p += 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        if q8 > bl:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n7) + ' past the end')
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                    n9 = b[p] - 1
+                    p += 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
+                    else:
+                        if n9 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
+                            e11.partition_index, e11.error_code, = _S5.unpack_from(b, p)
+                            p += 6
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e11.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, e11)
+                            xs10.append(e11)
+                        e6.partitions = xs10
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e6.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p, e6)
+                    xs5.append(e6)
+                e3.topics = xs5
+            if b[p] == 0:  # no tagged fields, the common case
+                e3.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p, e3)
+            xs2.append(e3)
+        o.markers = xs2
+    if b[p] == 0:  # no tagged fields, the common case
+        o.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_WriteTxnMarkersResponse_0(b, p, o)
     return o, p
 
 
@@ -859,7 +798,42 @@ def _w_WriteTxnMarkersResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        _w_WriteTxnMarkersResponse_WritableTxnMarkerResult_1(e2, w)
+        w += _S4.pack(e2.producer_id)
+        xs3 = e2.topics
+        ln = len(xs3) + 1
+        if ln < 128:
+            w.append(ln)
+        else:
+            _wuv(w, ln)
+        for e4 in xs3:
+            v5 = e4.name
+            v5 = v5.encode()
+            ln = len(v5) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            w += v5
+            xs6 = e4.partitions
+            ln = len(xs6) + 1
+            if ln < 128:
+                w.append(ln)
+            else:
+                _wuv(w, ln)
+            for e7 in xs6:
+                w += _S5.pack(e7.partition_index, e7.error_code)
+                if e7.unknown_tagged_fields:
+                    _wtags(w, e7.unknown_tagged_fields)
+                else:
+                    w.append(0)
+            if e4.unknown_tagged_fields:
+                _wtags(w, e4.unknown_tagged_fields)
+            else:
+                w.append(0)
+        if e2.unknown_tagged_fields:
+            _wtags(w, e2.unknown_tagged_fields)
+        else:
+            w.append(0)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
