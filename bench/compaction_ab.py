@@ -8,7 +8,10 @@ a fresh wirebroker, one compacted topic with 1 MiB segments and min.cleanable.di
 0.01 has the cleaner work all the time), log.cleaner.backoff.ms=100 (and log.cleaner.io.max.bytes.per.second B, the
 operator's knob for the cleaner's share, when given), one confluent-kafka producer writing --records records of 100 bytes over
 --keys keys as fast as it can, and one consumer reading from offset 0 at the same time until the producer's last
-record. Figures per run: the producer's and the consumer's records/s and the topic's bytes on disk at the end.
+record. Figures per run: the producer's and the consumer's records/s, the topic's bytes on disk at the end, and the
+CPU seconds (user + system, from /proc) of the broker process and of its log cleaner process (which cleans away from
+the broker's interpreter) while the records went through. On a shared machine the records/s move with everything
+else that runs; the broker's CPU seconds show what the cleaner costs the data path itself.
 Writes <out>/compaction-ab-ratio<R>[-io<B>].json (every run) and .md (medians, and cleaner-on over cleaner-off).
 """
 
@@ -48,10 +51,14 @@ def run(setting: str, records: int, keys: int, dirty_ratio: float, io_max_bytes:
         config = {**TOPIC_CONFIG, "min.cleanable.dirty.ratio": str(dirty_ratio)}
         admin.create_topics([NewTopic(TOPIC, 1, 1, config=config)])[TOPIC].result(10)
         consumed: dict = {}
+        pid = broker.process.pid
+        broker_cpu_before = cpu_seconds(pid)
         reader = threading.Thread(target=_consume, args=(broker.bootstrap, records - 1, consumed))
         reader.start()
         produce_s = _produce(broker.bootstrap, records, keys)
         reader.join()
+        broker_cpu = cpu_seconds(pid) - broker_cpu_before
+        cleaner_cpu = sum(cpu_seconds(child) for child in children(pid))
         disk = sum(p.stat().st_size for p in (work_dir / "data" / f"{TOPIC}-0").glob("*.log"))
     finally:
         broker.stop()
@@ -60,7 +67,19 @@ def run(setting: str, records: int, keys: int, dirty_ratio: float, io_max_bytes:
             "load_average": os.getloadavg()[0],
             "produce_records_per_s": records / produce_s,
             "consume_records_per_s": consumed["last_offset"] / consumed["seconds"],
-            "bytes_on_disk": disk}
+            "bytes_on_disk": disk, "broker_cpu_seconds": broker_cpu, "cleaner_process_cpu_seconds": cleaner_cpu}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (fields 14 and 15 of /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    """The processes the broker's threads started (its log cleaner processes)."""
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
 
 
 def _produce(bootstrap: str, records: int, keys: int) -> float:
@@ -100,13 +119,19 @@ def report(runs: list[dict]) -> str:
              f"{first['keys']:,} keys into one compacted partition (1 MiB segments, "
              f"min.cleanable.dirty.ratio {first['dirty_ratio']}, log.cleaner.io.max.bytes.per.second "
              f"{first['io_max_bytes_per_second'] or 'unlimited'}), "
-             "a consumer reading from offset 0 meanwhile. The machine's 1-minute load average over the runs: "
+             f"a consumer reading from offset 0 meanwhile. The machine ({os.cpu_count()} cores) was shared with "
+             "other work; its 1-minute load average over the runs: "
              f"{min(r['load_average'] for r in runs):.1f} to {max(r['load_average'] for r in runs):.1f}.")
     lines = [title, "",
              "| figure | cleaner-on | cleaner-off | on / off |", "|---|---|---|---|"]
-    for figure in ("produce_records_per_s", "consume_records_per_s", "bytes_on_disk"):
+    for figure in ("produce_records_per_s", "consume_records_per_s", "bytes_on_disk", "broker_cpu_seconds"):
         on, off = median("cleaner-on", figure), median("cleaner-off", figure)
-        lines.append(f"| {figure} | {on:,.0f} | {off:,.0f} | {on / off:.2f} |")
+        lines.append(f"| {figure} | {on:,.{2 if on < 100 else 0}f} | {off:,.{2 if off < 100 else 0}f} | {on / off:.2f} |")
+    lines.append(f"| cleaner_process_cpu_seconds | {median('cleaner-on', 'cleaner_process_cpu_seconds'):.2f} | - | - |")
+    ratios = [on["produce_records_per_s"] / off["produce_records_per_s"]
+              for on, off in zip(runs[::2], runs[1::2])]
+    lines += ["", "Producer records/s on / off, round by round: " + ", ".join(f"{r:.2f}" for r in ratios)
+              + f" (median {statistics.median(ratios):.2f})."]
     return "\n".join(lines) + "\n"
 
 

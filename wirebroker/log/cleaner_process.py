@@ -60,9 +60,10 @@ ABORT_POLL_S = 0.1  # how often the waiting thread looks for an abort: the delay
 STOP_TIMEOUT_S = 10.0  # how long shutdown waits for a process to finish before killing it
 # The cleaner is background work: on a machine whose cores are all busy (the broker's threads, its clients, other
 # programs), the scheduler gives the cleaner process the CPU time left over rather than an equal share, so producers
-# and consumers keep their throughput. Nice 10 weighs about a tenth of nice 0 under Linux's scheduler: a busy machine
-# still cleans, slowly; an idle core cleans at full speed.
-NICENESS = 10
+# and consumers keep their throughput. Nice 19 weighs about 1.5% of nice 0 under Linux's scheduler: a saturated
+# machine still cleans, slowly; a spare core cleans at full speed. bench/compaction_ab.py on the shared 2-core
+# machine: producers at 0.70 of their cleaner-off throughput with nice 10 (load 12-20), 1.01 with nice 19 (load 8-11).
+NICENESS = 19
 THROTTLE_STATE_BYTES = 16  # two doubles: the throttle window's start (time.monotonic) and the bytes seen in it
 
 
