@@ -66,3 +66,43 @@ def test_scram_users_live_in_zookeeper_and_authenticate_on_every_broker(tmp_path
                 broker.kill()
             zk.stop()
             zk.close()
+
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+
+
+def test_a_cluster_replicates_over_a_sasl_inter_broker_listener(tmp_path):
+    """The controller's requests, the followers' fetches and AlterPartition authenticate with
+    sasl.mechanism.inter.broker.protocol, as Kafka's brokers do: replicated writes go through."""
+    with ZooKeeperServer(data_dir=tmp_path / "zookeeper", tick_time_ms=500) as zookeeper:
+        brokers = []
+        for node_id in (1, 2):
+            port = free_port()
+            brokers.append(BrokerProcess(tmp_path / f"broker{node_id}", {
+                **cluster_defaults(2), "node.id": str(node_id), "zookeeper.connect": zookeeper.connect_string,
+                "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}", "inter.broker.listener.name": "SASL_PLAINTEXT",
+                "sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+            }, port=port))
+        try:
+            for broker in brokers:
+                broker.start()
+            config = {"bootstrap.servers": brokers[0].bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                      "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret",
+                      "log_level": 0}
+            from confluent_kafka.admin import NewTopic
+
+            admin = AdminClient(config)
+            admin.create_topics([NewTopic("replicated", 1, 2, config={"min.insync.replicas": "2"})])[
+                "replicated"].result(30)
+            producer = confluent_kafka.Producer({**config, "acks": "all", "message.timeout.ms": 30000})
+            outcome = []
+            for i in range(5):
+                producer.produce("replicated", f"v{i}".encode(), on_delivery=lambda err, _msg: outcome.append(err))
+            assert producer.flush(40) == 0
+            assert outcome == [None] * 5  # acks=all with min.insync.replicas=2: the follower fetched over SASL
+            assert all("Failed authentication" not in b.log_text() for b in brokers)
+        finally:
+            for broker in reversed(brokers):
+                broker.kill()

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 
 from wirebroker.network.broker_client import BrokerClient, BrokerUnreachable
+from wirebroker.network.client_security import ClientSecurity
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.alter_partition import (
     AlterPartitionRequest,
@@ -37,8 +38,9 @@ ControllerEndpoint = Callable[[], tuple[int, str, int] | None]
 class AlterPartitionManager:
     def __init__(self, node_id: int, controller_endpoint: ControllerEndpoint,
                  broker_epoch: Callable[[], int] = lambda: -1, request_timeout_ms: int = 30000,
-                 retry_backoff_ms: int = RETRY_BACKOFF_MS) -> None:
+                 retry_backoff_ms: int = RETRY_BACKOFF_MS, security: ClientSecurity | None = None) -> None:
         self.node_id = node_id
+        self._security = security  # TLS/SASL to a secured inter-broker listener
         self._controller_endpoint = controller_endpoint
         self.broker_epoch = broker_epoch  # the ZooKeeper registration's czxid, once registered
         self._timeout_s = request_timeout_ms / 1000
@@ -116,7 +118,8 @@ class AlterPartitionManager:
             if self._client is not None:
                 self._client.close()
             self._client = None if controller is None else BrokerClient(
-                controller[1], controller[2], f"broker-{self.node_id}-alter-partition", self._timeout_s)
+                controller[1], controller[2], f"broker-{self.node_id}-alter-partition", self._timeout_s,
+                security=self._security)
             self._client_controller = controller
         return self._client
 

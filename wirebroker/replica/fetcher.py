@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from wirebroker.network.broker_client import BrokerClient, BrokerUnreachable
 from wirebroker.protocol.errors import ErrorCode, KafkaError
@@ -60,6 +61,7 @@ class FetcherConfig:
     fetch_min_bytes: int = 1  # replica.fetch.min.bytes
     fetch_backoff_ms: int = 1000  # replica.fetch.backoff.ms
     socket_timeout_ms: int = 30000  # replica.socket.timeout.ms
+    security: Any = None  # a ClientSecurity (network/client_security.py) for a secured inter-broker listener
 
 
 @dataclass(slots=True)
@@ -82,7 +84,7 @@ class ReplicaFetcherThread:
         self.config = config
         self._partition_of = partition_of
         self._client = BrokerClient(host, port, f"broker-{config.node_id}-fetcher-{name}",
-                                    config.socket_timeout_ms / 1000)
+                                    config.socket_timeout_ms / 1000, security=config.security)
         self._states: dict[PartitionKey, PartitionFetchState] = {}
         self._lock = threading.Condition()
         self._running = True

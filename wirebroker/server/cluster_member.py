@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from wirebroker.apis import inter_broker  # noqa: F401  (imported to register the inter-broker APIs)
 from wirebroker.cluster.metadata_cache import MetadataCache
 from wirebroker.config import BrokerConfig
+from wirebroker.network.client_security import ClientSecurity
 from wirebroker.replica.alter_partition import AlterPartitionManager
 from wirebroker.replica.fetcher import FetcherConfig
 from wirebroker.replica.fetcher_manager import ReplicaFetcherManager
@@ -32,7 +33,7 @@ class ClusterMember:
 
 
 def start_replication(config: BrokerConfig, node_id: int, replica_manager: ReplicaManager,
-                      broker_epoch: Callable[[], int]) -> ClusterMember:
+                      broker_epoch: Callable[[], int], security: ClientSecurity | None = None) -> ClusterMember:
     """Give `replica_manager` its fetchers and AlterPartition channel; return the cache its peers resolve through
     and the topic purgatory.
 
@@ -53,11 +54,11 @@ def start_replication(config: BrokerConfig, node_id: int, replica_manager: Repli
     fetcher_config = FetcherConfig(
         node_id, config["replica.fetch.max.bytes"], config["replica.fetch.response.max.bytes"],
         config["replica.fetch.wait.max.ms"], config["replica.fetch.min.bytes"], config["replica.fetch.backoff.ms"],
-        config["replica.socket.timeout.ms"])
+        config["replica.socket.timeout.ms"], security)
     replica_manager.start_replication(Replication(
         ReplicaFetcherManager(fetcher_config, config["num.replica.fetchers"], replica_manager.partition),
         AlterPartitionManager(node_id, controller_endpoint, broker_epoch,
-                              request_timeout_ms=config["replica.socket.timeout.ms"]),
+                              request_timeout_ms=config["replica.socket.timeout.ms"], security=security),
         leader_endpoint, lambda topic, index: cache.partition_state(topic, index) is not None))
     log.info("broker %d is a cluster member: waiting for the controller's UpdateMetadata and LeaderAndIsr "
              "(inter-broker listener %s)", node_id, listener)

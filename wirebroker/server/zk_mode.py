@@ -98,6 +98,7 @@ class ZkMode:
         self.registration: BrokerRegistration | None = None
         self.controller: KafkaController | None = None
         self.config_changes: ConfigChangeListener | None = None
+        self._inter_broker_security: Any = None  # the broker's, once started: controlled shutdown uses it
 
     def install(self, broker: Any) -> None:
         """ZooKeeper-backed topic administration and topic metadata for `broker`, before its coordinators start."""
@@ -130,7 +131,8 @@ class ZkMode:
         self.controller = KafkaController(self.zk, self.node_id, ControllerSettings(
             self.listener_name, self.config.log_config.unclean_leader_election_enable,
             self.config["auto.leader.rebalance.enable"], self.config["leader.imbalance.check.interval.seconds"],
-            self.config["leader.imbalance.per.broker.percentage"]))
+            self.config["leader.imbalance.per.broker.percentage"], broker.inter_broker_security))
+        self._inter_broker_security = broker.inter_broker_security
         self.controller.start()
         return self.controller
 
@@ -179,7 +181,7 @@ class ZkMode:
             return False
         endpoint = endpoint_for(info, self.listener_name)
         client = BrokerClient(endpoint.host, endpoint.port, f"broker-{self.node_id}-controlled-shutdown",
-                              timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S)
+                              timeout_s=CONTROLLED_SHUTDOWN_TIMEOUT_S, security=self._inter_broker_security)
         try:
             response = client.send(ControlledShutdownRequest(broker_id=self.node_id, broker_epoch=self.broker_epoch),
                                    CONTROLLED_SHUTDOWN_VERSION)

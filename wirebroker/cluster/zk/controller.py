@@ -34,6 +34,7 @@ import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
@@ -93,6 +94,7 @@ class ControllerSettings:
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_s: float = 300.0  # leader.imbalance.check.interval.seconds
     leader_imbalance_per_broker_percentage: int = 10
+    security: Any = None  # a ClientSecurity for a secured inter-broker listener (network/client_security.py)
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,7 @@ class KafkaController:
         log.info("Controller %d starting its duties (controller epoch %d)", self.broker_id, epoch)
         if self.channel is not None:  # a retry after a ZooKeeper error part way
             self.channel.shutdown()
-        self.channel = ControllerChannelManager(self.broker_id, self.listener_name)
+        self.channel = ControllerChannelManager(self.broker_id, self.listener_name, self.settings.security)
         live = self._read_brokers(self._watch_children(paths.BROKER_IDS, "BrokerChange", self._on_broker_change))
         topics = self._watch_children(paths.TOPICS, "TopicChange", self._on_topic_change)
         assignments = self._read_assignments(topics)

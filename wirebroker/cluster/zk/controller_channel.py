@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from wirebroker.cluster.zk.controller_requests import endpoint_for
 from wirebroker.cluster.zk.data import BrokerInfo
 from wirebroker.network.broker_client import BrokerClient, BrokerUnreachable
+from wirebroker.network.client_security import ClientSecurity
 from wirebroker.protocol.message import Message
 
 log = logging.getLogger(__name__)
@@ -44,12 +45,13 @@ _STOP = object()
 class _RequestSendThread:
     """Sends one broker's queue, in order, each request until it is answered or the broker is removed."""
 
-    def __init__(self, controller_id: int, info: BrokerInfo, listener_name: str | None) -> None:
+    def __init__(self, controller_id: int, info: BrokerInfo, listener_name: str | None,
+                 security: ClientSecurity | None = None) -> None:
         endpoint = endpoint_for(info, listener_name)
         self.broker_id = info.broker_id
         self.queue: queue.Queue[_QueueItem | object] = queue.Queue()
         self.client = BrokerClient(endpoint.host, endpoint.port, f"controller-{controller_id}",
-                                   timeout_s=REQUEST_TIMEOUT_S)
+                                   timeout_s=REQUEST_TIMEOUT_S, security=security)
         self._running = threading.Event()
         self._running.set()
         self.thread = threading.Thread(target=self._run, name=f"controller-{controller_id}-to-broker-{info.broker_id}",
@@ -88,16 +90,17 @@ class _RequestSendThread:
 
 
 class ControllerChannelManager:
-    def __init__(self, controller_id: int, listener_name: str | None) -> None:
+    def __init__(self, controller_id: int, listener_name: str | None, security: ClientSecurity | None = None) -> None:
         self.controller_id = controller_id
         self.listener_name = listener_name
+        self._security = security  # TLS/SASL to a secured inter-broker listener
         self._senders: dict[int, _RequestSendThread] = {}
         self._lock = threading.Lock()
 
     def add_broker(self, info: BrokerInfo) -> None:
         """Open a channel to a broker that registered (a re-registered one gets a fresh channel)."""
         self.remove_broker(info.broker_id)
-        sender = _RequestSendThread(self.controller_id, info, self.listener_name)
+        sender = _RequestSendThread(self.controller_id, info, self.listener_name, self._security)
         with self._lock:
             self._senders[info.broker_id] = sender
         sender.thread.start()
