@@ -156,7 +156,7 @@ class Broker:
 
         zk_mode = self.zk_mode
         broker_epoch = (lambda: zk_mode.broker_epoch) if zk_mode is not None else (lambda: -1)
-        member = start_replication(config, self.node_id, self.replica_manager, broker_epoch)
+        member = start_replication(config, self.node_id, self.replica_manager, broker_epoch, self.inter_broker_security)
         self.metadata_cache = self.cluster_view = member.metadata_cache
         self.topic_purgatory = member.topic_purgatory
 
