@@ -49,7 +49,8 @@ def listener_security(config: BrokerConfig, scram_credentials: ScramCredentialSt
 def inter_broker_security(config: BrokerConfig) -> ClientSecurity | None:
     """How this broker connects to the inter-broker listener (None: PLAINTEXT), from that listener's settings:
     its truststore (and keystore) for TLS, `sasl.mechanism.inter.broker.protocol` with the username and password
-    of the mechanism's JAAS config for SASL. Used by the transaction markers' connections."""
+    of the mechanism's JAAS config for SASL. Used by every connection a broker makes to a broker (transaction
+    markers, replica fetchers, AlterPartition, the controller's channels, controlled shutdown)."""
     listener = config["inter.broker.listener.name"] or config.listeners[0].name
     protocol = config.security_protocols.get(listener)
     if protocol in (None, "PLAINTEXT"):
@@ -74,11 +75,8 @@ def inter_broker_security(config: BrokerConfig) -> ClientSecurity | None:
             new_client()
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-    log.info("Inter-broker connections (transaction markers) to listener %s: %s%s", listener, protocol,
+    log.info("Inter-broker connections to listener %s: %s%s", listener, protocol,
              f" with {mechanism}" if mechanism else "")
-    if config["zookeeper.connect"] is not None:
-        log.warning("Replication and the controller's requests still speak PLAINTEXT: in a cluster, keep "
-                    "inter.broker.listener.name on a PLAINTEXT listener")
     return ClientSecurity(ssl_context, mechanism, new_client)
 
 
