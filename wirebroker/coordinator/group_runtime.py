@@ -6,7 +6,7 @@ OffsetMetadataManager the same few things: the config, the metadata image, a tim
   managers never lock anything themselves; a group's timers are keyed `(kind, group_id, ...)`, so a group's
   timers can all be cancelled when its partition is unloaded;
 - record writes to `__consumer_offsets`: appended to the group's partition before anything is answered; a consumer
-  group's records are then replayed into it (its state only ever changes that way);
+  or share group's records are then replayed into it (its state only ever changes that way);
 - `groups`, every group by id: the managers look groups up, add and remove them here.
 
 The coordinator (group_coordinator.py) builds one and gives it to each manager; the managers never see the
@@ -21,7 +21,6 @@ from typing import Protocol
 
 from wirebroker.cluster.metadata import TopicMetadata
 from wirebroker.coordinator import internal_records as records
-from wirebroker.coordinator.consumer_group import ConsumerGroup
 from wirebroker.coordinator.group import Group, GroupConfig, partition_for
 from wirebroker.coordinator.internal_topic import LoadedBatch
 
@@ -46,6 +45,15 @@ class RecordLog(Protocol):
     def read_batches(self, partition: int) -> Iterator[LoadedBatch]:
         """Every batch of a partition this broker leads (nothing for a partition not hosted here)."""
         ...
+
+
+class ReplayedGroup(Protocol):
+    """A group whose state only changes by replaying its records: a consumer group or a share group."""
+
+    group_id: str
+    deleted: bool
+
+    def replay(self, record: records.CoordinatorRecord) -> None: ...
 
 
 class Timer(Protocol):
@@ -120,8 +128,9 @@ class GroupRuntime:
         if out:
             self._record_log.append(self.partition_of(group_id), out, producer_id, producer_epoch)
 
-    def write_consumer_group(self, group: ConsumerGroup, out: list[records.CoordinatorRecord]) -> None:
-        """Append a consumer group's records, then replay them into it; a deleted group goes from `groups`."""
+    def write_consumer_group(self, group: ReplayedGroup, out: list[records.CoordinatorRecord]) -> None:
+        """Append a consumer or share group's records, then replay them into it; a deleted group goes from
+        `groups`."""
         if not out:
             return
         self.write(group.group_id, out)

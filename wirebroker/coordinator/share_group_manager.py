@@ -103,7 +103,7 @@ class ShareGroupManager:
             out.append(updated.subscription_record(group.group_id))
         if bump:
             out.append(group.epoch_record(group.group_epoch + 1))
-        self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]  (share groups replay alike)
+        self.runtime.write_consumer_group(group, out)
         self._update_target_assignment(group)
         before = group.members[updated.member_id]
         reconciled = self._reconcile(group, before)
@@ -127,23 +127,24 @@ class ShareGroupManager:
 
     def _update_target_assignment(self, group: ShareGroup) -> None:
         """Compute the target assignment again when the group epoch moved past it or the subscribed topics'
-        partitions changed (a topic created, grown or deleted)."""
+        partitions changed (a topic created, grown or deleted: a new group epoch). A group just loaded keeps its
+        assignment if the partitions are those it was computed from."""
         partitions = self._subscribed_partitions(group)
-        if group.group_epoch == group.assignment_epoch and self._assigned_from.get(group.group_id) == partitions:
-            return
-        out: list[CoordinatorRecord] = []
-        if group.group_epoch == group.assignment_epoch:  # the topics changed under the same members
-            out.append(group.epoch_record(group.group_epoch + 1))
-            self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]
-            out = []
         target = simple_assignment(sorted(group.members), partitions)
+        if group.group_epoch == group.assignment_epoch:
+            if self._assigned_from.get(group.group_id) == partitions or target == {
+                    member_id: group.target_assignment.get(member_id, {}) for member_id in group.members}:
+                self._assigned_from[group.group_id] = partitions
+                return
+            self.runtime.write_consumer_group(group, [group.epoch_record(group.group_epoch + 1)])
         out = [group.target_member_record(member_id, assignment) for member_id, assignment in sorted(target.items())
                if group.target_assignment.get(member_id) != assignment]
         out.append(group.target_epoch_record(group.group_epoch, self.runtime.now_ms()))
-        self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]
+        self.runtime.write_consumer_group(group, out)
         self._assigned_from[group.group_id] = partitions
-        log.info("share group %s: target assignment for epoch %d: %d partitions over %d members", group.group_id,
-                 group.group_epoch, len(partitions), len(group.members))
+        if group.members:
+            log.info("share group %s: target assignment for epoch %d: %d partitions over %d members",
+                     group.group_id, group.group_epoch, len(partitions), len(group.members))
 
     def _reconcile(self, group: ShareGroup, member: ShareMember) -> ShareMember:
         """The member takes its target assignment and the assignment epoch (nothing to revoke first)."""
@@ -152,7 +153,7 @@ class ShareGroupManager:
             return member
         reconciled = replace(member, member_epoch=group.assignment_epoch, previous_member_epoch=member.member_epoch,
                              assigned=target)
-        self.runtime.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])  # type: ignore[arg-type]
+        self.runtime.write_consumer_group(group, [reconciled.assignment_record(group.group_id)])
         return group.members[member.member_id]
 
     def _leave(self, request: ShareGroupHeartbeatRequest) -> _Response:
@@ -169,7 +170,7 @@ class ShareGroupManager:
         self.runtime.cancel(("share-session", group.group_id, member_id))
         out = group.member_tombstones(member_id)
         out.append(group.epoch_record(group.group_epoch + 1))
-        self.runtime.write_consumer_group(group, out)  # type: ignore[arg-type]
+        self.runtime.write_consumer_group(group, out)
         self._update_target_assignment(group)
 
     def _schedule_session_timeout(self, group: ShareGroup, member_id: str) -> None:
