@@ -150,6 +150,11 @@ def test_an_idempotent_producer_needs_idempotent_write_or_write_on_some_topic(se
         assert init_producer_id(client) == ErrorCode.NONE
 
 
+def test_an_authorizer_class_name_this_broker_does_not_provide_stops_the_start(broker_factory):
+    with pytest.raises(RuntimeError, match="com.example.MyAuthorizer is not an authorizer this broker provides"):
+        broker_factory(**{"authorizer.class.name": "com.example.MyAuthorizer"})
+
+
 # ---- topics: describe, prefixes, deny -----------------------------------------------------------------------------
 
 def test_metadata_shows_only_what_the_principal_may_describe(secured):
