@@ -97,7 +97,7 @@ CLIENTS: dict[str, Client] = {c.name: c for c in [
            15),
     Client("confluent-kafka", "Python", (*TRANSACTIONAL_AND_COMPACTED, *SECURED), python_driver("confluent_driver.py"),
            15),
-    Client("aiokafka", "Python", (*CORE, *SECURED), python_driver("aiokafka_driver.py"), 10),
+    Client("aiokafka", "Python", (*CORE, "compacted", *SECURED), python_driver("aiokafka_driver.py"), 10),
     Client("java-clients-3.9", "Java", (*TRANSACTIONAL_AND_COMPACTED, *SECURED), java_clients("3.9"), 20),
     Client("java-clients-4", "Java", (*TRANSACTIONAL_AND_COMPACTED, *SECURED, "share_group"), java_clients("4"), 20),
     Client("kafka-cli", "Java", ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS),

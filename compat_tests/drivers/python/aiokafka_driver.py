@@ -304,11 +304,39 @@ SECURED = {
 }
 
 
+def compacted(bootstrap: str, prefix: str) -> str:
+    topic = dc.topic_name(prefix, "compacted")
+    errors = asyncio.run(create_topics(bootstrap, [NewTopic(topic, 1, 1, topic_configs=dc.COMPACTED_CONFIG)]))
+    expect(errors == [0], f"create_topics answered error codes {errors}")
+    tp = TopicPartition(topic, 0)
+
+    def send(records: list[tuple[bytes, bytes | None]]) -> None:
+        asyncio.run(produce(bootstrap, topic, [(key, value, None, 0, None) for key, value in records]))
+
+    async def read_all() -> list[tuple[bytes | None, bytes | None]]:
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            consumer.assign([tp])
+            await consumer.seek_to_beginning(tp)
+            end = (await consumer.end_offsets([tp]))[tp]
+            found, until = [], dc.deadline()
+            while await consumer.position(tp) < end:
+                expect(not dc.past(until), f"offset {end} not reached")
+                for batch in (await consumer.getmany(timeout_ms=500)).values():
+                    found.extend((r.key, r.value) for r in batch)
+            return found
+        finally:
+            await consumer.stop()
+
+    return dc.compacted_scenario(send, lambda: asyncio.run(read_all()))
+
+
 def sync(coroutine_function):
     return lambda bootstrap, prefix: asyncio.run(coroutine_function(bootstrap, prefix))
 
 
 dc.run(dc.core_scenarios(lambda codec: sync(compression(codec)), metadata=sync(metadata), roundtrip=sync(roundtrip),
                          large_records=sync(large_records), seek=sync(seek), idempotent=sync(idempotent),
-                         consumer_group=sync(consumer_group), admin=sync(admin_scenario),
+                         consumer_group=sync(consumer_group), admin=sync(admin_scenario), compacted=compacted,
                          **{name: sync(scenario) for name, scenario in SECURED.items()}))
