@@ -216,25 +216,27 @@ class StructCodec:
         n = temps("n")
         lines = self.read_length(f, n, "int32")
         lines += self.null_branch(f, target, n)
-        body = [
+        past_end = [
             f"if {n} > bl - p:",
             f"    raise DecodeError('{self.struct.name}.{f.name}: count ' + str({n}) + ' past the end')",
         ]
         element = f.element_type
         if element in _FIXED and element != "uuid":
+            # A short array needs no count check: unpack_from refuses a buffer too short for the prebuilt struct.
             code, size = _FIXED[element]
             table = self.module.array_table(code)
-            body += [f"{target} = list(({table}[{n}] if {n} < {ARRAY_TABLE_SIZE} else _struct.Struct('>' + str({n}) + '{code}'))"
-                     f".unpack_from(b, p))", f"p += {size} * {n}"]
+            lines[-1] = f"elif {n} < {ARRAY_TABLE_SIZE}:"
+            lines += [f"    {target} = list({table}[{n}].unpack_from(b, p))", f"    p += {size} * {n}", "else:"]
+            return lines + _indent([*past_end, f"{target} = list(_struct.Struct('>' + str({n}) + '{code}')"
+                                               f".unpack_from(b, p))", f"p += {size} * {n}"])
+        items = temps("xs")
+        item = temps("e")
+        body = [*past_end, f"{items} = []", f"for _ in range({n}):"]
+        if f.is_struct:
+            body += _indent(self.child(f.struct).read_struct_into(item, temps))
         else:
-            items = temps("xs")
-            item = temps("e")
-            body += [f"{items} = []", f"for _ in range({n}):"]
-            if f.is_struct:
-                body += _indent(self.child(f.struct).read_struct_into(item, temps))
-            else:
-                body += _indent(self.read_value(f, item, temps, element=True))
-            body += [f"    {items}.append({item})", f"{target} = {items}"]
+            body += _indent(self.read_value(f, item, temps, element=True))
+        body += [f"    {items}.append({item})", f"{target} = {items}"]
         return lines + _indent(body)
 
     def read_struct(self, f: Field, target: str, temps: Temps) -> list[str]:

@@ -170,10 +170,13 @@ def _r_AddPartitionsToTxnRequest_0(b, p):
             p += 4
             if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+            elif n8 < 64:
+                e5.partitions = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n8) + ' past the end')
-                e5.partitions = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e5.partitions = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             e5.unknown_tagged_fields = None
             xs4.append(e5)
@@ -303,10 +306,13 @@ def _r_AddPartitionsToTxnRequest_1(b, p):
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+            elif n8 < 64:
+                e5.partitions = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n8) + ' past the end')
-                e5.partitions = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e5.partitions = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
@@ -458,10 +464,13 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+                    elif n11 < 64:
+                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None

@@ -260,10 +260,13 @@ def _r_AlterPartitionRequest_0(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                    elif n9 < 64:
+                        e8.new_isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('PartitionData.NewIsr: count ' + str(n9) + ' past the end')
-                        e8.new_isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.new_isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S2.unpack_from(b, p)
                     p += 4
@@ -399,10 +402,13 @@ def _r_AlterPartitionRequest_1(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                    elif n9 < 64:
+                        e8.new_isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('PartitionData.NewIsr: count ' + str(n9) + ' past the end')
-                        e8.new_isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.new_isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.leader_recovery_state, e8.partition_epoch, = _S3.unpack_from(b, p)
                     p += 5
@@ -524,10 +530,13 @@ def _r_AlterPartitionRequest_2(b, p):
                         n7 -= 1
                     if n7 < 0:
                         raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                    elif n7 < 64:
+                        e6.new_isr = list(_ARRAY_i[n7].unpack_from(b, p))
+                        p += 4 * n7
                     else:
                         if n7 > bl - p:
                             raise DecodeError('PartitionData.NewIsr: count ' + str(n7) + ' past the end')
-                        e6.new_isr = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                        e6.new_isr = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                         p += 4 * n7
                     e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
                     p += 5
@@ -829,10 +838,13 @@ def _r_AlterPartitionResponse_0(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('PartitionData.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('PartitionData.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S2.unpack_from(b, p)
                     p += 4
@@ -963,10 +975,13 @@ def _r_AlterPartitionResponse_1(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('PartitionData.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('PartitionData.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.leader_recovery_state, e8.partition_epoch, = _S3.unpack_from(b, p)
                     p += 5
@@ -1085,10 +1100,13 @@ def _r_AlterPartitionResponse_2(b, p):
                         n7 -= 1
                     if n7 < 0:
                         raise DecodeError('PartitionData.Isr: null where not nullable')
+                    elif n7 < 64:
+                        e6.isr = list(_ARRAY_i[n7].unpack_from(b, p))
+                        p += 4 * n7
                     else:
                         if n7 > bl - p:
                             raise DecodeError('PartitionData.Isr: count ' + str(n7) + ' past the end')
-                        e6.isr = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                        e6.isr = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                         p += 4 * n7
                     e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
                     p += 5

@@ -238,10 +238,13 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
                         n9 -= 1
                     if n9 < 0:
                         e8.replicas = None
+                    elif n9 < 64:
+                        e8.replicas = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('ReassignablePartition.Replicas: count ' + str(n9) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
@@ -373,10 +376,13 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
                         n9 -= 1
                     if n9 < 0:
                         e8.replicas = None
+                    elif n9 < 64:
+                        e8.replicas = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('ReassignablePartition.Replicas: count ' + str(n9) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None

@@ -156,10 +156,13 @@ def _r_AlterReplicaLogDirsRequest_0(b, p):
                     p += 4
                     if n11 < 0:
                         raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
+                    elif n11 < 64:
+                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -325,10 +328,13 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
+                    elif n11 < 64:
+                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None

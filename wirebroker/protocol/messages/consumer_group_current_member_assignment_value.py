@@ -87,10 +87,13 @@ def _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, o):
                 n1 -= 1
             if n1 < 0:
                 o.assignment_epochs = None
+            elif n1 < 64:
+                o.assignment_epochs = list(_ARRAY_i[n1].unpack_from(b, p))
+                p += 4 * n1
             else:
                 if n1 > bl - p:
                     raise DecodeError('TopicPartitions.AssignmentEpochs: count ' + str(n1) + ' past the end')
-                o.assignment_epochs = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
+                o.assignment_epochs = list(_struct.Struct('>' + str(n1) + 'i').unpack_from(b, p))
                 p += 4 * n1
         else:
             if unknown is None:
@@ -151,10 +154,13 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
                 n4 -= 1
             if n4 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            elif n4 < 64:
+                e3.partitions = list(_ARRAY_i[n4].unpack_from(b, p))
+                p += 4 * n4
             else:
                 if n4 > bl - p:
                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n4) + ' past the end')
-                e3.partitions = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
+                e3.partitions = list(_struct.Struct('>' + str(n4) + 'i').unpack_from(b, p))
                 p += 4 * n4
             e3.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
@@ -186,10 +192,13 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            elif n8 < 64:
+                e7.partitions = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n8) + ' past the end')
-                e7.partitions = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e7.partitions = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             e7.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case

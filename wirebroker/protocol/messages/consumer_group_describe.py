@@ -560,10 +560,13 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                                 n38 -= 1
                             if n38 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            elif n38 < 64:
+                                e35.partitions = list(_ARRAY_i[n38].unpack_from(b, p))
+                                p += 4 * n38
                             else:
                                 if n38 > bl - p:
                                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n38) + ' past the end')
-                                e35.partitions = list((_ARRAY_i[n38] if n38 < 64 else _struct.Struct('>' + str(n38) + 'i')).unpack_from(b, p))
+                                e35.partitions = list(_struct.Struct('>' + str(n38) + 'i').unpack_from(b, p))
                                 p += 4 * n38
                             if b[p] == 0:  # no tagged fields, the common case
                                 e35.unknown_tagged_fields = None
@@ -614,10 +617,13 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                                 n45 -= 1
                             if n45 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            elif n45 < 64:
+                                e42.partitions = list(_ARRAY_i[n45].unpack_from(b, p))
+                                p += 4 * n45
                             else:
                                 if n45 > bl - p:
                                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
-                                e42.partitions = list((_ARRAY_i[n45] if n45 < 64 else _struct.Struct('>' + str(n45) + 'i')).unpack_from(b, p))
+                                e42.partitions = list(_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p))
                                 p += 4 * n45
                             if b[p] == 0:  # no tagged fields, the common case
                                 e42.unknown_tagged_fields = None
@@ -1098,10 +1104,13 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                                 n38 -= 1
                             if n38 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            elif n38 < 64:
+                                e35.partitions = list(_ARRAY_i[n38].unpack_from(b, p))
+                                p += 4 * n38
                             else:
                                 if n38 > bl - p:
                                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n38) + ' past the end')
-                                e35.partitions = list((_ARRAY_i[n38] if n38 < 64 else _struct.Struct('>' + str(n38) + 'i')).unpack_from(b, p))
+                                e35.partitions = list(_struct.Struct('>' + str(n38) + 'i').unpack_from(b, p))
                                 p += 4 * n38
                             if b[p] == 0:  # no tagged fields, the common case
                                 e35.unknown_tagged_fields = None
@@ -1152,10 +1161,13 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                                 n45 -= 1
                             if n45 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            elif n45 < 64:
+                                e42.partitions = list(_ARRAY_i[n45].unpack_from(b, p))
+                                p += 4 * n45
                             else:
                                 if n45 > bl - p:
                                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
-                                e42.partitions = list((_ARRAY_i[n45] if n45 < 64 else _struct.Struct('>' + str(n45) + 'i')).unpack_from(b, p))
+                                e42.partitions = list(_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p))
                                 p += 4 * n45
                             if b[p] == 0:  # no tagged fields, the common case
                                 e42.unknown_tagged_fields = None

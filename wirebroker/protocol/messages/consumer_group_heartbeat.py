@@ -279,10 +279,13 @@ def _r_ConsumerGroupHeartbeatRequest_0(b, p):
                 n19 -= 1
             if n19 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            elif n19 < 64:
+                e18.partitions = list(_ARRAY_i[n19].unpack_from(b, p))
+                p += 4 * n19
             else:
                 if n19 > bl - p:
                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n19) + ' past the end')
-                e18.partitions = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                e18.partitions = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                 p += 4 * n19
             if b[p] == 0:  # no tagged fields, the common case
                 e18.unknown_tagged_fields = None
@@ -537,10 +540,13 @@ def _r_ConsumerGroupHeartbeatRequest_1(b, p):
                 n21 -= 1
             if n21 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            elif n21 < 64:
+                e20.partitions = list(_ARRAY_i[n21].unpack_from(b, p))
+                p += 4 * n21
             else:
                 if n21 > bl - p:
                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n21) + ' past the end')
-                e20.partitions = list((_ARRAY_i[n21] if n21 < 64 else _struct.Struct('>' + str(n21) + 'i')).unpack_from(b, p))
+                e20.partitions = list(_struct.Struct('>' + str(n21) + 'i').unpack_from(b, p))
                 p += 4 * n21
             if b[p] == 0:  # no tagged fields, the common case
                 e20.unknown_tagged_fields = None
@@ -776,10 +782,13 @@ def _r_ConsumerGroupHeartbeatResponse_0(b, p):
                     n9 -= 1
                 if n9 < 0:
                     raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                elif n9 < 64:
+                    e8.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
+                    p += 4 * n9
                 else:
                     if n9 > bl - p:
                         raise DecodeError('TopicPartitions.Partitions: count ' + str(n9) + ' past the end')
-                    e8.partitions = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                    e8.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                     p += 4 * n9
                 if b[p] == 0:  # no tagged fields, the common case
                     e8.unknown_tagged_fields = None

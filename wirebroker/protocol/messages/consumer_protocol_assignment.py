@@ -87,10 +87,13 @@ def _r_ConsumerProtocolAssignment_0(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            elif n6 < 64:
+                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.unknown_tagged_fields = None
             xs2.append(e3)

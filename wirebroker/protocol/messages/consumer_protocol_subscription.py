@@ -178,10 +178,13 @@ def _r_ConsumerProtocolSubscription_1(b, p):
             p += 4
             if n13 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            elif n13 < 64:
+                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
                 if n13 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
-                e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                 p += 4 * n13
             e10.unknown_tagged_fields = None
             xs9.append(e10)
@@ -279,10 +282,13 @@ def _r_ConsumerProtocolSubscription_2(b, p):
             p += 4
             if n13 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            elif n13 < 64:
+                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
                 if n13 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
-                e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                 p += 4 * n13
             e10.unknown_tagged_fields = None
             xs9.append(e10)
@@ -382,10 +388,13 @@ def _r_ConsumerProtocolSubscription_3(b, p):
             p += 4
             if n13 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            elif n13 < 64:
+                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
                 if n13 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
-                e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                 p += 4 * n13
             e10.unknown_tagged_fields = None
             xs9.append(e10)

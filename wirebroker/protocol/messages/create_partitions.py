@@ -140,10 +140,13 @@ def _r_CreatePartitionsRequest_0(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
+                    elif n9 < 64:
+                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -301,10 +304,13 @@ def _r_CreatePartitionsRequest_1(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
+                    elif n9 < 64:
+                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None

@@ -178,10 +178,13 @@ def _r_CreateTopicsRequest_0(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                    elif n9 < 64:
+                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -308,10 +311,13 @@ def _r_CreateTopicsRequest_1(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                    elif n9 < 64:
+                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -539,10 +545,13 @@ def _r_CreateTopicsRequest_2(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                    elif n9 < 64:
+                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None

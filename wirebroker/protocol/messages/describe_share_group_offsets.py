@@ -260,10 +260,13 @@ def _r_DescribeShareGroupOffsetsRequest_0(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
+                    elif n11 < 64:
+                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None

@@ -447,10 +447,13 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n9 < 64:
+                        e8.replica_nodes = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n9) + ' past the end')
-                        e8.replica_nodes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.replica_nodes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     n10 = b[p] - 1
                     p += 1
@@ -459,10 +462,13 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
+                    elif n10 < 64:
+                        e8.isr_nodes = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n10) + ' past the end')
-                        e8.isr_nodes = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.isr_nodes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -471,10 +477,13 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                         n11 -= 1
                     if n11 < 0:
                         e8.eligible_leader_replicas = None
+                    elif n11 < 64:
+                        e8.eligible_leader_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n11) + ' past the end')
-                        e8.eligible_leader_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.eligible_leader_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     n12 = b[p] - 1
                     p += 1
@@ -483,10 +492,13 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                         n12 -= 1
                     if n12 < 0:
                         e8.last_known_elr = None
+                    elif n12 < 64:
+                        e8.last_known_elr = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n12) + ' past the end')
-                        e8.last_known_elr = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        e8.last_known_elr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
                     n13 = b[p] - 1
                     p += 1
@@ -495,10 +507,13 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                         n13 -= 1
                     if n13 < 0:
                         raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n13 < 64:
+                        e8.offline_replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
                         if n13 > bl - p:
                             raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n13) + ' past the end')
-                        e8.offline_replicas = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        e8.offline_replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                         p += 4 * n13
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None

@@ -326,10 +326,13 @@ def _r_DescribeTransactionsResponse_0(b, p):
                         n13 -= 1
                     if n13 < 0:
                         raise DecodeError('TopicData.Partitions: null where not nullable')
+                    elif n13 < 64:
+                        e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
                         if n13 > bl - p:
                             raise DecodeError('TopicData.Partitions: count ' + str(n13) + ' past the end')
-                        e10.partitions = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                         p += 4 * n13
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None

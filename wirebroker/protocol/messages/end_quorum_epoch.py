@@ -204,10 +204,13 @@ def _r_EndQuorumEpochRequest_0(b, p):
                     p += 4
                     if n11 < 0:
                         raise DecodeError('PartitionData.PreferredSuccessors: null where not nullable')
+                    elif n11 < 64:
+                        e10.preferred_successors = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('PartitionData.PreferredSuccessors: count ' + str(n11) + ' past the end')
-                        e10.preferred_successors = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e10.preferred_successors = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e10.preferred_candidates = []
                     e10.unknown_tagged_fields = None

@@ -620,10 +620,13 @@ def _r_FetchRequest_4(b, p):
             p += 4
             if n14 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n14 < 64:
+                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
+                p += 4 * n14
             else:
                 if n14 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
                 p += 4 * n14
             e11.topic_id = UUID_ZERO
             e11.unknown_tagged_fields = None
@@ -736,10 +739,13 @@ def _r_FetchRequest_5(b, p):
             p += 4
             if n14 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n14 < 64:
+                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
+                p += 4 * n14
             else:
                 if n14 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
                 p += 4 * n14
             e11.topic_id = UUID_ZERO
             e11.unknown_tagged_fields = None
@@ -852,10 +858,13 @@ def _r_FetchRequest_6(b, p):
             p += 4
             if n14 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n14 < 64:
+                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
+                p += 4 * n14
             else:
                 if n14 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
                 p += 4 * n14
             e11.topic_id = UUID_ZERO
             e11.unknown_tagged_fields = None
@@ -1113,10 +1122,13 @@ def _r_FetchRequest_7(b, p):
                 n14 -= 1
             if n14 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n14 < 64:
+                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
+                p += 4 * n14
             else:
                 if n14 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
                 p += 4 * n14
             e11.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
@@ -1315,10 +1327,13 @@ def _r_FetchRequest_8(b, p):
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n10 < 64:
+                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                 p += 4 * n10
             e9.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
@@ -1574,10 +1589,13 @@ def _r_FetchRequest_9(b, p):
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n10 < 64:
+                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                 p += 4 * n10
             e9.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
@@ -1801,10 +1819,13 @@ def _r_FetchRequest_10(b, p):
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n10 < 64:
+                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                 p += 4 * n10
             e9.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
@@ -2038,10 +2059,13 @@ def _r_FetchRequest_11(b, p):
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n10 < 64:
+                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                 p += 4 * n10
             e9.topic = ''
             if b[p] == 0:  # no tagged fields, the common case

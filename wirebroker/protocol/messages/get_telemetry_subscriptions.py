@@ -151,10 +151,13 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
         n1 -= 1
     if n1 < 0:
         raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: null where not nullable')
+    elif n1 < 64:
+        o.accepted_compression_types = list(_ARRAY_b[n1].unpack_from(b, p))
+        p += 1 * n1
     else:
         if n1 > bl - p:
             raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: count ' + str(n1) + ' past the end')
-        o.accepted_compression_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
+        o.accepted_compression_types = list(_struct.Struct('>' + str(n1) + 'b').unpack_from(b, p))
         p += 1 * n1
     o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, = _S2.unpack_from(b, p)
     p += 9

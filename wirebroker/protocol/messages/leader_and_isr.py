@@ -180,10 +180,13 @@ def _r_LeaderAndIsrRequest_0(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+            elif n6 < 64:
+                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.partition_epoch, = _S1.unpack_from(b, p)
             p += 4
@@ -191,10 +194,13 @@ def _r_LeaderAndIsrRequest_0(b, p):
             p += 4
             if n7 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+            elif n7 < 64:
+                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                 p += 4 * n7
             e3.adding_replicas = []
             e3.removing_replicas = []
@@ -311,10 +317,13 @@ def _r_LeaderAndIsrRequest_1(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+            elif n6 < 64:
+                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.partition_epoch, = _S1.unpack_from(b, p)
             p += 4
@@ -322,10 +331,13 @@ def _r_LeaderAndIsrRequest_1(b, p):
             p += 4
             if n7 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+            elif n7 < 64:
+                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                 p += 4 * n7
             e3.is_new, = _S4.unpack_from(b, p)
             p += 1
@@ -454,10 +466,13 @@ def _r_LeaderAndIsrRequest_2(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S1.unpack_from(b, p)
                     p += 4
@@ -465,10 +480,13 @@ def _r_LeaderAndIsrRequest_2(b, p):
                     p += 4
                     if n10 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     e8.is_new, = _S4.unpack_from(b, p)
                     p += 1
@@ -604,10 +622,13 @@ def _r_LeaderAndIsrRequest_3(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S1.unpack_from(b, p)
                     p += 4
@@ -615,28 +636,37 @@ def _r_LeaderAndIsrRequest_3(b, p):
                     p += 4
                     if n10 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11, = _S1.unpack_from(b, p)
                     p += 4
                     if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     n12, = _S1.unpack_from(b, p)
                     p += 4
                     if n12 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n12 < 64:
+                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
                     e8.is_new, = _S4.unpack_from(b, p)
                     p += 1
@@ -886,10 +916,13 @@ def _r_LeaderAndIsrRequest_4(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S1.unpack_from(b, p)
                     p += 4
@@ -900,10 +933,13 @@ def _r_LeaderAndIsrRequest_4(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -912,10 +948,13 @@ def _r_LeaderAndIsrRequest_4(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     n12 = b[p] - 1
                     p += 1
@@ -924,10 +963,13 @@ def _r_LeaderAndIsrRequest_4(b, p):
                         n12 -= 1
                     if n12 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n12 < 64:
+                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
                     e8.is_new, = _S4.unpack_from(b, p)
                     p += 1
@@ -1161,10 +1203,13 @@ def _r_LeaderAndIsrRequest_5(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S1.unpack_from(b, p)
                     p += 4
@@ -1175,10 +1220,13 @@ def _r_LeaderAndIsrRequest_5(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -1187,10 +1235,13 @@ def _r_LeaderAndIsrRequest_5(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     n12 = b[p] - 1
                     p += 1
@@ -1199,10 +1250,13 @@ def _r_LeaderAndIsrRequest_5(b, p):
                         n12 -= 1
                     if n12 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n12 < 64:
+                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
                     e8.is_new, = _S4.unpack_from(b, p)
                     p += 1
@@ -1433,10 +1487,13 @@ def _r_LeaderAndIsrRequest_6(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S1.unpack_from(b, p)
                     p += 4
@@ -1447,10 +1504,13 @@ def _r_LeaderAndIsrRequest_6(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -1459,10 +1519,13 @@ def _r_LeaderAndIsrRequest_6(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     n12 = b[p] - 1
                     p += 1
@@ -1471,10 +1534,13 @@ def _r_LeaderAndIsrRequest_6(b, p):
                         n12 -= 1
                     if n12 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n12 < 64:
+                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
                     e8.is_new, e8.leader_recovery_state, = _S8.unpack_from(b, p)
                     p += 2
@@ -1702,10 +1768,13 @@ def _r_LeaderAndIsrRequest_7(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.partition_epoch, = _S1.unpack_from(b, p)
                     p += 4
@@ -1716,10 +1785,13 @@ def _r_LeaderAndIsrRequest_7(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -1728,10 +1800,13 @@ def _r_LeaderAndIsrRequest_7(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     n12 = b[p] - 1
                     p += 1
@@ -1740,10 +1815,13 @@ def _r_LeaderAndIsrRequest_7(b, p):
                         n12 -= 1
                     if n12 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n12 < 64:
+                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
                     e8.is_new, e8.leader_recovery_state, = _S8.unpack_from(b, p)
                     p += 2

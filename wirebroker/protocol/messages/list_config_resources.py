@@ -130,10 +130,13 @@ def _r_ListConfigResourcesRequest_1(b, p):
         n1 -= 1
     if n1 < 0:
         raise DecodeError('ListConfigResourcesRequest.ResourceTypes: null where not nullable')
+    elif n1 < 64:
+        o.resource_types = list(_ARRAY_b[n1].unpack_from(b, p))
+        p += 1 * n1
     else:
         if n1 > bl - p:
             raise DecodeError('ListConfigResourcesRequest.ResourceTypes: count ' + str(n1) + ' past the end')
-        o.resource_types = list((_ARRAY_b[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'b')).unpack_from(b, p))
+        o.resource_types = list(_struct.Struct('>' + str(n1) + 'b').unpack_from(b, p))
         p += 1 * n1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -726,10 +726,13 @@ def _r_ListOffsetsResponse_0(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: null where not nullable')
+                    elif n9 < 64:
+                        e8.old_style_offsets = list(_ARRAY_q[n9].unpack_from(b, p))
+                        p += 8 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: count ' + str(n9) + ' past the end')
-                        e8.old_style_offsets = list((_ARRAY_q[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'q')).unpack_from(b, p))
+                        e8.old_style_offsets = list(_struct.Struct('>' + str(n9) + 'q').unpack_from(b, p))
                         p += 8 * n9
                     e8.timestamp = -1
                     e8.offset = -1

@@ -186,10 +186,13 @@ def _r_ListPartitionReassignmentsRequest_0(b, p):
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: null where not nullable')
+            elif n6 < 64:
+                e3.partition_indexes = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n6) + ' past the end')
-                e3.partition_indexes = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partition_indexes = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -381,10 +384,13 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
+                    elif n11 < 64:
+                        e10.replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n11) + ' past the end')
-                        e10.replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e10.replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     n12 = b[p] - 1
                     p += 1
@@ -393,10 +399,13 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
                         n12 -= 1
                     if n12 < 0:
                         raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
+                    elif n12 < 64:
+                        e10.adding_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n12) + ' past the end')
-                        e10.adding_replicas = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                        e10.adding_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
                     n13 = b[p] - 1
                     p += 1
@@ -405,10 +414,13 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
                         n13 -= 1
                     if n13 < 0:
                         raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
+                    elif n13 < 64:
+                        e10.removing_replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
                         if n13 > bl - p:
                             raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n13) + ' past the end')
-                        e10.removing_replicas = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        e10.removing_replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                         p += 4 * n13
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None

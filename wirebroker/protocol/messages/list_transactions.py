@@ -141,10 +141,13 @@ def _r_ListTransactionsRequest_0(b, p):
         n6 -= 1
     if n6 < 0:
         raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
+    elif n6 < 64:
+        o.producer_id_filters = list(_ARRAY_q[n6].unpack_from(b, p))
+        p += 8 * n6
     else:
         if n6 > bl - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
+        o.producer_id_filters = list(_struct.Struct('>' + str(n6) + 'q').unpack_from(b, p))
         p += 8 * n6
     o.duration_filter = -1
     o.transactional_id_pattern = None
@@ -229,10 +232,13 @@ def _r_ListTransactionsRequest_1(b, p):
         n6 -= 1
     if n6 < 0:
         raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
+    elif n6 < 64:
+        o.producer_id_filters = list(_ARRAY_q[n6].unpack_from(b, p))
+        p += 8 * n6
     else:
         if n6 > bl - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
+        o.producer_id_filters = list(_struct.Struct('>' + str(n6) + 'q').unpack_from(b, p))
         p += 8 * n6
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8
@@ -317,10 +323,13 @@ def _r_ListTransactionsRequest_2(b, p):
         n6 -= 1
     if n6 < 0:
         raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
+    elif n6 < 64:
+        o.producer_id_filters = list(_ARRAY_q[n6].unpack_from(b, p))
+        p += 8 * n6
     else:
         if n6 > bl - p:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list((_ARRAY_q[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'q')).unpack_from(b, p))
+        o.producer_id_filters = list(_struct.Struct('>' + str(n6) + 'q').unpack_from(b, p))
         p += 8 * n6
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8

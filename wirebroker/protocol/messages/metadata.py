@@ -696,19 +696,25 @@ def _r_MetadataResponse_0(b, p):
                     p += 4
                     if n14 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n14 < 64:
+                        e13.replica_nodes = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
                     else:
                         if n14 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n14) + ' past the end')
-                        e13.replica_nodes = list((_ARRAY_i[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'i')).unpack_from(b, p))
+                        e13.replica_nodes = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
                         p += 4 * n14
                     n15, = _S0.unpack_from(b, p)
                     p += 4
                     if n15 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n15 < 64:
+                        e13.isr_nodes = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
                     else:
                         if n15 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n15) + ' past the end')
-                        e13.isr_nodes = list((_ARRAY_i[n15] if n15 < 64 else _struct.Struct('>' + str(n15) + 'i')).unpack_from(b, p))
+                        e13.isr_nodes = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
                         p += 4 * n15
                     e13.leader_epoch = -1
                     e13.offline_replicas = []
@@ -852,19 +858,25 @@ def _r_MetadataResponse_1(b, p):
                     p += 4
                     if n16 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n16 < 64:
+                        e15.replica_nodes = list(_ARRAY_i[n16].unpack_from(b, p))
+                        p += 4 * n16
                     else:
                         if n16 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n16) + ' past the end')
-                        e15.replica_nodes = list((_ARRAY_i[n16] if n16 < 64 else _struct.Struct('>' + str(n16) + 'i')).unpack_from(b, p))
+                        e15.replica_nodes = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
                         p += 4 * n16
                     n17, = _S0.unpack_from(b, p)
                     p += 4
                     if n17 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n17 < 64:
+                        e15.isr_nodes = list(_ARRAY_i[n17].unpack_from(b, p))
+                        p += 4 * n17
                     else:
                         if n17 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n17) + ' past the end')
-                        e15.isr_nodes = list((_ARRAY_i[n17] if n17 < 64 else _struct.Struct('>' + str(n17) + 'i')).unpack_from(b, p))
+                        e15.isr_nodes = list(_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p))
                         p += 4 * n17
                     e15.leader_epoch = -1
                     e15.offline_replicas = []
@@ -1025,19 +1037,25 @@ def _r_MetadataResponse_2(b, p):
                     p += 4
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19, = _S0.unpack_from(b, p)
                     p += 4
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     e17.leader_epoch = -1
                     e17.offline_replicas = []
@@ -1206,19 +1224,25 @@ def _r_MetadataResponse_3(b, p):
                     p += 4
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19, = _S0.unpack_from(b, p)
                     p += 4
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     e17.leader_epoch = -1
                     e17.offline_replicas = []
@@ -1387,28 +1411,37 @@ def _r_MetadataResponse_4(b, p):
                     p += 4
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19, = _S0.unpack_from(b, p)
                     p += 4
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20, = _S0.unpack_from(b, p)
                     p += 4
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     e17.leader_epoch = -1
                     e17.unknown_tagged_fields = None
@@ -1582,28 +1615,37 @@ def _r_MetadataResponse_5(b, p):
                     p += 4
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19, = _S0.unpack_from(b, p)
                     p += 4
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20, = _S0.unpack_from(b, p)
                     p += 4
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     e17.unknown_tagged_fields = None
                     xs16.append(e17)
@@ -1776,28 +1818,37 @@ def _r_MetadataResponse_6(b, p):
                     p += 4
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19, = _S0.unpack_from(b, p)
                     p += 4
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20, = _S0.unpack_from(b, p)
                     p += 4
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     e17.unknown_tagged_fields = None
                     xs16.append(e17)
@@ -2090,10 +2141,13 @@ def _r_MetadataResponse_7(b, p):
                         n18 -= 1
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19 = b[p] - 1
                     p += 1
@@ -2102,10 +2156,13 @@ def _r_MetadataResponse_7(b, p):
                         n19 -= 1
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20 = b[p] - 1
                     p += 1
@@ -2114,10 +2171,13 @@ def _r_MetadataResponse_7(b, p):
                         n20 -= 1
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     if b[p] == 0:  # no tagged fields, the common case
                         e17.unknown_tagged_fields = None
@@ -2386,10 +2446,13 @@ def _r_MetadataResponse_8(b, p):
                         n18 -= 1
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19 = b[p] - 1
                     p += 1
@@ -2398,10 +2461,13 @@ def _r_MetadataResponse_8(b, p):
                         n19 -= 1
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20 = b[p] - 1
                     p += 1
@@ -2410,10 +2476,13 @@ def _r_MetadataResponse_8(b, p):
                         n20 -= 1
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     if b[p] == 0:  # no tagged fields, the common case
                         e17.unknown_tagged_fields = None
@@ -2681,10 +2750,13 @@ def _r_MetadataResponse_9(b, p):
                         n18 -= 1
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19 = b[p] - 1
                     p += 1
@@ -2693,10 +2765,13 @@ def _r_MetadataResponse_9(b, p):
                         n19 -= 1
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20 = b[p] - 1
                     p += 1
@@ -2705,10 +2780,13 @@ def _r_MetadataResponse_9(b, p):
                         n20 -= 1
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     if b[p] == 0:  # no tagged fields, the common case
                         e17.unknown_tagged_fields = None
@@ -2976,10 +3054,13 @@ def _r_MetadataResponse_10(b, p):
                         n18 -= 1
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19 = b[p] - 1
                     p += 1
@@ -2988,10 +3069,13 @@ def _r_MetadataResponse_10(b, p):
                         n19 -= 1
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20 = b[p] - 1
                     p += 1
@@ -3000,10 +3084,13 @@ def _r_MetadataResponse_10(b, p):
                         n20 -= 1
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     if b[p] == 0:  # no tagged fields, the common case
                         e17.unknown_tagged_fields = None
@@ -3274,10 +3361,13 @@ def _r_MetadataResponse_11(b, p):
                         n18 -= 1
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                    elif n18 < 64:
+                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                         p += 4 * n18
                     n19 = b[p] - 1
                     p += 1
@@ -3286,10 +3376,13 @@ def _r_MetadataResponse_11(b, p):
                         n19 -= 1
                     if n19 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    elif n19 < 64:
+                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
+                        p += 4 * n19
                     else:
                         if n19 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list((_ARRAY_i[n19] if n19 < 64 else _struct.Struct('>' + str(n19) + 'i')).unpack_from(b, p))
+                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
                         p += 4 * n19
                     n20 = b[p] - 1
                     p += 1
@@ -3298,10 +3391,13 @@ def _r_MetadataResponse_11(b, p):
                         n20 -= 1
                     if n20 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n20 < 64:
+                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
+                        p += 4 * n20
                     else:
                         if n20 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list((_ARRAY_i[n20] if n20 < 64 else _struct.Struct('>' + str(n20) + 'i')).unpack_from(b, p))
+                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
                         p += 4 * n20
                     if b[p] == 0:  # no tagged fields, the common case
                         e17.unknown_tagged_fields = None

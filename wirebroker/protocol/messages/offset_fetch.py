@@ -209,10 +209,13 @@ def _r_OffsetFetchRequest_0(b, p):
             p += 4
             if n8 < 0:
                 raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            elif n8 < 64:
+                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             e5.unknown_tagged_fields = None
             xs4.append(e5)
@@ -284,10 +287,13 @@ def _r_OffsetFetchRequest_1(b, p):
             p += 4
             if n8 < 0:
                 raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            elif n8 < 64:
+                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             e5.unknown_tagged_fields = None
             xs4.append(e5)
@@ -420,10 +426,13 @@ def _r_OffsetFetchRequest_2(b, p):
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            elif n8 < 64:
+                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
@@ -542,10 +551,13 @@ def _r_OffsetFetchRequest_3(b, p):
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+            elif n8 < 64:
+                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
@@ -723,10 +735,13 @@ def _r_OffsetFetchRequest_4(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                    elif n11 < 64:
+                        e8.partition_indexes = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n11) + ' past the end')
-                        e8.partition_indexes = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.partition_indexes = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e8.topic_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
@@ -897,10 +912,13 @@ def _r_OffsetFetchRequest_5(b, p):
                         n13 -= 1
                     if n13 < 0:
                         raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                    elif n13 < 64:
+                        e10.partition_indexes = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
                         if n13 > bl - p:
                             raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
-                        e10.partition_indexes = list((_ARRAY_i[n13] if n13 < 64 else _struct.Struct('>' + str(n13) + 'i')).unpack_from(b, p))
+                        e10.partition_indexes = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                         p += 4 * n13
                     e10.topic_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
@@ -1070,10 +1088,13 @@ def _r_OffsetFetchRequest_6(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                    elif n11 < 64:
+                        e10.partition_indexes = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n11) + ' past the end')
-                        e10.partition_indexes = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e10.partition_indexes = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e10.name = ''
                     if b[p] == 0:  # no tagged fields, the common case

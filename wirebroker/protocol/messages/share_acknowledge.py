@@ -333,10 +333,13 @@ def _r_ShareAcknowledgeRequest_0(b, p):
                                 n14 -= 1
                             if n14 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            elif n14 < 64:
+                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
+                                p += 1 * n14
                             else:
                                 if n14 > bl - p:
                                     raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
                                 p += 1 * n14
                             if b[p] == 0:  # no tagged fields, the common case
                                 e13.unknown_tagged_fields = None
@@ -529,10 +532,13 @@ def _r_ShareAcknowledgeRequest_1(b, p):
                                 n14 -= 1
                             if n14 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            elif n14 < 64:
+                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
+                                p += 1 * n14
                             else:
                                 if n14 > bl - p:
                                     raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
                                 p += 1 * n14
                             if b[p] == 0:  # no tagged fields, the common case
                                 e13.unknown_tagged_fields = None

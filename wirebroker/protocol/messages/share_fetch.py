@@ -395,10 +395,13 @@ def _r_ShareFetchRequest_0(b, p):
                                 n14 -= 1
                             if n14 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            elif n14 < 64:
+                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
+                                p += 1 * n14
                             else:
                                 if n14 > bl - p:
                                     raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
                                 p += 1 * n14
                             if b[p] == 0:  # no tagged fields, the common case
                                 e13.unknown_tagged_fields = None
@@ -444,10 +447,13 @@ def _r_ShareFetchRequest_0(b, p):
                 n18 -= 1
             if n18 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n18 < 64:
+                e17.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
+                p += 4 * n18
             else:
                 if n18 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
-                e17.partitions = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                e17.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                 p += 4 * n18
             if b[p] == 0:  # no tagged fields, the common case
                 e17.unknown_tagged_fields = None
@@ -651,10 +657,13 @@ def _r_ShareFetchRequest_1(b, p):
                                 n14 -= 1
                             if n14 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                            elif n14 < 64:
+                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
+                                p += 1 * n14
                             else:
                                 if n14 > bl - p:
                                     raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list((_ARRAY_b[n14] if n14 < 64 else _struct.Struct('>' + str(n14) + 'b')).unpack_from(b, p))
+                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
                                 p += 1 * n14
                             if b[p] == 0:  # no tagged fields, the common case
                                 e13.unknown_tagged_fields = None
@@ -700,10 +709,13 @@ def _r_ShareFetchRequest_1(b, p):
                 n18 -= 1
             if n18 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n18 < 64:
+                e17.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
+                p += 4 * n18
             else:
                 if n18 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
-                e17.partitions = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                e17.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                 p += 4 * n18
             if b[p] == 0:  # no tagged fields, the common case
                 e17.unknown_tagged_fields = None

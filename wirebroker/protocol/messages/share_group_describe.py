@@ -529,10 +529,13 @@ def _r_ShareGroupDescribeResponse_0(b, p):
                                 n34 -= 1
                             if n34 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            elif n34 < 64:
+                                e31.partitions = list(_ARRAY_i[n34].unpack_from(b, p))
+                                p += 4 * n34
                             else:
                                 if n34 > bl - p:
                                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n34) + ' past the end')
-                                e31.partitions = list((_ARRAY_i[n34] if n34 < 64 else _struct.Struct('>' + str(n34) + 'i')).unpack_from(b, p))
+                                e31.partitions = list(_struct.Struct('>' + str(n34) + 'i').unpack_from(b, p))
                                 p += 4 * n34
                             if b[p] == 0:  # no tagged fields, the common case
                                 e31.unknown_tagged_fields = None

@@ -381,10 +381,13 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
                     n9 -= 1
                 if n9 < 0:
                     raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                elif n9 < 64:
+                    e8.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
+                    p += 4 * n9
                 else:
                     if n9 > bl - p:
                         raise DecodeError('TopicPartitions.Partitions: count ' + str(n9) + ' past the end')
-                    e8.partitions = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                    e8.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                     p += 4 * n9
                 if b[p] == 0:  # no tagged fields, the common case
                     e8.unknown_tagged_fields = None

@@ -129,10 +129,13 @@ def _r_ShareGroupTargetAssignmentMemberValue_0(b, p):
                 n4 -= 1
             if n4 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            elif n4 < 64:
+                e3.partitions = list(_ARRAY_i[n4].unpack_from(b, p))
+                p += 4 * n4
             else:
                 if n4 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n4) + ' past the end')
-                e3.partitions = list((_ARRAY_i[n4] if n4 < 64 else _struct.Struct('>' + str(n4) + 'i')).unpack_from(b, p))
+                e3.partitions = list(_struct.Struct('>' + str(n4) + 'i').unpack_from(b, p))
                 p += 4 * n4
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None

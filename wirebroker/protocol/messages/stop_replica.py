@@ -218,10 +218,13 @@ def _r_StopReplicaRequest_1(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
+            elif n6 < 64:
+                e3.partition_indexes = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n6) + ' past the end')
-                e3.partition_indexes = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partition_indexes = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.unknown_tagged_fields = None
             xs2.append(e3)
@@ -340,10 +343,13 @@ def _r_StopReplicaRequest_2(b, p):
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
+            elif n6 < 64:
+                e3.partition_indexes = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n6) + ' past the end')
-                e3.partition_indexes = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partition_indexes = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None

@@ -90,10 +90,13 @@ def _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, o):
                 n1 -= 1
             if n1 < 0:
                 o.assignment_epochs = None
+            elif n1 < 64:
+                o.assignment_epochs = list(_ARRAY_i[n1].unpack_from(b, p))
+                p += 4 * n1
             else:
                 if n1 > bl - p:
                     raise DecodeError('TaskIds.AssignmentEpochs: count ' + str(n1) + ' past the end')
-                o.assignment_epochs = list((_ARRAY_i[n1] if n1 < 64 else _struct.Struct('>' + str(n1) + 'i')).unpack_from(b, p))
+                o.assignment_epochs = list(_struct.Struct('>' + str(n1) + 'i').unpack_from(b, p))
                 p += 4 * n1
         else:
             if unknown is None:
@@ -165,10 +168,13 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n6 < 64:
+                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
@@ -211,10 +217,13 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 n12 -= 1
             if n12 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n12 < 64:
+                e9.partitions = list(_ARRAY_i[n12].unpack_from(b, p))
+                p += 4 * n12
             else:
                 if n12 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n12) + ' past the end')
-                e9.partitions = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                e9.partitions = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                 p += 4 * n12
             e9.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
@@ -257,10 +266,13 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 n18 -= 1
             if n18 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n18 < 64:
+                e15.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
+                p += 4 * n18
             else:
                 if n18 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n18) + ' past the end')
-                e15.partitions = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                e15.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                 p += 4 * n18
             e15.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
@@ -303,10 +315,13 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 n24 -= 1
             if n24 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n24 < 64:
+                e21.partitions = list(_ARRAY_i[n24].unpack_from(b, p))
+                p += 4 * n24
             else:
                 if n24 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n24) + ' past the end')
-                e21.partitions = list((_ARRAY_i[n24] if n24 < 64 else _struct.Struct('>' + str(n24) + 'i')).unpack_from(b, p))
+                e21.partitions = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
                 p += 4 * n24
             e21.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
@@ -349,10 +364,13 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 n30 -= 1
             if n30 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n30 < 64:
+                e27.partitions = list(_ARRAY_i[n30].unpack_from(b, p))
+                p += 4 * n30
             else:
                 if n30 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n30) + ' past the end')
-                e27.partitions = list((_ARRAY_i[n30] if n30 < 64 else _struct.Struct('>' + str(n30) + 'i')).unpack_from(b, p))
+                e27.partitions = list(_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p))
                 p += 4 * n30
             e27.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
@@ -395,10 +413,13 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 n36 -= 1
             if n36 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n36 < 64:
+                e33.partitions = list(_ARRAY_i[n36].unpack_from(b, p))
+                p += 4 * n36
             else:
                 if n36 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n36) + ' past the end')
-                e33.partitions = list((_ARRAY_i[n36] if n36 < 64 else _struct.Struct('>' + str(n36) + 'i')).unpack_from(b, p))
+                e33.partitions = list(_struct.Struct('>' + str(n36) + 'i').unpack_from(b, p))
                 p += 4 * n36
             e33.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case

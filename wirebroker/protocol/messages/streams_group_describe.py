@@ -1142,10 +1142,13 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                 n91 -= 1
                             if n91 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            elif n91 < 64:
+                                e88.partitions = list(_ARRAY_i[n91].unpack_from(b, p))
+                                p += 4 * n91
                             else:
                                 if n91 > bl - p:
                                     raise DecodeError('TaskIds.Partitions: count ' + str(n91) + ' past the end')
-                                e88.partitions = list((_ARRAY_i[n91] if n91 < 64 else _struct.Struct('>' + str(n91) + 'i')).unpack_from(b, p))
+                                e88.partitions = list(_struct.Struct('>' + str(n91) + 'i').unpack_from(b, p))
                                 p += 4 * n91
                             if b[p] == 0:  # no tagged fields, the common case
                                 e88.unknown_tagged_fields = None
@@ -1187,10 +1190,13 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                 n97 -= 1
                             if n97 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            elif n97 < 64:
+                                e94.partitions = list(_ARRAY_i[n97].unpack_from(b, p))
+                                p += 4 * n97
                             else:
                                 if n97 > bl - p:
                                     raise DecodeError('TaskIds.Partitions: count ' + str(n97) + ' past the end')
-                                e94.partitions = list((_ARRAY_i[n97] if n97 < 64 else _struct.Struct('>' + str(n97) + 'i')).unpack_from(b, p))
+                                e94.partitions = list(_struct.Struct('>' + str(n97) + 'i').unpack_from(b, p))
                                 p += 4 * n97
                             if b[p] == 0:  # no tagged fields, the common case
                                 e94.unknown_tagged_fields = None
@@ -1232,10 +1238,13 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                 n103 -= 1
                             if n103 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            elif n103 < 64:
+                                e100.partitions = list(_ARRAY_i[n103].unpack_from(b, p))
+                                p += 4 * n103
                             else:
                                 if n103 > bl - p:
                                     raise DecodeError('TaskIds.Partitions: count ' + str(n103) + ' past the end')
-                                e100.partitions = list((_ARRAY_i[n103] if n103 < 64 else _struct.Struct('>' + str(n103) + 'i')).unpack_from(b, p))
+                                e100.partitions = list(_struct.Struct('>' + str(n103) + 'i').unpack_from(b, p))
                                 p += 4 * n103
                             if b[p] == 0:  # no tagged fields, the common case
                                 e100.unknown_tagged_fields = None
@@ -1284,10 +1293,13 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                 n110 -= 1
                             if n110 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            elif n110 < 64:
+                                e107.partitions = list(_ARRAY_i[n110].unpack_from(b, p))
+                                p += 4 * n110
                             else:
                                 if n110 > bl - p:
                                     raise DecodeError('TaskIds.Partitions: count ' + str(n110) + ' past the end')
-                                e107.partitions = list((_ARRAY_i[n110] if n110 < 64 else _struct.Struct('>' + str(n110) + 'i')).unpack_from(b, p))
+                                e107.partitions = list(_struct.Struct('>' + str(n110) + 'i').unpack_from(b, p))
                                 p += 4 * n110
                             if b[p] == 0:  # no tagged fields, the common case
                                 e107.unknown_tagged_fields = None
@@ -1329,10 +1341,13 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                 n116 -= 1
                             if n116 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            elif n116 < 64:
+                                e113.partitions = list(_ARRAY_i[n116].unpack_from(b, p))
+                                p += 4 * n116
                             else:
                                 if n116 > bl - p:
                                     raise DecodeError('TaskIds.Partitions: count ' + str(n116) + ' past the end')
-                                e113.partitions = list((_ARRAY_i[n116] if n116 < 64 else _struct.Struct('>' + str(n116) + 'i')).unpack_from(b, p))
+                                e113.partitions = list(_struct.Struct('>' + str(n116) + 'i').unpack_from(b, p))
                                 p += 4 * n116
                             if b[p] == 0:  # no tagged fields, the common case
                                 e113.unknown_tagged_fields = None
@@ -1374,10 +1389,13 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                 n122 -= 1
                             if n122 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            elif n122 < 64:
+                                e119.partitions = list(_ARRAY_i[n122].unpack_from(b, p))
+                                p += 4 * n122
                             else:
                                 if n122 > bl - p:
                                     raise DecodeError('TaskIds.Partitions: count ' + str(n122) + ' past the end')
-                                e119.partitions = list((_ARRAY_i[n122] if n122 < 64 else _struct.Struct('>' + str(n122) + 'i')).unpack_from(b, p))
+                                e119.partitions = list(_struct.Struct('>' + str(n122) + 'i').unpack_from(b, p))
                                 p += 4 * n122
                             if b[p] == 0:  # no tagged fields, the common case
                                 e119.unknown_tagged_fields = None

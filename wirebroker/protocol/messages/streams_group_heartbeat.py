@@ -815,10 +815,13 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                             n57 -= 1
                         if n57 < 0:
                             raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                        elif n57 < 64:
+                            e56.source_topics = list(_ARRAY_h[n57].unpack_from(b, p))
+                            p += 2 * n57
                         else:
                             if n57 > bl - p:
                                 raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n57) + ' past the end')
-                            e56.source_topics = list((_ARRAY_h[n57] if n57 < 64 else _struct.Struct('>' + str(n57) + 'h')).unpack_from(b, p))
+                            e56.source_topics = list(_struct.Struct('>' + str(n57) + 'h').unpack_from(b, p))
                             p += 2 * n57
                         n58 = b[p] - 1
                         p += 1
@@ -827,10 +830,13 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                             n58 -= 1
                         if n58 < 0:
                             raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                        elif n58 < 64:
+                            e56.source_topic_regex = list(_ARRAY_h[n58].unpack_from(b, p))
+                            p += 2 * n58
                         else:
                             if n58 > bl - p:
                                 raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n58) + ' past the end')
-                            e56.source_topic_regex = list((_ARRAY_h[n58] if n58 < 64 else _struct.Struct('>' + str(n58) + 'h')).unpack_from(b, p))
+                            e56.source_topic_regex = list(_struct.Struct('>' + str(n58) + 'h').unpack_from(b, p))
                             p += 2 * n58
                         n59 = b[p] - 1
                         p += 1
@@ -839,10 +845,13 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                             n59 -= 1
                         if n59 < 0:
                             raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                        elif n59 < 64:
+                            e56.repartition_source_topics = list(_ARRAY_h[n59].unpack_from(b, p))
+                            p += 2 * n59
                         else:
                             if n59 > bl - p:
                                 raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n59) + ' past the end')
-                            e56.repartition_source_topics = list((_ARRAY_h[n59] if n59 < 64 else _struct.Struct('>' + str(n59) + 'h')).unpack_from(b, p))
+                            e56.repartition_source_topics = list(_struct.Struct('>' + str(n59) + 'h').unpack_from(b, p))
                             p += 2 * n59
                         if b[p] == 0:  # no tagged fields, the common case
                             e56.unknown_tagged_fields = None
@@ -897,10 +906,13 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                 n65 -= 1
             if n65 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n65 < 64:
+                e62.partitions = list(_ARRAY_i[n65].unpack_from(b, p))
+                p += 4 * n65
             else:
                 if n65 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n65) + ' past the end')
-                e62.partitions = list((_ARRAY_i[n65] if n65 < 64 else _struct.Struct('>' + str(n65) + 'i')).unpack_from(b, p))
+                e62.partitions = list(_struct.Struct('>' + str(n65) + 'i').unpack_from(b, p))
                 p += 4 * n65
             if b[p] == 0:  # no tagged fields, the common case
                 e62.unknown_tagged_fields = None
@@ -942,10 +954,13 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                 n71 -= 1
             if n71 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n71 < 64:
+                e68.partitions = list(_ARRAY_i[n71].unpack_from(b, p))
+                p += 4 * n71
             else:
                 if n71 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n71) + ' past the end')
-                e68.partitions = list((_ARRAY_i[n71] if n71 < 64 else _struct.Struct('>' + str(n71) + 'i')).unpack_from(b, p))
+                e68.partitions = list(_struct.Struct('>' + str(n71) + 'i').unpack_from(b, p))
                 p += 4 * n71
             if b[p] == 0:  # no tagged fields, the common case
                 e68.unknown_tagged_fields = None
@@ -987,10 +1002,13 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                 n77 -= 1
             if n77 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n77 < 64:
+                e74.partitions = list(_ARRAY_i[n77].unpack_from(b, p))
+                p += 4 * n77
             else:
                 if n77 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n77) + ' past the end')
-                e74.partitions = list((_ARRAY_i[n77] if n77 < 64 else _struct.Struct('>' + str(n77) + 'i')).unpack_from(b, p))
+                e74.partitions = list(_struct.Struct('>' + str(n77) + 'i').unpack_from(b, p))
                 p += 4 * n77
             if b[p] == 0:  # no tagged fields, the common case
                 e74.unknown_tagged_fields = None
@@ -1816,10 +1834,13 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                 n15 -= 1
             if n15 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n15 < 64:
+                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                p += 4 * n15
             else:
                 if n15 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n15) + ' past the end')
-                e12.partitions = list((_ARRAY_i[n15] if n15 < 64 else _struct.Struct('>' + str(n15) + 'i')).unpack_from(b, p))
+                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
                 p += 4 * n15
             if b[p] == 0:  # no tagged fields, the common case
                 e12.unknown_tagged_fields = None
@@ -1861,10 +1882,13 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                 n21 -= 1
             if n21 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n21 < 64:
+                e18.partitions = list(_ARRAY_i[n21].unpack_from(b, p))
+                p += 4 * n21
             else:
                 if n21 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n21) + ' past the end')
-                e18.partitions = list((_ARRAY_i[n21] if n21 < 64 else _struct.Struct('>' + str(n21) + 'i')).unpack_from(b, p))
+                e18.partitions = list(_struct.Struct('>' + str(n21) + 'i').unpack_from(b, p))
                 p += 4 * n21
             if b[p] == 0:  # no tagged fields, the common case
                 e18.unknown_tagged_fields = None
@@ -1906,10 +1930,13 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                 n27 -= 1
             if n27 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n27 < 64:
+                e24.partitions = list(_ARRAY_i[n27].unpack_from(b, p))
+                p += 4 * n27
             else:
                 if n27 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n27) + ' past the end')
-                e24.partitions = list((_ARRAY_i[n27] if n27 < 64 else _struct.Struct('>' + str(n27) + 'i')).unpack_from(b, p))
+                e24.partitions = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
                 p += 4 * n27
             if b[p] == 0:  # no tagged fields, the common case
                 e24.unknown_tagged_fields = None
@@ -1988,10 +2015,13 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                         n39 -= 1
                     if n39 < 0:
                         raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                    elif n39 < 64:
+                        e36.partitions = list(_ARRAY_i[n39].unpack_from(b, p))
+                        p += 4 * n39
                     else:
                         if n39 > bl - p:
                             raise DecodeError('TopicPartition.Partitions: count ' + str(n39) + ' past the end')
-                        e36.partitions = list((_ARRAY_i[n39] if n39 < 64 else _struct.Struct('>' + str(n39) + 'i')).unpack_from(b, p))
+                        e36.partitions = list(_struct.Struct('>' + str(n39) + 'i').unpack_from(b, p))
                         p += 4 * n39
                     if b[p] == 0:  # no tagged fields, the common case
                         e36.unknown_tagged_fields = None
@@ -2033,10 +2063,13 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                         n45 -= 1
                     if n45 < 0:
                         raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                    elif n45 < 64:
+                        e42.partitions = list(_ARRAY_i[n45].unpack_from(b, p))
+                        p += 4 * n45
                     else:
                         if n45 > bl - p:
                             raise DecodeError('TopicPartition.Partitions: count ' + str(n45) + ' past the end')
-                        e42.partitions = list((_ARRAY_i[n45] if n45 < 64 else _struct.Struct('>' + str(n45) + 'i')).unpack_from(b, p))
+                        e42.partitions = list(_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p))
                         p += 4 * n45
                     if b[p] == 0:  # no tagged fields, the common case
                         e42.unknown_tagged_fields = None

@@ -141,10 +141,13 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n6 < 64:
+                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -186,10 +189,13 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
                 n12 -= 1
             if n12 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n12 < 64:
+                e9.partitions = list(_ARRAY_i[n12].unpack_from(b, p))
+                p += 4 * n12
             else:
                 if n12 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n12) + ' past the end')
-                e9.partitions = list((_ARRAY_i[n12] if n12 < 64 else _struct.Struct('>' + str(n12) + 'i')).unpack_from(b, p))
+                e9.partitions = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                 p += 4 * n12
             if b[p] == 0:  # no tagged fields, the common case
                 e9.unknown_tagged_fields = None
@@ -231,10 +237,13 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
                 n18 -= 1
             if n18 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n18 < 64:
+                e15.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
+                p += 4 * n18
             else:
                 if n18 > bl - p:
                     raise DecodeError('TaskIds.Partitions: count ' + str(n18) + ' past the end')
-                e15.partitions = list((_ARRAY_i[n18] if n18 < 64 else _struct.Struct('>' + str(n18) + 'i')).unpack_from(b, p))
+                e15.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
                 p += 4 * n18
             if b[p] == 0:  # no tagged fields, the common case
                 e15.unknown_tagged_fields = None

@@ -510,10 +510,13 @@ def _r_StreamsGroupTopologyValue_0(b, p):
                         n48 -= 1
                     if n48 < 0:
                         raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                    elif n48 < 64:
+                        e47.source_topics = list(_ARRAY_h[n48].unpack_from(b, p))
+                        p += 2 * n48
                     else:
                         if n48 > bl - p:
                             raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n48) + ' past the end')
-                        e47.source_topics = list((_ARRAY_h[n48] if n48 < 64 else _struct.Struct('>' + str(n48) + 'h')).unpack_from(b, p))
+                        e47.source_topics = list(_struct.Struct('>' + str(n48) + 'h').unpack_from(b, p))
                         p += 2 * n48
                     n49 = b[p] - 1
                     p += 1
@@ -522,10 +525,13 @@ def _r_StreamsGroupTopologyValue_0(b, p):
                         n49 -= 1
                     if n49 < 0:
                         raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                    elif n49 < 64:
+                        e47.source_topic_regex = list(_ARRAY_h[n49].unpack_from(b, p))
+                        p += 2 * n49
                     else:
                         if n49 > bl - p:
                             raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n49) + ' past the end')
-                        e47.source_topic_regex = list((_ARRAY_h[n49] if n49 < 64 else _struct.Struct('>' + str(n49) + 'h')).unpack_from(b, p))
+                        e47.source_topic_regex = list(_struct.Struct('>' + str(n49) + 'h').unpack_from(b, p))
                         p += 2 * n49
                     n50 = b[p] - 1
                     p += 1
@@ -534,10 +540,13 @@ def _r_StreamsGroupTopologyValue_0(b, p):
                         n50 -= 1
                     if n50 < 0:
                         raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                    elif n50 < 64:
+                        e47.repartition_source_topics = list(_ARRAY_h[n50].unpack_from(b, p))
+                        p += 2 * n50
                     else:
                         if n50 > bl - p:
                             raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n50) + ' past the end')
-                        e47.repartition_source_topics = list((_ARRAY_h[n50] if n50 < 64 else _struct.Struct('>' + str(n50) + 'h')).unpack_from(b, p))
+                        e47.repartition_source_topics = list(_struct.Struct('>' + str(n50) + 'h').unpack_from(b, p))
                         p += 2 * n50
                     if b[p] == 0:  # no tagged fields, the common case
                         e47.unknown_tagged_fields = None

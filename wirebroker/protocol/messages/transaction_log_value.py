@@ -100,10 +100,13 @@ def _r_TransactionLogValue_0(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
+            elif n6 < 64:
+                e3.partition_ids = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n6) + ' past the end')
-                e3.partition_ids = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partition_ids = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.unknown_tagged_fields = None
             xs2.append(e3)
@@ -223,10 +226,13 @@ def _r_TransactionLogValue_1(b, p):
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
+            elif n6 < 64:
+                e3.partition_ids = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n6) + ' past the end')
-                e3.partition_ids = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.partition_ids = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None

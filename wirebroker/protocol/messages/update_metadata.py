@@ -164,10 +164,13 @@ def _r_UpdateMetadataRequest_0(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            elif n6 < 64:
+                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.zk_version, = _S1.unpack_from(b, p)
             p += 4
@@ -175,10 +178,13 @@ def _r_UpdateMetadataRequest_0(b, p):
             p += 4
             if n7 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            elif n7 < 64:
+                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                 p += 4 * n7
             e3.offline_replicas = []
             e3.unknown_tagged_fields = None
@@ -290,10 +296,13 @@ def _r_UpdateMetadataRequest_1(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            elif n6 < 64:
+                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.zk_version, = _S1.unpack_from(b, p)
             p += 4
@@ -301,10 +310,13 @@ def _r_UpdateMetadataRequest_1(b, p):
             p += 4
             if n7 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            elif n7 < 64:
+                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                 p += 4 * n7
             e3.offline_replicas = []
             e3.unknown_tagged_fields = None
@@ -437,10 +449,13 @@ def _r_UpdateMetadataRequest_2(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            elif n6 < 64:
+                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.zk_version, = _S1.unpack_from(b, p)
             p += 4
@@ -448,10 +463,13 @@ def _r_UpdateMetadataRequest_2(b, p):
             p += 4
             if n7 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            elif n7 < 64:
+                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                 p += 4 * n7
             e3.offline_replicas = []
             e3.unknown_tagged_fields = None
@@ -600,10 +618,13 @@ def _r_UpdateMetadataRequest_3(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            elif n6 < 64:
+                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.zk_version, = _S1.unpack_from(b, p)
             p += 4
@@ -611,10 +632,13 @@ def _r_UpdateMetadataRequest_3(b, p):
             p += 4
             if n7 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            elif n7 < 64:
+                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                 p += 4 * n7
             e3.offline_replicas = []
             e3.unknown_tagged_fields = None
@@ -776,10 +800,13 @@ def _r_UpdateMetadataRequest_4(b, p):
             p += 4
             if n6 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+            elif n6 < 64:
+                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list((_ARRAY_i[n6] if n6 < 64 else _struct.Struct('>' + str(n6) + 'i')).unpack_from(b, p))
+                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
                 p += 4 * n6
             e3.zk_version, = _S1.unpack_from(b, p)
             p += 4
@@ -787,19 +814,25 @@ def _r_UpdateMetadataRequest_4(b, p):
             p += 4
             if n7 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            elif n7 < 64:
+                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list((_ARRAY_i[n7] if n7 < 64 else _struct.Struct('>' + str(n7) + 'i')).unpack_from(b, p))
+                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
                 p += 4 * n7
             n8, = _S1.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+            elif n8 < 64:
+                e3.offline_replicas = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n8) + ' past the end')
-                e3.offline_replicas = list((_ARRAY_i[n8] if n8 < 64 else _struct.Struct('>' + str(n8) + 'i')).unpack_from(b, p))
+                e3.offline_replicas = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
             e3.unknown_tagged_fields = None
             xs2.append(e3)
@@ -976,10 +1009,13 @@ def _r_UpdateMetadataRequest_5(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.zk_version, = _S1.unpack_from(b, p)
                     p += 4
@@ -987,19 +1023,25 @@ def _r_UpdateMetadataRequest_5(b, p):
                     p += 4
                     if n10 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11, = _S1.unpack_from(b, p)
                     p += 4
                     if n11 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e8.topic_name = ''
                     e8.unknown_tagged_fields = None
@@ -1310,10 +1352,13 @@ def _r_UpdateMetadataRequest_6(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.zk_version, = _S1.unpack_from(b, p)
                     p += 4
@@ -1324,10 +1369,13 @@ def _r_UpdateMetadataRequest_6(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -1336,10 +1384,13 @@ def _r_UpdateMetadataRequest_6(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e8.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
@@ -1636,10 +1687,13 @@ def _r_UpdateMetadataRequest_7(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.zk_version, = _S1.unpack_from(b, p)
                     p += 4
@@ -1650,10 +1704,13 @@ def _r_UpdateMetadataRequest_7(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -1662,10 +1719,13 @@ def _r_UpdateMetadataRequest_7(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e8.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
@@ -1989,10 +2049,13 @@ def _r_UpdateMetadataRequest_8(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                    elif n9 < 64:
+                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e8.zk_version, = _S1.unpack_from(b, p)
                     p += 4
@@ -2003,10 +2066,13 @@ def _r_UpdateMetadataRequest_8(b, p):
                         n10 -= 1
                     if n10 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    elif n10 < 64:
+                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list((_ARRAY_i[n10] if n10 < 64 else _struct.Struct('>' + str(n10) + 'i')).unpack_from(b, p))
+                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
                         p += 4 * n10
                     n11 = b[p] - 1
                     p += 1
@@ -2015,10 +2081,13 @@ def _r_UpdateMetadataRequest_8(b, p):
                         n11 -= 1
                     if n11 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    elif n11 < 64:
+                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list((_ARRAY_i[n11] if n11 < 64 else _struct.Struct('>' + str(n11) + 'i')).unpack_from(b, p))
+                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
                     e8.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case

@@ -165,10 +165,13 @@ def _r_WriteTxnMarkersRequest_0(b, p):
                     p += 4
                     if n9 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                    elif n9 < 64:
+                        e6.partition_indexes = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
-                        e6.partition_indexes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e6.partition_indexes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     e6.unknown_tagged_fields = None
                     xs5.append(e6)
@@ -324,10 +327,13 @@ def _r_WriteTxnMarkersRequest_1(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                    elif n9 < 64:
+                        e6.partition_indexes = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
-                        e6.partition_indexes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e6.partition_indexes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     if b[p] == 0:  # no tagged fields, the common case
                         e6.unknown_tagged_fields = None
@@ -454,10 +460,13 @@ def _r_WriteTxnMarkersRequest_2(b, p):
                         n9 -= 1
                     if n9 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                    elif n9 < 64:
+                        e6.partition_indexes = list(_ARRAY_i[n9].unpack_from(b, p))
+                        p += 4 * n9
                     else:
                         if n9 > bl - p:
                             raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
-                        e6.partition_indexes = list((_ARRAY_i[n9] if n9 < 64 else _struct.Struct('>' + str(n9) + 'i')).unpack_from(b, p))
+                        e6.partition_indexes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
                         p += 4 * n9
                     if b[p] == 0:  # no tagged fields, the common case
                         e6.unknown_tagged_fields = None
