@@ -82,3 +82,20 @@ def test_share_state_is_initialized_written_read_and_deleted(broker_factory):
     broker.start()
     with RawClient(broker.bootstrap) as client:
         assert _read(client, topic_id).start_offset == -1
+
+
+def test_share_apis_are_authorized_as_kafka_authorizes_them(broker_factory):
+    """With an authorizer and no ACLs, an anonymous client may neither join, fetch, describe nor touch the state."""
+    broker = broker_factory(**{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                               "allow.everyone.if.no.acl.found": "false"})
+    with RawClient(broker.bootstrap) as client:
+        joined = client.request(76, 1, group_id="g", member_id="m", member_epoch=0, subscribed_topic_names=["t"])
+        assert joined.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+        fetched = client.request(78, 1, group_id="g", member_id="m", share_session_epoch=0, max_wait_ms=0,
+                                 min_bytes=1, max_bytes=1000, max_records=10, batch_size=10, topics=[],
+                                 forgotten_topics_data=[])
+        assert fetched.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+        described = client.request(77, 1, group_ids=["g"])
+        assert described.groups[0].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+        read = _read(client, bytes(16))
+        assert read.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED

@@ -7,15 +7,19 @@ Behaviour:
 - Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NON_EMPTY_GROUP (members consume it),
   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION
   for it; the others are still reset.
+Authorization (with an authorizer): READ on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic, else
+TOPIC_AUTHORIZATION_FAILED in its partitions.
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.share_group_admin import on_empty_share_group
 from wirebroker.apis.share_services import share_services
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.alter_share_group_offsets import (
     AlterShareGroupOffsetsRequest,
@@ -29,6 +33,9 @@ _Partition = AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartit
 
 
 def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest) -> AlterShareGroupOffsetsResponse:
+    require(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
+    readable = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, (t.topic_name for t in request.topics))
+
     def alter() -> AlterShareGroupOffsetsResponse:
         reset: dict[tuple[bytes, int], int] = {}
         topics = []
@@ -38,6 +45,10 @@ def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest) -> Alter
                               partitions=[])
             for partition in asked.partitions:
                 known = topic is not None and 0 <= partition.partition_index < topic.partitions
+                if asked.topic_name not in readable:
+                    answered.partitions.append(_Partition(partition_index=partition.partition_index,
+                                                          error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                    continue
                 if known:
                     reset[(topic.topic_id, partition.partition_index)] = partition.start_offset
                 answered.partitions.append(_Partition(

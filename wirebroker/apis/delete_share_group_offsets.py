@@ -5,15 +5,19 @@ Behaviour:
   `__share_group_state`): its next ShareFetch starts them again at share.auto.offset.reset.
 - Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NON_EMPTY_GROUP, NOT_COORDINATOR,
   COORDINATOR_LOAD_IN_PROGRESS. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION.
+Authorization (with an authorizer): DELETE on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic, else
+TOPIC_AUTHORIZATION_FAILED for it.
 """
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.share_group_admin import on_empty_share_group
 from wirebroker.apis.share_services import share_services
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.delete_share_group_offsets import (
     DeleteShareGroupOffsetsRequest,
@@ -26,11 +30,18 @@ _Topic = DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic
 
 
 def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequest) -> DeleteShareGroupOffsetsResponse:
+    require(ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id)
+    readable = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, (t.topic_name for t in request.topics))
+
     def delete() -> DeleteShareGroupOffsetsResponse:
         topics = []
         deleted = []
         for asked in request.topics:
             topic = ctx.broker.metadata.topic(asked.topic_name)
+            if asked.topic_name not in readable:
+                topics.append(_Topic(topic_name=asked.topic_name, topic_id=bytes(16),
+                                     error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             if topic is None:
                 topics.append(_Topic(topic_name=asked.topic_name, topic_id=bytes(16),
                                      error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

@@ -6,6 +6,8 @@ Behaviour:
   not started. The leader epoch is the partition's.
 - Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NOT_COORDINATOR,
   COORDINATOR_LOAD_IN_PROGRESS. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION in each of its partitions.
+Authorization (with an authorizer): DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED for it; DESCRIBE on
+each topic, else TOPIC_AUTHORIZATION_FAILED in its partitions.
 Version notes:
 - v1 adds Lag: the records of the partition below its high watermark not yet done (acknowledged or archived), -1
   where the start offset is unknown.
@@ -17,7 +19,12 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.share_services import share_services
-from wirebroker.protocol.errors import ErrorCode
+from wirebroker.cluster.acls import AclOperation, ResourceType
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    GroupAuthorizationFailedError,
+    KafkaError,
+)
 from wirebroker.protocol.messages.describe_share_group_offsets import (
     DescribeShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsResponse,
@@ -33,10 +40,15 @@ _Partition = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponse
 
 def handle(ctx: RequestContext, request: DescribeShareGroupOffsetsRequest) -> DescribeShareGroupOffsetsResponse:
     coordinator = ctx.broker.group_coordinator
+
+    def error(group_id: str, exc: KafkaError) -> _Group:
+        return _Group(group_id=group_id, topics=[], error_code=exc.code, error_message=str(exc))
+
+    allowed = ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, (g.group_id for g in request.groups))
     return DescribeShareGroupOffsetsResponse(groups=[
         coordinator.serve_share(group.group_id, lambda group=group: _describe(ctx, group),
-                                lambda exc, group=group: _Group(group_id=group.group_id, topics=[],
-                                                                error_code=exc.code, error_message=str(exc)))
+                                lambda exc, group=group: error(group.group_id, exc))
+        if group.group_id in allowed else error(group.group_id, GroupAuthorizationFailedError())
         for group in request.groups])
 
 
@@ -54,8 +66,14 @@ def _describe(ctx: RequestContext, asked: DescribeShareGroupOffsetsRequest.Descr
     else:
         wanted = {t.topic_name: list(t.partitions) for t in asked.topics}
     topics = []
+    described = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)
     for name, indexes in wanted.items():
         topic = metadata.topic(name)
+        if name not in described:
+            topics.append(_Topic(topic_name=name, topic_id=bytes(16), partitions=[
+                _Partition(partition_index=i, start_offset=UNINITIALIZED_START_OFFSET, leader_epoch=-1,
+                           error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in indexes]))
+            continue
         if topic is None:
             topics.append(_Topic(topic_name=name, topic_id=bytes(16), partitions=[
                 _Partition(partition_index=i, start_offset=UNINITIALIZED_START_OFFSET, leader_epoch=-1,

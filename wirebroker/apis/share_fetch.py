@@ -11,6 +11,8 @@ Behaviour (coordinator/share_partition_manager.py):
   offsets, whole batches as Kafka's batch-optimised mode), waiting for MinBytes up to MaxWaitMs. Each partition
   answers the log's batches and the AcquiredRecords ranges with their delivery counts; the client keeps only those.
 - AcquisitionLockTimeoutMs: the group's share.record.lock.duration.ms (else group.share.record.lock.duration.ms).
+Authorization (with an authorizer): READ on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic, else
+TOPIC_AUTHORIZATION_FAILED in its partitions (neither fetched nor acknowledged).
 Version notes:
 - v1 adds MaxRecords, BatchSize and AcquisitionLockTimeoutMs (KIP-932 GA); v2 ShareAcquireMode (KIP-1206:
   record_limit acquires at most MaxRecords, splitting batches) and IsRenewAck (KIP-1222: the acknowledgements
@@ -19,10 +21,16 @@ Version notes:
 
 from __future__ import annotations
 
+from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.apis.share_responses import acknowledgements, share_fetch_response
+from wirebroker.apis.share_responses import (
+    acknowledgements,
+    authorize_topics,
+    share_fetch_response,
+)
 from wirebroker.apis.share_services import share_services
+from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.messages.share_fetch import (
     ShareFetchRequest,
     ShareFetchResponse,
@@ -34,17 +42,19 @@ RECORD_LIMIT = 1  # ShareAcquireMode record_limit: at most MaxRecords, batches s
 
 
 def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchResponse | None:
-    manager = share_services(ctx.broker).partitions
     group_id = request.group_id or ""
-    requested = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
+    require(ctx, AclOperation.READ, ResourceType.GROUP, group_id)
+    topics, refused = authorize_topics(ctx, request.topics)
+    manager = share_services(ctx.broker).partitions
+    requested = [(t.topic_id, p.partition_index) for t in topics for p in t.partitions]
     forgotten = [(t.topic_id, index) for t in request.forgotten_topics_data for index in t.partitions]
     lock_ms = manager.lock_duration_ms(group_id)
 
     def respond(error_code: int, message: str | None, partitions: list) -> None:
-        ctx.respond(share_fetch_response(ctx, error_code, message, partitions, lock_ms))
+        ctx.respond(share_fetch_response(ctx, error_code, message, [*partitions, *refused], lock_ms))
 
     manager.fetch(group_id, request.member_id, request.share_session_epoch, requested, forgotten,
-                  acknowledgements(request.topics), request.max_wait_ms, request.min_bytes, request.max_bytes,
+                  acknowledgements(topics), request.max_wait_ms, request.min_bytes, request.max_bytes,
                   request.max_records if ctx.api_version >= 1 else 2**31 - 1, respond, ctx.connection_id,
                   ctx.api_version >= FIRST_ACQUIRE_MODE_VERSION and request.share_acquire_mode == RECORD_LIMIT,
                   ctx.api_version >= FIRST_ACQUIRE_MODE_VERSION and request.is_renew_ack)

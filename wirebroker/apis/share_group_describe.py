@@ -6,6 +6,7 @@ Behaviour:
   partitions (topic ids and names).
 - GROUP_ID_NOT_FOUND for an unknown group or one of another kind ("is not a share group"); NOT_COORDINATOR and
   COORDINATOR_LOAD_IN_PROGRESS as every group API.
+Authorization (with an authorizer): DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED for it.
 Version notes:
 - Authorized operations are left unset (INT32_MIN) whether asked or not.
 """
@@ -15,7 +16,12 @@ from __future__ import annotations
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
-from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.cluster.acls import AclOperation, ResourceType
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    GroupAuthorizationFailedError,
+    KafkaError,
+)
 from wirebroker.protocol.messages.share_group_describe import (
     ShareGroupDescribeRequest,
     ShareGroupDescribeResponse,
@@ -29,9 +35,11 @@ _Described = ShareGroupDescribeResponse.DescribedGroup
 
 def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse:
     coordinator = ctx.broker.group_coordinator
+    allowed = ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
     return ShareGroupDescribeResponse(groups=[
         coordinator.serve_share(group_id, lambda group_id=group_id: _describe(ctx, coordinator.share_group(group_id)),
                                 lambda exc, group_id=group_id: _error(group_id, exc))
+        if group_id in allowed else _error(group_id, GroupAuthorizationFailedError())
         for group_id in request.group_ids])
 
 

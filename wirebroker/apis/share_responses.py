@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from wirebroker.apis.context import RequestContext
+from wirebroker.cluster.acls import AclOperation, ResourceType
+from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.share_acknowledge import ShareAcknowledgeResponse
 from wirebroker.protocol.messages.share_fetch import ShareFetchResponse
 
@@ -23,6 +25,20 @@ def acknowledgements(topics: list[Any]) -> Acknowledgements:
     return {(t.topic_id, p.partition_index): [(b.first_offset, b.last_offset, list(b.acknowledge_types))
                                               for b in p.acknowledgement_batches]
             for t in topics for p in t.partitions if p.acknowledgement_batches}
+
+
+def authorize_topics(ctx: RequestContext, topics: list[Any]) -> tuple[list[Any], list[PartitionResult]]:
+    """READ on the group (else GROUP_AUTHORIZATION_FAILED, raised) and on each topic: (the request's topics the
+    principal may read, a TOPIC_AUTHORIZATION_FAILED answer for each partition of the others). A topic id this
+    broker does not know passes, to be answered UNKNOWN_TOPIC_ID."""
+    from wirebroker.coordinator.share_partition_manager import PartitionResult
+
+    names = {t.topic_id: topic.name for t in topics if (topic := ctx.broker.metadata.topic_by_id(t.topic_id))}
+    readable = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, names.values())
+    allowed = [t for t in topics if names.get(t.topic_id) in readable or t.topic_id not in names]
+    refused = [PartitionResult(t.topic_id, p.partition_index, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+               for t in topics if t not in allowed for p in t.partitions]
+    return allowed, refused
 
 
 def _topics(results: list[PartitionResult], topic_struct: type, partition: Any) -> list:

@@ -1,8 +1,9 @@
 """What the share-state APIs share (Kafka's persister RPCs, keys 83-87, answered by the share coordinator): each
 names (topic id, partition) pairs of one group and answers each, grouped by topic in request order. A topic id
-this broker does not know is UNKNOWN_TOPIC_OR_PARTITION for its partitions; a Kafka error raised for one partition
-is that partition's answer. A change made through them drops the share-partition from the share-partition
-manager's memory, so its next fetch reads the state again."""
+this broker does not know is UNKNOWN_TOPIC_OR_PARTITION for its partitions; with an authorizer, a principal without
+CLUSTER_ACTION on the cluster (they are inter-broker RPCs) gets CLUSTER_AUTHORIZATION_FAILED for each; a Kafka
+error raised for one partition is that partition's answer. A change made through them drops the share-partition
+from the share-partition manager's memory, so its next fetch reads the state again."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from typing import Any
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.share_services import share_services
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.protocol.errors import (
+    ClusterAuthorizationFailedError,
     ErrorCode,
     KafkaError,
     UnknownTopicOrPartitionError,
@@ -22,10 +25,13 @@ def answer_each(ctx: RequestContext, topics: list[Any], topic_result: type, part
                 answer: Callable[[Any, Any], dict[str, Any]], changes: bool = False) -> list[Any]:
     """[topic_result(topic_id, partitions=[partition_result(partition, error_code, **answer(topic, p))])]."""
     results = []
+    refused = not ctx.authorize(AclOperation.CLUSTER_ACTION)
     for topic in topics:
         partitions = []
         for partition in topic.partitions:
             try:
+                if refused:
+                    raise ClusterAuthorizationFailedError()
                 known = ctx.broker.metadata.topic_by_id(topic.topic_id)
                 if known is None or not 0 <= partition.partition < known.partitions:
                     raise UnknownTopicOrPartitionError("This server does not host this topic-partition.")
