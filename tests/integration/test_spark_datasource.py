@@ -145,7 +145,8 @@ def test_a_stream_follows_the_log_across_a_broker_restart(spark, module_broker, 
     produce(module_broker.bootstrap, topic, [record(i) for i in range(20)])  # before the stream: not read
     wait_for_checkpoint(module_broker.data_dir, topic, 20)
     stream = (spark.readStream.format("wirebroker").option("path", str(module_broker.data_dir))
-              .option("subscribe", topic).option("startingOffsets", "latest").load())
+              .option("subscribe", topic).option("startingOffsets", "latest")
+              .option("maxOffsetsPerTrigger", str(STREAMED // 2)).load())
     query = (stream.selectExpr("CAST(value AS STRING) AS value", "offset").writeStream.format("memory")
              .queryName("followed").option("checkpointLocation", str(tmp_path / "checkpoint"))
              .trigger(processingTime="500 milliseconds").start())
@@ -160,10 +161,12 @@ def test_a_stream_follows_the_log_across_a_broker_restart(spark, module_broker, 
         wait_until(lambda: spark.sql("SELECT count(*) FROM followed").first()[0] >= 2 * STREAMED, "the rest")
         time.sleep(1.5)  # a few more micro-batches: nothing may come twice
         rows = spark.sql("SELECT value, offset FROM followed ORDER BY offset").collect()
+        batch_sizes = [progress["numInputRows"] for progress in query.recentProgress]
     finally:
         query.stop()
     assert [row.value for row in rows] == [f"a{i}" for i in range(STREAMED)] + [f"b{i}" for i in range(STREAMED)]
     assert [row.offset for row in rows] == list(range(20, 20 + 2 * STREAMED))
+    assert 0 < max(batch_sizes) <= STREAMED // 2  # maxOffsetsPerTrigger
 
 
 def wait_until(condition, what: str, timeout: float = 90) -> None:
