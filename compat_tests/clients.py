@@ -106,7 +106,7 @@ CLIENTS: dict[str, Client] = {c.name: c for c in [
     Client("kafka-verifiable", "Java", ("metadata", *(f"compression_{c}" for c in COMPRESSION_CODECS),
                                         "idempotent", "consumer_group"),
            kafka_tools("kafka_verifiable_driver.py"), 45),
-    Client("franz-go", "Go", (*TRANSACTIONAL, *SECURED, "share_group"), go_driver("franz"), 10),
+    Client("franz-go", "Go", (*TRANSACTIONAL_AND_COMPACTED, *SECURED, "share_group"), go_driver("franz"), 10),
     Client("sarama", "Go", (*CORE, "transactions", *SECURED), go_driver("sarama"), 10),
     Client("kafkajs", "Node", (*CORE, *SECURED), kafkajs, 15),
     Client("kcat", "C (librdkafka)", ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS),

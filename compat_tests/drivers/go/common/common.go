@@ -39,6 +39,94 @@ const (
 	LargeBatchMaxBytes = 1_048_576
 )
 
+// The compacted scenario (driver_common.py's COMPACTED_* explain them).
+var CompactedConfig = map[string]string{"cleanup.policy": "compact", "segment.ms": "100",
+	"min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "1000"}
+
+const (
+	CompactedKeys           = 20
+	CompactedRounds         = 5
+	CompactedDeleted        = 5
+	CompactedFillerKey      = "filler"
+	CompactedFillerInterval = 500 * time.Millisecond
+	CompactedDeadline       = 120 * time.Second
+)
+
+// KV is a record's key and value (a nil value is a tombstone).
+type KV struct{ Key, Value []byte }
+
+// CompactedRecords are the compacted scenario's records in send order: every key ROUNDS times, then tombstones.
+func CompactedRecords() []KV {
+	var out []KV
+	for r := 0; r < CompactedRounds; r++ {
+		for k := 0; k < CompactedKeys; k++ {
+			out = append(out, KV{[]byte(fmt.Sprintf("key-%d", k)), []byte(fmt.Sprintf("value-%d-%d", k, r))})
+		}
+	}
+	for k := CompactedKeys - CompactedDeleted; k < CompactedKeys; k++ {
+		out = append(out, KV{[]byte(fmt.Sprintf("key-%d", k)), nil})
+	}
+	return out
+}
+
+// CompactedLeftovers says what in the records read from offset 0 (fillers aside) is not yet the compacted table,
+// or "" when it is; a live key not at its latest value fails the scenario (never true of a table).
+func CompactedLeftovers(log []KV) (string, error) {
+	latest := map[string][]byte{}
+	count := 0
+	for _, kv := range log {
+		if string(kv.Key) == CompactedFillerKey {
+			continue
+		}
+		latest[string(kv.Key)] = kv.Value
+		count++
+	}
+	live := CompactedKeys - CompactedDeleted
+	for k := 0; k < live; k++ {
+		want := fmt.Sprintf("value-%d-%d", k, CompactedRounds-1)
+		if got, ok := latest[fmt.Sprintf("key-%d", k)]; !ok || string(got) != want {
+			return "", Failf("key-%d is not at its latest value", k)
+		}
+	}
+	if count > len(latest) {
+		return fmt.Sprintf("%d superseded records", count-len(latest)), nil
+	}
+	if deleted := len(latest) - live; deleted > 0 {
+		return fmt.Sprintf("%d deleted keys still there", deleted), nil
+	}
+	return "", nil
+}
+
+// CompactedScenario writes the table, then a filler record at a time until the log read from offset 0 is the
+// table; send produces records and waits for them, readAll reads the partition from offset 0 to its end.
+func CompactedScenario(send func([]KV) error, readAll func() ([]KV, error)) (string, error) {
+	started := time.Now()
+	if err := send(CompactedRecords()); err != nil {
+		return "", err
+	}
+	for fillers := 0; ; fillers++ {
+		log, err := readAll()
+		if err != nil {
+			return "", err
+		}
+		leftover, err := CompactedLeftovers(log)
+		if err != nil {
+			return "", err
+		}
+		if leftover == "" {
+			return fmt.Sprintf("%d keys at their latest value only, %d deleted keys gone, after %.0f s (%d filler "+
+				"segments)", CompactedKeys-CompactedDeleted, CompactedDeleted, time.Since(started).Seconds(), fillers), nil
+		}
+		if time.Since(started) > CompactedDeadline {
+			return "", Failf("not compacted after %d filler segments: %s", fillers, leftover)
+		}
+		time.Sleep(CompactedFillerInterval)
+		if err := send([]KV{{[]byte(CompactedFillerKey), []byte(fmt.Sprint(fillers))}}); err != nil {
+			return "", err
+		}
+	}
+}
+
 // Scenario runs against a bootstrap address with a topic prefix and says what it saw, or fails.
 type Scenario func(bootstrap, prefix string) (string, error)
 
