@@ -14,7 +14,8 @@ offsets with their delivery state and count. The records are Kafka's (schemas/sh
 
 Every write here is a ShareSnapshot (the whole state: a share-partition holds at most
 `group.share.partition.max.record.locks` offsets in flight, so it stays small), appended with acks=all before the
-write returns, as WriteShareGroupState answers once its records are committed. A ShareUpdate (Kafka writes them
+write returns, as WriteShareGroupState answers once its records are committed; the topic is compacted, which keeps
+the latest snapshot of each key (Kafka deletes what newer snapshots replace instead). A ShareUpdate (Kafka writes them
 between snapshots) is applied on load: its runs replace those offsets, its start offset moves the start. Deleting a
 share-partition's state (DeleteShareGroupState) writes tombstones for both keys. The topic is read back at the
 first use after a start (`load`), the latest snapshot of each key winning.
@@ -78,8 +79,10 @@ class ShareStateTopic(InternalTopic):
             SHARE_STATE_TOPIC, config["share.coordinator.state.topic.num.partitions"],
             config["share.coordinator.state.topic.replication.factor"],
             config["share.coordinator.write.timeout.ms"],
-            # Kafka's ShareCoordinatorService: deletion, not compaction (it prunes what a snapshot replaces).
-            {"cleanup.policy": "delete", "compression.type": "producer", "retention.ms": "-1",
+            # Kafka keeps the topic with cleanup.policy=delete and prunes, with DeleteRecords, what a newer snapshot
+            # of every key replaces. Here every write is a whole snapshot, so the latest record of each key is its
+            # state and compaction bounds the topic the same way.
+            {"cleanup.policy": "compact", "compression.type": "producer",
              "segment.bytes": str(config["share.coordinator.state.topic.segment.bytes"])},
             "share coordinator"))
 
