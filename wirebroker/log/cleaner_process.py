@@ -142,6 +142,10 @@ class CleanerProcess:
         return answer
 
     def _started(self) -> Connection:
+        if self._process is not None and self._process.poll() is not None:
+            log.warning("Log cleaner process %d exited (code %s) between cleanings; starting another",
+                        self.cleaner_id, self._process.returncode)
+            self._reap()
         if self._conn is None:
             # multiprocessing is imported with the first cleaner process only.
             from multiprocessing.connection import Connection

@@ -454,8 +454,12 @@ def test_a_cleaner_process_cleans_aborts_and_is_started_again_after_dying(open_l
         throttled.stop()
     unthrottled = CleanerProcess(0, 1 << 20, 0.9, lambda: None)
     try:
+        unthrottled.run(prepared.job, lambda: False)
+        idle_pid = unthrottled.pid
+        os.kill(idle_pid, signal.SIGKILL)  # dies between cleanings: the next one starts another process
+        os.waitpid(idle_pid, 0)  # dead for sure before the next cleaning looks
         result = unthrottled.run(prepared.job, lambda: False)
-        assert unthrottled.pid not in (None, os.getpid(), first_pid)
+        assert unthrottled.pid not in (None, os.getpid(), first_pid, idle_pid)
     finally:
         unthrottled.stop()
     swap_in(prepared, result)
