@@ -97,11 +97,14 @@ class Message(Struct):
             raise DecodeError(f"{cls.__name__} v{version}: {exc}") from None
 
     def write(self, out: Output, version: int) -> None:
-        self.check_version(version)
+        if not self.MIN_VERSION <= version <= self.MAX_VERSION:
+            self.check_version(version)
         self._WRITERS[version](self, out)  # type: ignore[misc]
 
     def encode(self, version: int) -> bytes:
+        if not self.MIN_VERSION <= version <= self.MAX_VERSION:  # write() inlined, as in decode()
+            self.check_version(version)
         out = Output()
-        self.write(out, version)
+        self._WRITERS[version](self, out)  # type: ignore[misc]
         parts = out.parts()
         return parts[0] if len(parts) == 1 else b"".join(parts)
