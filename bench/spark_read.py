@@ -8,8 +8,7 @@ A wirebroker broker on a free port takes the topic (librdkafka producer, no comp
 watermark checkpoint covers every record, one local[2] SparkSession reads the whole topic with each source,
 `count(*)` and `sum(length(key) + length(value))`, so that every row is materialised. Each source first reads a small
 range to warm up. Rows/s and MB/s (record key + value bytes, 10^6) are per source; the ratio is data source /
-connector. Writes results/spark-read.json and results/spark-read.md, and re-renders RESULTS.md, which includes the
-latter. pyspark comes from compat_tests/spark_session.py (the compat harness's cached venv).
+connector. Writes results/spark-read.json and results/spark-read.md, and replaces that section of RESULTS.md. pyspark comes from compat_tests/spark_session.py (the compat harness's cached venv).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ REPORT_PATH = BENCH_DIR / "RESULTS.md"
 RECORD_BYTES = 1024
 KEY_BYTES = 16
 TOPIC = "spark-read"
+SECTION_HEADING = "## Spark reads a topic: the wirebroker data source against the Kafka connector (issue 16)"
 # The data source reads what the high watermark checkpoint covers: make it fresh from the broker's start.
 FRESH_CHECKPOINTS = {"replica.high.watermark.checkpoint.interval.ms": 500, "log.initial.task.delay.ms": 0}
 
@@ -123,7 +123,7 @@ def run(mib: float, partitions: int) -> dict:
 
 
 def markdown(result: dict) -> str:
-    lines = ["## Spark reads a topic: the wirebroker data source against the Kafka connector (issue 16)", "",
+    lines = [SECTION_HEADING, "",
              (f"`python -m bench.spark_read --mib {result['mib']:g}`: {result['records']:,} records of "
               f"{result['record_bytes']} bytes ({result['mib']:g} MiB) over {result['partitions']} partitions, read "
               f"whole by one {result['spark']} session on this {result['machine']['cpus']}-core machine (load "
@@ -133,6 +133,19 @@ def markdown(result: dict) -> str:
         lines.append(f"| {name} | {figure['rows_per_s']:,.0f} | {figure['mb_per_s']:.1f} | {figure['seconds']:.1f} |")
     lines += ["", f"Ratio data source / connector: **{result['ratio_rows_per_s']:.2f}** (rows/s; MB/s alike).", ""]
     return "\n".join(lines)
+
+
+def update_report_section(section: str) -> None:
+    """Replace this benchmark's section of RESULTS.md in place; the rest stays as `python -m bench` last rendered it
+    (bench/report.py includes results/spark-read.md in the next rendering, or here when the section is new)."""
+    text = REPORT_PATH.read_text()
+    start = text.find(SECTION_HEADING)
+    if start < 0:
+        text = report.render(report.load_results(RESULTS_DIR), Path(RESULTS_DIR.name) / report.CHART_NAME)
+    else:
+        end = text.find("\n## ", start + len(SECTION_HEADING))
+        text = text[:start] + section.rstrip() + "\n" + (text[end:] if end >= 0 else "")
+    REPORT_PATH.write_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,9 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "spark-read.json").write_text(json.dumps(result, indent=2) + "\n")
     (args.out / report.SPARK_READ_NAME).write_text(markdown(result))
-    if args.out == RESULTS_DIR:  # the report includes the section; its chart stays as it is
-        REPORT_PATH.write_text(report.render(report.load_results(RESULTS_DIR),
-                                             Path(RESULTS_DIR.name) / report.CHART_NAME))
+    if args.out == RESULTS_DIR:
+        update_report_section(markdown(result))
     print(markdown(result))
     return 0
 
