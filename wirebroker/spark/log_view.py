@@ -195,8 +195,13 @@ class PartitionLog:
             try:
                 # Batch headers alone find where `start` lies (no index: a reader never opens index files, which
                 # the broker preallocates and rewrites); the bytes are read from there.
-                first = records.search_for_offset_with_size(start, 0) if start > base else None
-                for batch in records.batches(first.position if first else 0, with_data=with_data):
+                position = 0
+                if start > base:
+                    first = records.search_for_offset_with_size(start, 0)
+                    if first is None:
+                        continue  # every batch of this segment ends before `start`
+                    position = first.position
+                for batch in records.batches(position, with_data=with_data):
                     header = batch.header
                     if header.base_offset >= end:
                         return

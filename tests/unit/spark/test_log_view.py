@@ -178,3 +178,27 @@ def test_max_offsets_per_trigger_is_prorated_as_the_kafka_source_does():
     a, b = TopicPartition("t", 0), TopicPartition("t", 1)
     assert rate_limit({a: 0, b: 10}, {a: 100, b: 12}, 10) == {a: 9, b: 11}
     assert rate_limit({a: 5}, {a: 5}, 10) == {a: 5}
+
+
+def test_the_last_stable_offset_comes_from_the_producer_snapshot_and_the_batches_after_it(tmp_path):
+    txn = {"is_transactional": True, "producer_epoch": 0}
+    first = LogDir(str(tmp_path))
+    first.append("t", [(NOW, b"a", b"plain", ())])
+    open_txn = first.append("t", [(NOW, b"b", b"open", ())], producer_id=9, base_sequence=0, **txn)
+    first.checkpoint()
+    first.close()  # a clean close writes the producer snapshot at the log end
+    assert any(name.endswith(".snapshot") for name in os.listdir(tmp_path / "t-0"))
+    second = LogDir(str(tmp_path))
+    second.append("t", [(NOW, b"c", b"after", ())])
+    closed_later = second.append("t", [(NOW, b"d", b"other", ())], producer_id=10, base_sequence=0, **txn)
+    second.marker("t", True, 10)
+    second.checkpoint()
+    log_ = LogDirectories([str(tmp_path)]).partition(TopicPartition("t", 0))
+    assert log_.last_stable_offset() == open_txn
+    second.marker("t", False, 9)
+    second.checkpoint()
+    log_ = LogDirectories([str(tmp_path)]).partition(TopicPartition("t", 0))
+    assert log_.last_stable_offset() == log_.high_watermark
+    assert [r[2] for r in read(second, "t", 0, log_.high_watermark, READ_COMMITTED)] == [b"plain", b"after", b"other"]
+    assert closed_later == 3
+    second.close()
