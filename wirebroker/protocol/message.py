@@ -27,20 +27,10 @@ UNSET: Any = _Unset()
 class Struct:
     """A generated struct: fields in `__slots__`, compared by value.
 
-    `_LAZY` names the fields whose default is a struct, with its class: a reader leaves such a field unset when the
-    version it reads does not carry it (absent, or tagged and not sent), and __getattr__ (called only for an unset
-    slot) builds the default on first use, so that decoding never pays for defaults nobody reads."""
+    No __getattr__ here, nor in any subclass: CPython specialises slot reads only for types without one, and every
+    handler and encoder reads these attributes on its hot path."""
 
     __slots__ = ()
-    _LAZY: ClassVar[dict[str, type]] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        make = type(self)._LAZY.get(name)
-        if make is None:
-            raise AttributeError(f"{type(self).__qualname__!r} object has no attribute {name!r}")
-        value = make()
-        setattr(self, name, value)
-        return value
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)

@@ -5,9 +5,9 @@ For each message and version the emitter writes a reader `_r_<Message>_<n>(b, p)
 written inline, inside the loop over their array or where their field is, so that an element costs no call; only
 the rare path of a struct that carries tagged fields on the wire is a function of its own (`_t_<Struct>_<n>(b, p,
 o) -> p`). Runs of fixed-width fields become a single `struct` call. A struct-valued default that a version does
-not read (a field absent from it, a tagged field not sent) is not built: the reader leaves its slot empty and
-Struct.__getattr__ builds it on first use (the class's `_LAZY`). Every length and count read from the wire is
-checked against the bytes left (`bl`, the buffer's length) before anything is allocated from it.
+not read (a field absent from it, a tagged field not sent) is built inline from constants, not by calling the
+class (whose __init__ checks every argument). Every length and count read from the wire is checked against the
+bytes left (`bl`, the buffer's length) before anything is allocated from it.
 """
 
 from __future__ import annotations
@@ -156,8 +156,7 @@ class StructCodec:
             else:
                 lines += self.read_value(group, f"{o}.{group.attr}", temps)
         for f in self.absent + self.tagged:
-            if not is_lazy(f):
-                lines.append(f"{o}.{f.attr} = {default_expr(self.message, f)}")
+            lines += self.default_into(f, f"{o}.{f.attr}", temps)
         if not self.flexible:
             return lines + [f"{o}.unknown_tagged_fields = None"]
         stem = class_path(self.message, self.struct).lstrip("_")
@@ -167,6 +166,16 @@ class StructCodec:
                         "    p += 1",
                         "else:",
                         f"    p = {tags}(b, p, {o})"]
+
+    def default_into(self, f: Field, target: str, temps: Temps) -> list[str]:
+        """Lines that set `target` to the field's default; a struct default field by field, without __init__."""
+        if not (f.is_struct and not f.is_array and f.default != "null"):
+            return [f"{target} = {default_expr(self.message, f)}"]
+        item = temps("d")
+        lines = [f"{item} = _new({class_path(self.message, f.struct)})"]
+        for sub in f.struct.fields:
+            lines += self.default_into(sub, f"{item}.{sub.attr}", temps)
+        return [*lines, f"{item}.unknown_tagged_fields = None", f"{target} = {item}"]
 
     def read_length(self, f: Field, var: str, size_type: str) -> list[str]:
         """Reads a length or count into `var`; compact forms store N+1, so the result is N (-1 for null)."""
@@ -396,11 +405,6 @@ class StructCodec:
             f"    {out}.append(0)",
         ]
         return lines
-
-
-def is_lazy(f: Field) -> bool:
-    """A struct-valued field whose default is a struct: built on first use when a reader leaves it unset."""
-    return f.is_struct and not f.is_array and f.default != "null"
 
 
 def _range(f: Field) -> str:

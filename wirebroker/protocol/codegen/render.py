@@ -7,7 +7,6 @@ from wirebroker.protocol.codegen.emit import (
     ModuleState,
     class_path,
     default_expr,
-    is_lazy,
 )
 from wirebroker.protocol.codegen.schema import Field, Message, Struct, snake_case
 
@@ -138,10 +137,6 @@ def render_message(message: Message, state: ModuleState) -> tuple[list[str], lis
         f"{message.name}._READERS = ({', '.join(readers)},)",
         f"{message.name}._WRITERS = ({', '.join(writers)},)",
     ]
-    for s in [message.struct, *message.structs.values()]:
-        lazy = [f"{f.attr!r}: {class_path(message, f.struct)}" for f in s.fields if is_lazy(f)]
-        if lazy:
-            tables.append(f"{class_path(message, s)}._LAZY = {{{', '.join(lazy)}}}")
     return classes, tables
 
 

@@ -1424,4 +1424,3 @@ ConsumerGroupDescribeRequest._READERS = (_r_ConsumerGroupDescribeRequest_0, _r_C
 ConsumerGroupDescribeRequest._WRITERS = (_w_ConsumerGroupDescribeRequest_0, _w_ConsumerGroupDescribeRequest_0,)
 ConsumerGroupDescribeResponse._READERS = (_r_ConsumerGroupDescribeResponse_0, _r_ConsumerGroupDescribeResponse_1,)
 ConsumerGroupDescribeResponse._WRITERS = (_w_ConsumerGroupDescribeResponse_0, _w_ConsumerGroupDescribeResponse_1,)
-_ConsumerGroupDescribeResponse_Member._LAZY = {'assignment': _ConsumerGroupDescribeResponse_Assignment, 'target_assignment': _ConsumerGroupDescribeResponse_Assignment}

@@ -288,6 +288,11 @@ def _r_FetchRequest_0(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
+    d9 = _new(_FetchRequest_ReplicaState)
+    d9.replica_id = -1
+    d9.replica_epoch = -1
+    d9.unknown_tagged_fields = None
+    o.replica_state = d9
     o.max_bytes = 2147483647
     o.isolation_level = 0
     o.session_id = 0
@@ -367,6 +372,11 @@ def _r_FetchRequest_1(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
+    d9 = _new(_FetchRequest_ReplicaState)
+    d9.replica_id = -1
+    d9.replica_epoch = -1
+    d9.unknown_tagged_fields = None
+    o.replica_state = d9
     o.isolation_level = 0
     o.session_id = 0
     o.session_epoch = -1
@@ -445,6 +455,11 @@ def _r_FetchRequest_2(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
+    d9 = _new(_FetchRequest_ReplicaState)
+    d9.replica_id = -1
+    d9.replica_epoch = -1
+    d9.unknown_tagged_fields = None
+    o.replica_state = d9
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -521,6 +536,11 @@ def _r_FetchRequest_3(b, p):
             xs2.append(e3)
         o.topics = xs2
     o.cluster_id = None
+    d9 = _new(_FetchRequest_ReplicaState)
+    d9.replica_id = -1
+    d9.replica_epoch = -1
+    d9.unknown_tagged_fields = None
+    o.replica_state = d9
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -633,6 +653,11 @@ def _r_FetchRequest_4(b, p):
             xs10.append(e11)
         o.forgotten_topics_data = xs10
     o.cluster_id = None
+    d15 = _new(_FetchRequest_ReplicaState)
+    d15.replica_id = -1
+    d15.replica_epoch = -1
+    d15.unknown_tagged_fields = None
+    o.replica_state = d15
     o.rack_id = ''
     o.unknown_tagged_fields = None
     return o, p
@@ -752,6 +777,11 @@ def _r_FetchRequest_5(b, p):
             xs10.append(e11)
         o.forgotten_topics_data = xs10
     o.cluster_id = None
+    d15 = _new(_FetchRequest_ReplicaState)
+    d15.replica_id = -1
+    d15.replica_epoch = -1
+    d15.unknown_tagged_fields = None
+    o.replica_state = d15
     o.rack_id = ''
     o.unknown_tagged_fields = None
     return o, p
@@ -881,6 +911,11 @@ def _r_FetchRequest_6(b, p):
         o.rack_id = str(b[p:q16], 'utf-8')
         p = q16
     o.cluster_id = None
+    d17 = _new(_FetchRequest_ReplicaState)
+    d17.replica_id = -1
+    d17.replica_epoch = -1
+    d17.unknown_tagged_fields = None
+    o.replica_state = d17
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1151,6 +1186,11 @@ def _r_FetchRequest_7(b, p):
             raise DecodeError('FetchRequest.RackId: length ' + str(n15) + ' past the end')
         o.rack_id = str(b[p:q16], 'utf-8')
         p = q16
+    d17 = _new(_FetchRequest_ReplicaState)
+    d17.replica_id = -1
+    d17.replica_epoch = -1
+    d17.unknown_tagged_fields = None
+    o.replica_state = d17
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1356,6 +1396,11 @@ def _r_FetchRequest_8(b, p):
             raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
         o.rack_id = str(b[p:q12], 'utf-8')
         p = q12
+    d13 = _new(_FetchRequest_ReplicaState)
+    d13.replica_id = -1
+    d13.replica_epoch = -1
+    d13.unknown_tagged_fields = None
+    o.replica_state = d13
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1620,6 +1665,11 @@ def _r_FetchRequest_9(b, p):
         p = q12
     o.replica_id = -1
     o.cluster_id = None
+    d13 = _new(_FetchRequest_ReplicaState)
+    d13.replica_id = -1
+    d13.replica_epoch = -1
+    d13.unknown_tagged_fields = None
+    o.replica_state = d13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1850,6 +1900,11 @@ def _r_FetchRequest_10(b, p):
         p = q12
     o.replica_id = -1
     o.cluster_id = None
+    d13 = _new(_FetchRequest_ReplicaState)
+    d13.replica_id = -1
+    d13.replica_epoch = -1
+    d13.unknown_tagged_fields = None
+    o.replica_state = d13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -2090,6 +2145,11 @@ def _r_FetchRequest_11(b, p):
         p = q12
     o.replica_id = -1
     o.cluster_id = None
+    d13 = _new(_FetchRequest_ReplicaState)
+    d13.replica_id = -1
+    d13.replica_epoch = -1
+    d13.unknown_tagged_fields = None
+    o.replica_state = d13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -2246,6 +2306,21 @@ def _r_FetchResponse_0(b, p):
                         p = q10
                     e8.last_stable_offset = -1
                     e8.log_start_offset = -1
+                    d11 = _new(_FetchResponse_EpochEndOffset)
+                    d11.epoch = -1
+                    d11.end_offset = -1
+                    d11.unknown_tagged_fields = None
+                    e8.diverging_epoch = d11
+                    d12 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d12.leader_id = -1
+                    d12.leader_epoch = -1
+                    d12.unknown_tagged_fields = None
+                    e8.current_leader = d12
+                    d13 = _new(_FetchResponse_SnapshotId)
+                    d13.end_offset = -1
+                    d13.epoch = -1
+                    d13.unknown_tagged_fields = None
+                    e8.snapshot_id = d13
                     e8.aborted_transactions = []
                     e8.preferred_read_replica = -1
                     e8.unknown_tagged_fields = None
@@ -2336,6 +2411,21 @@ def _r_FetchResponse_1(b, p):
                         p = q10
                     e8.last_stable_offset = -1
                     e8.log_start_offset = -1
+                    d11 = _new(_FetchResponse_EpochEndOffset)
+                    d11.epoch = -1
+                    d11.end_offset = -1
+                    d11.unknown_tagged_fields = None
+                    e8.diverging_epoch = d11
+                    d12 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d12.leader_id = -1
+                    d12.leader_epoch = -1
+                    d12.unknown_tagged_fields = None
+                    e8.current_leader = d12
+                    d13 = _new(_FetchResponse_SnapshotId)
+                    d13.end_offset = -1
+                    d13.epoch = -1
+                    d13.unknown_tagged_fields = None
+                    e8.snapshot_id = d13
                     e8.aborted_transactions = []
                     e8.preferred_read_replica = -1
                     e8.unknown_tagged_fields = None
@@ -2440,6 +2530,21 @@ def _r_FetchResponse_2(b, p):
                         e8.records = b[p:q13]
                         p = q13
                     e8.log_start_offset = -1
+                    d14 = _new(_FetchResponse_EpochEndOffset)
+                    d14.epoch = -1
+                    d14.end_offset = -1
+                    d14.unknown_tagged_fields = None
+                    e8.diverging_epoch = d14
+                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d15.leader_id = -1
+                    d15.leader_epoch = -1
+                    d15.unknown_tagged_fields = None
+                    e8.current_leader = d15
+                    d16 = _new(_FetchResponse_SnapshotId)
+                    d16.end_offset = -1
+                    d16.epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.snapshot_id = d16
                     e8.preferred_read_replica = -1
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -2549,6 +2654,21 @@ def _r_FetchResponse_3(b, p):
                             raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
                         e8.records = b[p:q13]
                         p = q13
+                    d14 = _new(_FetchResponse_EpochEndOffset)
+                    d14.epoch = -1
+                    d14.end_offset = -1
+                    d14.unknown_tagged_fields = None
+                    e8.diverging_epoch = d14
+                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d15.leader_id = -1
+                    d15.leader_epoch = -1
+                    d15.unknown_tagged_fields = None
+                    e8.current_leader = d15
+                    d16 = _new(_FetchResponse_SnapshotId)
+                    d16.end_offset = -1
+                    d16.epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.snapshot_id = d16
                     e8.preferred_read_replica = -1
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -2658,6 +2778,21 @@ def _r_FetchResponse_4(b, p):
                             raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
                         e8.records = b[p:q13]
                         p = q13
+                    d14 = _new(_FetchResponse_EpochEndOffset)
+                    d14.epoch = -1
+                    d14.end_offset = -1
+                    d14.unknown_tagged_fields = None
+                    e8.diverging_epoch = d14
+                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d15.leader_id = -1
+                    d15.leader_epoch = -1
+                    d15.unknown_tagged_fields = None
+                    e8.current_leader = d15
+                    d16 = _new(_FetchResponse_SnapshotId)
+                    d16.end_offset = -1
+                    d16.epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.snapshot_id = d16
                     e8.preferred_read_replica = -1
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -2765,6 +2900,21 @@ def _r_FetchResponse_5(b, p):
                             raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
                         e8.records = b[p:q13]
                         p = q13
+                    d14 = _new(_FetchResponse_EpochEndOffset)
+                    d14.epoch = -1
+                    d14.end_offset = -1
+                    d14.unknown_tagged_fields = None
+                    e8.diverging_epoch = d14
+                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d15.leader_id = -1
+                    d15.leader_epoch = -1
+                    d15.unknown_tagged_fields = None
+                    e8.current_leader = d15
+                    d16 = _new(_FetchResponse_SnapshotId)
+                    d16.end_offset = -1
+                    d16.epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.snapshot_id = d16
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partitions = xs7
@@ -3081,6 +3231,21 @@ def _r_FetchResponse_6(b, p):
                             raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
                         e8.records = b[p:q13]
                         p = q13
+                    d14 = _new(_FetchResponse_EpochEndOffset)
+                    d14.epoch = -1
+                    d14.end_offset = -1
+                    d14.unknown_tagged_fields = None
+                    e8.diverging_epoch = d14
+                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d15.leader_id = -1
+                    d15.leader_epoch = -1
+                    d15.unknown_tagged_fields = None
+                    e8.current_leader = d15
+                    d16 = _new(_FetchResponse_SnapshotId)
+                    d16.end_offset = -1
+                    d16.epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.snapshot_id = d16
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -3272,6 +3437,21 @@ def _r_FetchResponse_7(b, p):
                             raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
                         e6.records = b[p:q11]
                         p = q11
+                    d12 = _new(_FetchResponse_EpochEndOffset)
+                    d12.epoch = -1
+                    d12.end_offset = -1
+                    d12.unknown_tagged_fields = None
+                    e6.diverging_epoch = d12
+                    d13 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d13.leader_id = -1
+                    d13.leader_epoch = -1
+                    d13.unknown_tagged_fields = None
+                    e6.current_leader = d13
+                    d14 = _new(_FetchResponse_SnapshotId)
+                    d14.end_offset = -1
+                    d14.epoch = -1
+                    d14.unknown_tagged_fields = None
+                    e6.snapshot_id = d14
                     if b[p] == 0:  # no tagged fields, the common case
                         e6.unknown_tagged_fields = None
                         p += 1
@@ -3554,6 +3734,21 @@ def _r_FetchResponse_8(b, p):
                             raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
                         e6.records = b[p:q11]
                         p = q11
+                    d12 = _new(_FetchResponse_EpochEndOffset)
+                    d12.epoch = -1
+                    d12.end_offset = -1
+                    d12.unknown_tagged_fields = None
+                    e6.diverging_epoch = d12
+                    d13 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d13.leader_id = -1
+                    d13.leader_epoch = -1
+                    d13.unknown_tagged_fields = None
+                    e6.current_leader = d13
+                    d14 = _new(_FetchResponse_SnapshotId)
+                    d14.end_offset = -1
+                    d14.epoch = -1
+                    d14.unknown_tagged_fields = None
+                    e6.snapshot_id = d14
                     if b[p] == 0:  # no tagged fields, the common case
                         e6.unknown_tagged_fields = None
                         p += 1
@@ -3706,7 +3901,5 @@ def _w_FetchResponse_8(o, w):
 
 FetchRequest._READERS = (_r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_0, _r_FetchRequest_1, _r_FetchRequest_2, _r_FetchRequest_3, _r_FetchRequest_3, _r_FetchRequest_4, _r_FetchRequest_4, _r_FetchRequest_5, _r_FetchRequest_5, _r_FetchRequest_6, _r_FetchRequest_7, _r_FetchRequest_8, _r_FetchRequest_8, _r_FetchRequest_9, _r_FetchRequest_9, _r_FetchRequest_10, _r_FetchRequest_11,)
 FetchRequest._WRITERS = (_w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_0, _w_FetchRequest_1, _w_FetchRequest_2, _w_FetchRequest_3, _w_FetchRequest_3, _w_FetchRequest_4, _w_FetchRequest_4, _w_FetchRequest_5, _w_FetchRequest_5, _w_FetchRequest_6, _w_FetchRequest_7, _w_FetchRequest_8, _w_FetchRequest_8, _w_FetchRequest_9, _w_FetchRequest_9, _w_FetchRequest_10, _w_FetchRequest_11,)
-FetchRequest._LAZY = {'replica_state': _FetchRequest_ReplicaState}
 FetchResponse._READERS = (_r_FetchResponse_0, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_1, _r_FetchResponse_2, _r_FetchResponse_3, _r_FetchResponse_3, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_4, _r_FetchResponse_5, _r_FetchResponse_6, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_7, _r_FetchResponse_8, _r_FetchResponse_8, _r_FetchResponse_8,)
 FetchResponse._WRITERS = (_w_FetchResponse_0, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_1, _w_FetchResponse_2, _w_FetchResponse_3, _w_FetchResponse_3, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_4, _w_FetchResponse_5, _w_FetchResponse_6, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_7, _w_FetchResponse_8, _w_FetchResponse_8, _w_FetchResponse_8,)
-_FetchResponse_PartitionData._LAZY = {'diverging_epoch': _FetchResponse_EpochEndOffset, 'current_leader': _FetchResponse_LeaderIdAndEpoch, 'snapshot_id': _FetchResponse_SnapshotId}

@@ -750,6 +750,11 @@ def _r_FetchSnapshotResponse_0(b, p):
                             raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n10) + ' past the end')
                         e8.unaligned_records = b[p:q11]
                         p = q11
+                    d12 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
+                    d12.leader_id = 0
+                    d12.leader_epoch = 0
+                    d12.unknown_tagged_fields = None
+                    e8.current_leader = d12
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -993,6 +998,11 @@ def _r_FetchSnapshotResponse_1(b, p):
                             raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n10) + ' past the end')
                         e8.unaligned_records = b[p:q11]
                         p = q11
+                    d12 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
+                    d12.leader_id = 0
+                    d12.leader_epoch = 0
+                    d12.unknown_tagged_fields = None
+                    e8.current_leader = d12
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -1110,7 +1120,5 @@ def _w_FetchSnapshotResponse_1(o, w):
 
 FetchSnapshotRequest._READERS = (_r_FetchSnapshotRequest_0, _r_FetchSnapshotRequest_1,)
 FetchSnapshotRequest._WRITERS = (_w_FetchSnapshotRequest_0, _w_FetchSnapshotRequest_1,)
-_FetchSnapshotRequest_PartitionSnapshot._LAZY = {'snapshot_id': _FetchSnapshotRequest_SnapshotId}
 FetchSnapshotResponse._READERS = (_r_FetchSnapshotResponse_0, _r_FetchSnapshotResponse_1,)
 FetchSnapshotResponse._WRITERS = (_w_FetchSnapshotResponse_0, _w_FetchSnapshotResponse_1,)
-_FetchSnapshotResponse_PartitionSnapshot._LAZY = {'snapshot_id': _FetchSnapshotResponse_SnapshotId, 'current_leader': _FetchSnapshotResponse_LeaderIdAndEpoch}

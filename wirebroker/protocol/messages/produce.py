@@ -738,6 +738,11 @@ def _r_ProduceResponse_0(b, p):
                     e8.log_start_offset = -1
                     e8.record_errors = []
                     e8.error_message = None
+                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d9.leader_id = -1
+                    d9.leader_epoch = -1
+                    d9.unknown_tagged_fields = None
+                    e8.current_leader = d9
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -804,6 +809,11 @@ def _r_ProduceResponse_1(b, p):
                     e8.log_start_offset = -1
                     e8.record_errors = []
                     e8.error_message = None
+                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d9.leader_id = -1
+                    d9.leader_epoch = -1
+                    d9.unknown_tagged_fields = None
+                    e8.current_leader = d9
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -871,6 +881,11 @@ def _r_ProduceResponse_2(b, p):
                     e8.log_start_offset = -1
                     e8.record_errors = []
                     e8.error_message = None
+                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d9.leader_id = -1
+                    d9.leader_epoch = -1
+                    d9.unknown_tagged_fields = None
+                    e8.current_leader = d9
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -937,6 +952,11 @@ def _r_ProduceResponse_3(b, p):
                     p += 30
                     e8.record_errors = []
                     e8.error_message = None
+                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d9.leader_id = -1
+                    d9.leader_epoch = -1
+                    d9.unknown_tagged_fields = None
+                    e8.current_leader = d9
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -1036,6 +1056,11 @@ def _r_ProduceResponse_4(b, p):
                             raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
                         e8.error_message = str(b[p:q15], 'utf-8')
                         p = q15
+                    d16 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d16.leader_id = -1
+                    d16.leader_epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.current_leader = d16
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -1267,6 +1292,11 @@ def _r_ProduceResponse_5(b, p):
                             raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
                         e8.error_message = str(b[p:q15], 'utf-8')
                         p = q15
+                    d16 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d16.leader_id = -1
+                    d16.leader_epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.current_leader = d16
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -1613,6 +1643,11 @@ def _r_ProduceResponse_6(b, p):
                             raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
                         e8.error_message = str(b[p:q15], 'utf-8')
                         p = q15
+                    d16 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d16.leader_id = -1
+                    d16.leader_epoch = -1
+                    d16.unknown_tagged_fields = None
+                    e8.current_leader = d16
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -1843,6 +1878,11 @@ def _r_ProduceResponse_7(b, p):
                             raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n12) + ' past the end')
                         e6.error_message = str(b[p:q13], 'utf-8')
                         p = q13
+                    d14 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d14.leader_id = -1
+                    d14.leader_epoch = -1
+                    d14.unknown_tagged_fields = None
+                    e6.current_leader = d14
                     if b[p] == 0:  # no tagged fields, the common case
                         e6.unknown_tagged_fields = None
                         p += 1
@@ -1989,4 +2029,3 @@ ProduceRequest._READERS = (_r_ProduceRequest_0, _r_ProduceRequest_0, _r_ProduceR
 ProduceRequest._WRITERS = (_w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_0, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_1, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_2, _w_ProduceRequest_3,)
 ProduceResponse._READERS = (_r_ProduceResponse_0, _r_ProduceResponse_1, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_2, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_3, _r_ProduceResponse_4, _r_ProduceResponse_5, _r_ProduceResponse_6, _r_ProduceResponse_6, _r_ProduceResponse_6, _r_ProduceResponse_7,)
 ProduceResponse._WRITERS = (_w_ProduceResponse_0, _w_ProduceResponse_1, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_2, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_3, _w_ProduceResponse_4, _w_ProduceResponse_5, _w_ProduceResponse_6, _w_ProduceResponse_6, _w_ProduceResponse_6, _w_ProduceResponse_7,)
-_ProduceResponse_PartitionProduceResponse._LAZY = {'current_leader': _ProduceResponse_LeaderIdAndEpoch}

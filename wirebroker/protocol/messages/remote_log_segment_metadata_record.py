@@ -337,5 +337,3 @@ def _w_RemoteLogSegmentMetadataRecord_0(o, w):
 
 RemoteLogSegmentMetadataRecord._READERS = (_r_RemoteLogSegmentMetadataRecord_0,)
 RemoteLogSegmentMetadataRecord._WRITERS = (_w_RemoteLogSegmentMetadataRecord_0,)
-RemoteLogSegmentMetadataRecord._LAZY = {'remote_log_segment_id': _RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry}
-_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry._LAZY = {'topic_id_partition': _RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry}

@@ -245,5 +245,3 @@ def _w_RemoteLogSegmentMetadataUpdateRecord_0(o, w):
 
 RemoteLogSegmentMetadataUpdateRecord._READERS = (_r_RemoteLogSegmentMetadataUpdateRecord_0,)
 RemoteLogSegmentMetadataUpdateRecord._WRITERS = (_w_RemoteLogSegmentMetadataUpdateRecord_0,)
-RemoteLogSegmentMetadataUpdateRecord._LAZY = {'remote_log_segment_id': _RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry}
-_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry._LAZY = {'topic_id_partition': _RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry}

@@ -167,4 +167,3 @@ def _w_RemotePartitionDeleteMetadataRecord_0(o, w):
 
 RemotePartitionDeleteMetadataRecord._READERS = (_r_RemotePartitionDeleteMetadataRecord_0,)
 RemotePartitionDeleteMetadataRecord._WRITERS = (_w_RemotePartitionDeleteMetadataRecord_0,)
-RemotePartitionDeleteMetadataRecord._LAZY = {'topic_id_partition': _RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry}

@@ -1236,4 +1236,3 @@ ShareAcknowledgeRequest._READERS = (None, _r_ShareAcknowledgeRequest_0, _r_Share
 ShareAcknowledgeRequest._WRITERS = (None, _w_ShareAcknowledgeRequest_0, _w_ShareAcknowledgeRequest_1,)
 ShareAcknowledgeResponse._READERS = (None, _r_ShareAcknowledgeResponse_0, _r_ShareAcknowledgeResponse_1,)
 ShareAcknowledgeResponse._WRITERS = (None, _w_ShareAcknowledgeResponse_0, _w_ShareAcknowledgeResponse_1,)
-_ShareAcknowledgeResponse_PartitionData._LAZY = {'current_leader': _ShareAcknowledgeResponse_LeaderIdAndEpoch}

@@ -1292,4 +1292,3 @@ ShareFetchRequest._READERS = (None, _r_ShareFetchRequest_0, _r_ShareFetchRequest
 ShareFetchRequest._WRITERS = (None, _w_ShareFetchRequest_0, _w_ShareFetchRequest_1,)
 ShareFetchResponse._READERS = (None, _r_ShareFetchResponse_0, _r_ShareFetchResponse_0,)
 ShareFetchResponse._WRITERS = (None, _w_ShareFetchResponse_0, _w_ShareFetchResponse_0,)
-_ShareFetchResponse_PartitionData._LAZY = {'current_leader': _ShareFetchResponse_LeaderIdAndEpoch}

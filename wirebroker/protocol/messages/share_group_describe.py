@@ -732,4 +732,3 @@ ShareGroupDescribeRequest._READERS = (None, _r_ShareGroupDescribeRequest_0,)
 ShareGroupDescribeRequest._WRITERS = (None, _w_ShareGroupDescribeRequest_0,)
 ShareGroupDescribeResponse._READERS = (None, _r_ShareGroupDescribeResponse_0,)
 ShareGroupDescribeResponse._WRITERS = (None, _w_ShareGroupDescribeResponse_0,)
-_ShareGroupDescribeResponse_Member._LAZY = {'assignment': _ShareGroupDescribeResponse_Assignment}

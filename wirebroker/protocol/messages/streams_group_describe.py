@@ -1982,4 +1982,3 @@ StreamsGroupDescribeRequest._READERS = (_r_StreamsGroupDescribeRequest_0,)
 StreamsGroupDescribeRequest._WRITERS = (_w_StreamsGroupDescribeRequest_0,)
 StreamsGroupDescribeResponse._READERS = (_r_StreamsGroupDescribeResponse_0,)
 StreamsGroupDescribeResponse._WRITERS = (_w_StreamsGroupDescribeResponse_0,)
-_StreamsGroupDescribeResponse_Member._LAZY = {'assignment': _StreamsGroupDescribeResponse_Assignment, 'target_assignment': _StreamsGroupDescribeResponse_Assignment}

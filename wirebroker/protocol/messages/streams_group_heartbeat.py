@@ -2331,4 +2331,3 @@ StreamsGroupHeartbeatRequest._READERS = (_r_StreamsGroupHeartbeatRequest_0,)
 StreamsGroupHeartbeatRequest._WRITERS = (_w_StreamsGroupHeartbeatRequest_0,)
 StreamsGroupHeartbeatResponse._READERS = (_r_StreamsGroupHeartbeatResponse_0,)
 StreamsGroupHeartbeatResponse._WRITERS = (_w_StreamsGroupHeartbeatResponse_0,)
-_StreamsGroupHeartbeatResponse_EndpointToPartitions._LAZY = {'user_endpoint': _StreamsGroupHeartbeatResponse_Endpoint}

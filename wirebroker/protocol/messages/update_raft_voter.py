@@ -391,6 +391,13 @@ def _r_UpdateRaftVoterResponse_0(b, p):
     o = _new(UpdateRaftVoterResponse)
     o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
     p += 6
+    d1 = _new(_UpdateRaftVoterResponse_CurrentLeader)
+    d1.leader_id = -1
+    d1.leader_epoch = -1
+    d1.host = ''
+    d1.port = 0
+    d1.unknown_tagged_fields = None
+    o.current_leader = d1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -430,7 +437,5 @@ def _w_UpdateRaftVoterResponse_0(o, w):
 
 UpdateRaftVoterRequest._READERS = (_r_UpdateRaftVoterRequest_0,)
 UpdateRaftVoterRequest._WRITERS = (_w_UpdateRaftVoterRequest_0,)
-UpdateRaftVoterRequest._LAZY = {'k_raft_version_feature': _UpdateRaftVoterRequest_KRaftVersionFeature}
 UpdateRaftVoterResponse._READERS = (_r_UpdateRaftVoterResponse_0,)
 UpdateRaftVoterResponse._WRITERS = (_w_UpdateRaftVoterResponse_0,)
-UpdateRaftVoterResponse._LAZY = {'current_leader': _UpdateRaftVoterResponse_CurrentLeader}

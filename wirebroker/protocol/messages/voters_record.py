@@ -326,4 +326,3 @@ def _w_VotersRecord_0(o, w):
 
 VotersRecord._READERS = (_r_VotersRecord_0,)
 VotersRecord._WRITERS = (_w_VotersRecord_0,)
-_VotersRecord_Voter._LAZY = {'k_raft_version_feature': _VotersRecord_KRaftVersionFeature}
