@@ -123,6 +123,10 @@ def test_a_poison_record_is_archived_at_the_delivery_count_limit(share_broker, t
     lines = ShareConsumer(tmp_path / "c.out", broker.bootstrap, "careful", "poison", 5, "release=13").finish()
     assert sorted(values(lines, "accept")) == [v for v in range(100) if v != 13]
     assert [line[3] for line in lines if line[0] == "release"] == ["1", "2", "3"]  # then archived: never again
+    # The group's own share.delivery.count.limit over the broker's group.share.delivery.count.limit
+    run("config", broker.bootstrap, "stricter", "share.auto.offset.reset=earliest", "share.delivery.count.limit=2")
+    lines = ShareConsumer(tmp_path / "d.out", broker.bootstrap, "stricter", "poison", 5, "release=13").finish()
+    assert [line[3] for line in lines if line[0] == "release"] == ["1", "2"]
 
 
 @pytest.mark.parametrize("kind", ["wirebroker", ON_KAFKA])

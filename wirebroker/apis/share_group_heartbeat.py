@@ -19,6 +19,7 @@ from wirebroker.apis.client_host import client_host
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
+from wirebroker.apis.share_services import share_services
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import TopicAuthorizationFailedError
 from wirebroker.protocol.messages.share_group_heartbeat import (
@@ -34,6 +35,7 @@ def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequest) -> ShareGro
     subscribed = request.subscribed_topic_names or []
     if len(ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed)) < len(set(subscribed)):
         raise TopicAuthorizationFailedError("The member is not authorized to describe every subscribed topic")
+    share_services(ctx.broker)  # the group configs (session timeout, heartbeat interval) are wired at the first one
     return ctx.broker.group_coordinator.share_group_heartbeat(request, ctx.client_id or "", client_host(ctx))
 
 

@@ -74,6 +74,7 @@ def _make(broker: BrokerServices) -> ShareServices:
     coordinator = ShareCoordinator(ShareStateTopic(broker, broker.config))
     configs = ShareGroupConfigs.open(broker.config.log_dirs[0])
     group_coordinator = broker.group_coordinator
+    group_coordinator.use_share_group_configs(configs.get)
     partitions = SharePartitionManager(group_coordinator.config, _LogReads(broker.replica_manager), broker.metadata,
                                        group_coordinator.timer, coordinator, configs.get)
     channel = getattr(broker, "channel", None)  # the request channel (an embedded test broker may have none)

@@ -344,6 +344,11 @@ class GroupCoordinator:
         return self._serve(request.group_id, lambda: self._share.heartbeat(request, client_id, client_host),
                            lambda exc: ShareGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc)))
 
+    def use_share_group_configs(self, lookup: Callable[[str, str], str | None]) -> None:
+        """Where share groups read their group configs ((group id, key) -> value): the share services' store."""
+        with self._lock:
+            self._share.group_config = lookup
+
     def share_group(self, group_id: str) -> ShareGroup:
         """The share group `group_id`, for its describe and offsets APIs: NOT_COORDINATOR, loading, and
         GROUP_ID_NOT_FOUND (unknown, or of another kind) are raised. Read it within `serve_share`."""

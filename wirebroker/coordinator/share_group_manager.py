@@ -9,7 +9,8 @@ Each heartbeat updates the member's subscription; when the group epoch moved, or
 topics changed, the target assignment is computed again (share_group.simple_assignment); the member then takes its
 target at once (share groups revoke nothing: a partition may be shared) and is answered with its epoch, the
 heartbeat interval (`group.share.heartbeat.interval.ms`) and its assignment when it changed or on a full request.
-A member silent for `group.share.session.timeout.ms` is removed as if it had left. An id naming a group of another
+A member silent for `share.session.timeout.ms` (the group's config, else `group.share.session.timeout.ms`) is removed
+as if it had left. An id naming a group of another
 kind is GROUP_ID_NOT_FOUND. Every change is a record written before it is applied (share_group.py); the timers
 and writes are the group coordinator's (group_runtime.py).
 """
@@ -17,6 +18,7 @@ and writes are the group coordinator's (group_runtime.py).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from wirebroker.coordinator.group_runtime import GroupRuntime
@@ -52,6 +54,8 @@ _Response = ShareGroupHeartbeatResponse
 class ShareGroupManager:
     def __init__(self, runtime: GroupRuntime) -> None:
         self.runtime = runtime
+        # (group id, key) -> the group's config (share.session.timeout.ms, share.heartbeat.interval.ms), if set
+        self.group_config: Callable[[str, str], str | None] = lambda group_id, key: None
         # group id -> the (topic id, partition) list its target assignment was computed from (not persisted: a
         # loaded group computes it again at its first heartbeat)
         self._assigned_from: dict[str, list[tuple[bytes, int]]] = {}
@@ -110,7 +114,8 @@ class ShareGroupManager:
         self._schedule_session_timeout(group, reconciled.member_id)
         response = _Response(error_code=ErrorCode.NONE, member_id=reconciled.member_id,
                              member_epoch=reconciled.member_epoch,
-                             heartbeat_interval_ms=self.runtime.config.share_heartbeat_interval_ms)
+                             heartbeat_interval_ms=self._setting(group, "share.heartbeat.interval.ms",
+                                                                 self.runtime.config.share_heartbeat_interval_ms))
         if joining or request.subscribed_topic_names is not None or reconciled.assigned != member.assigned:
             response.assignment = _Response.Assignment(topic_partitions=[
                 _Response.TopicPartitions(topic_id=topic_id, partitions=sorted(ps))
@@ -179,7 +184,13 @@ class ShareGroupManager:
                 self.remove_member(group, member_id, "its session timed out")
 
         self.runtime.schedule(("share-session", group.group_id, member_id),
-                              self.runtime.config.share_session_timeout_ms, expired)
+                              self._setting(group, "share.session.timeout.ms",
+                                            self.runtime.config.share_session_timeout_ms), expired)
+
+    def _setting(self, group: ShareGroup, key: str, default: int) -> int:
+        """The group's config `key`, else the broker's `group.<key>`."""
+        value = self.group_config(group.group_id, key)
+        return int(value) if value is not None else default
 
     def schedule_sessions_after_load(self, group: ShareGroup) -> None:
         for member_id in list(group.members):

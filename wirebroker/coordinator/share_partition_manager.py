@@ -101,6 +101,10 @@ class SharePartitionManager:
         self._partitions: dict[ShareKey, SharePartition] = {}
         self._sessions: dict[tuple[str, str], ShareSession] = {}
 
+    def _delivery_count_limit(self, group_id: str) -> int:
+        value = self._group_config(group_id, "share.delivery.count.limit")
+        return int(value) if value is not None else self.config.share_delivery_count_limit
+
     def lock_duration_ms(self, group_id: str) -> int:
         value = self._group_config(group_id, "share.record.lock.duration.ms")
         return int(value) if value is not None else self.config.share_record_lock_duration_ms
@@ -258,10 +262,10 @@ class SharePartitionManager:
                 self.coordinator.write(key, start, [])
                 log.info("share group %s starts %s-%d at offset %d (share.auto.offset.reset=%s)", group_id,
                          topic.name, index, start, reset)
-                partition = SharePartition(start, self.config.share_delivery_count_limit,
+                partition = SharePartition(start, self._delivery_count_limit(group_id),
                                            self.config.share_partition_max_record_locks)
             else:
-                partition = SharePartition(state.start_offset, self.config.share_delivery_count_limit,
+                partition = SharePartition(state.start_offset, self._delivery_count_limit(group_id),
                                            self.config.share_partition_max_record_locks, state.batches)
             self._partitions[key] = partition
         return partition, log_partition
