@@ -88,7 +88,7 @@ def tree_ticks(roots: tuple[int, ...], proc: Path = PROC) -> int:
         pid = int(entry.name)
         parents[pid] = int(fields[PPID_FIELD - STATE_FIELD])
         ticks[pid] = sum(int(x) for x in fields[UTIME_FIELD - STATE_FIELD:CSTIME_FIELD - STATE_FIELD + 1])
-    own = set(r for r in roots if r in ticks)
+    own = {r for r in roots if r in ticks}
     grew = True
     while grew:  # the tree is shallow (harness -> broker / JVM -> their children): a few passes
         grew = False

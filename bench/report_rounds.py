@@ -53,9 +53,9 @@ def quietness_section(results: dict[str, dict], names: dict[str, str]) -> list[s
     """Per broker and workload: others' share of the cores before and during the reported run, and the tries the
     gate refused."""
     lines = ["## Quietness of each run", "",
-             "Others' share of the cores (all processes but the harness, the broker under test and the load tools; "
-             "bench/quietness.py) in the seconds before and while each reported run ran; a run over the limit is "
-             "tried again, and kept as not comparable when no try was quiet.", "",
+             ("Others' share of the cores (all processes but the harness, the broker under test and the load tools; "
+              "bench/quietness.py) in the seconds before and while each reported run ran; a run over the limit is "
+              "tried again, and kept as not comparable when no try was quiet."), "",
              "| broker | workload | others before | others during | limit | counted | refused tries |",
              "|---|---|---|---|---|---|---|"]
     for kind, result in results.items():

@@ -85,10 +85,11 @@ def make_broker(kind: str, work_dir: Path, jars: Path, settings: Mapping[str, ob
 
 
 def run_suite(kind: str, workloads: list[Workload], work_dir: Path, jars: Path,
-              settings: Mapping[str, object] | None = None, gate: Gate = Gate()) -> dict:
+              settings: Mapping[str, object] | None = None, gate: Gate | None = None) -> dict:
     """Every workload against a broker of this kind, each run until the machine was quiet (`gate`); the result dict
     described in the module docstring."""
     settings = dict(settings or {})
+    gate = gate or Gate()
     result: dict = {"broker": kind, "settings": settings, "machine": machine_info(),
                     "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "load_average_before": os.getloadavg(),
                     "workloads": {}}
