@@ -1,6 +1,7 @@
 """The share coordinator's persister APIs (KIP-932, keys 83-87) over the wire, as a share-partition leader calls
 them: initialize, write (merged into the stored state), read, read the summary, delete; a stale state epoch is
-FENCED_STATE_EPOCH and an unknown topic id UNKNOWN_TOPIC_OR_PARTITION."""
+FENCED_STATE_EPOCH and an unknown topic id UNKNOWN_TOPIC_OR_PARTITION. Also the share APIs' authorization and the
+share-group configs of GROUP resources."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from tests.integration.raw_client import RawClient
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.delete_share_group_state import (
     DeleteShareGroupStateRequest,
+)
+from wirebroker.protocol.messages.describe_configs import DescribeConfigsRequest
+from wirebroker.protocol.messages.incremental_alter_configs import (
+    IncrementalAlterConfigsRequest,
 )
 from wirebroker.protocol.messages.initialize_share_group_state import (
     InitializeShareGroupStateRequest,
@@ -99,3 +104,25 @@ def test_share_apis_are_authorized_as_kafka_authorizes_them(broker_factory):
         assert described.groups[0].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
         read = _read(client, bytes(16))
         assert read.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_group_configs_are_set_and_described(broker_factory):
+    """share.* group configs through IncrementalAlterConfigs and DescribeConfigs on the GROUP resource (32)."""
+    broker = broker_factory(**{"group.share.record.lock.duration.ms": "20000"})
+    group_resource = 32
+    with RawClient(broker.bootstrap) as client:
+        def alter(key: str, value: str) -> int:
+            resource = IncrementalAlterConfigsRequest.AlterConfigsResource(
+                resource_type=group_resource, resource_name="configured", configs=[
+                    IncrementalAlterConfigsRequest.AlterableConfig(name=key, config_operation=0, value=value)])
+            return client.request(44, 1, resources=[resource], validate_only=False).responses[0].error_code
+
+        assert alter("share.auto.offset.reset", "earliest") == ErrorCode.NONE
+        assert alter("share.auto.offset.reset", "sometimes") == ErrorCode.INVALID_CONFIG
+        assert alter("share.unknown.key", "1") == ErrorCode.INVALID_CONFIG
+        described = client.request(32, 4, resources=[DescribeConfigsRequest.DescribeConfigsResource(
+            resource_type=group_resource, resource_name="configured", configuration_keys=None)],
+            include_synonyms=False, include_documentation=False).results[0]
+        configs = {c.name: (c.value, c.config_source) for c in described.configs}
+        assert configs["share.auto.offset.reset"] == ("earliest", 8)  # DYNAMIC_GROUP_CONFIG
+        assert configs["share.record.lock.duration.ms"] == ("20000", 5)  # the broker's, DEFAULT_CONFIG

@@ -8,7 +8,8 @@ Behaviour (Kafka's ConfigHelper.describeConfigs):
   time); the empty name (cluster-wide dynamic defaults) has no configs here; another id: INVALID_REQUEST.
 - BROKER_LOGGER (8): this node's loggers and their levels (source DYNAMIC_BROKER_LOGGER_CONFIG), see
   broker_loggers.py; the empty name or another id: INVALID_REQUEST.
-- GROUP (32) and CLIENT_METRICS (16) configs are not kept by this broker: INVALID_REQUEST for such a resource.
+- GROUP (32): the share-group keys of Kafka's GroupConfig, the group's own or their defaults (group_configs.py).
+- CLIENT_METRICS (16) configs are not kept by this broker: INVALID_REQUEST for such a resource.
   A resource type Kafka does not know fails the whole request with INVALID_REQUEST, as in Kafka.
 - configuration_keys, when given and not empty, limits the answer to those keys (unknown keys are left out).
 - With an authorizer, DESCRIBE_CONFIGS (implied by ALTER_CONFIGS) on the topic or group, or on the cluster for
@@ -30,6 +31,7 @@ from wirebroker.apis.config_resources import (
     resource_type,
 )
 from wirebroker.apis.context import RequestContext
+from wirebroker.apis.group_configs import describe_group_configs
 from wirebroker.apis.registry import serve
 from wirebroker.apis.topic_configs import (
     ConfigEntry,
@@ -105,6 +107,8 @@ def _configs(ctx: RequestContext, request: DescribeConfigsRequest, resource: _Re
         if _broker_id(name) != broker.node_id:
             raise InvalidRequestError(f"Unexpected broker id, expected {broker.node_id} but received {name}")
         return [_logger_config(logger, level) for logger, level in broker_loggers.logger_levels().items()]
+    elif kind is ResourceType.GROUP:
+        return [_group_config(*described) for described in describe_group_configs(ctx, name)]
     else:
         raise InvalidRequestError(f"Unsupported resource type: {kind.name}")
     return [_config(entry, request.include_synonyms) for entry in entries]
@@ -131,6 +135,13 @@ def _synonym(name: str, value: str | None, source: int) -> _Synonym:
     synonym = _Synonym(name=name, source=source)
     synonym.value = value
     return synonym
+
+
+def _group_config(name: str, value: str, source: int, config_type: int) -> _Config:
+    config = _Config(name=name, value=value, read_only=False, config_source=source, is_sensitive=False,
+                     config_type=config_type)
+    config.documentation = None
+    return config
 
 
 def _logger_config(logger: str, level: str) -> _Config:
