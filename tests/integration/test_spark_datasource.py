@@ -178,18 +178,24 @@ def wait_until(condition, what: str, timeout: float = 90) -> None:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def test_read_committed_leaves_out_aborted_transactions_as_the_connector_does(spark, module_broker):
-    topic = "spark-transactions"
-    producer = Producer({"bootstrap.servers": module_broker.bootstrap, "transactional.id": "spark-tests",
-                         "linger.ms": 5})
+def produce_transactions(bootstrap: str, topic: str, leave_open: bool = False) -> Producer:
+    """Ten records committed, ten aborted, ten committed (and ten more in a transaction left open)."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"spark-tests-{topic}", "linger.ms": 5})
     producer.init_transactions(30)
-    for commit in (True, False, True):
+    for commit in (True, False, True, None) if leave_open else (True, False, True):
         producer.begin_transaction()
         for i in range(10):
-            producer.produce(topic, key=b"k", value=b"%s-%d" % (b"committed" if commit else b"aborted", i),
+            producer.produce(topic, key=b"k", value=b"%s-%d" % (b"aborted" if commit is False else b"committed", i),
                              partition=0)
         assert producer.flush(30) == 0  # sent before the abort: librdkafka purges what it still holds
-        (producer.commit_transaction if commit else producer.abort_transaction)(30)
+        if commit is not None:
+            (producer.commit_transaction if commit else producer.abort_transaction)(30)
+    return producer
+
+
+def test_read_committed_leaves_out_aborted_transactions_as_the_connector_does(spark, module_broker):
+    topic = "spark-transactions"
+    produce_transactions(module_broker.bootstrap, topic)
     produce(module_broker.bootstrap, topic, [{"key": b"k", "value": b"plain", "headers": []}])
     wait_for_checkpoint(module_broker.data_dir, topic, 34)  # 31 records and 3 markers
     committed = {"kafka.isolation.level": "read_committed"}
@@ -205,6 +211,16 @@ def test_a_log_dir_written_by_apache_kafka_reads_as_kafkas_broker_serves_it(spar
             produce(kafka.bootstrap, f"from-kafka-{codec}", [record(i) for i in range(40)], codec)
         served = {codec: kafka_rows(spark, kafka.bootstrap, f"from-kafka-{codec}", includeHeaders="true")
                   for codec in ("gzip", "zstd")}
+        open_transaction = produce_transactions(kafka.bootstrap, "from-kafka-txn", leave_open=True)
+        committed = {"kafka.isolation.level": "read_committed"}
+        served_committed = kafka_rows(spark, kafka.bootstrap, "from-kafka-txn", **committed)
+        served_uncommitted = kafka_rows(spark, kafka.bootstrap, "from-kafka-txn")
+    del open_transaction  # Kafka stopped with it open: its snapshot and .txnindex tell the data source what to skip
+    data_dir = tmp_path / "kafka" / "data"
     for codec, rows in served.items():
         assert len(rows) == 40
-        assert datasource_rows(spark, tmp_path / "kafka" / "data", f"from-kafka-{codec}", includeHeaders="true") == rows
+        assert datasource_rows(spark, data_dir, f"from-kafka-{codec}", includeHeaders="true") == rows
+    assert [row.value for row in served_committed] == [b"committed-%d" % i for i in range(10)] * 2
+    assert datasource_rows(spark, data_dir, "from-kafka-txn", **committed) == served_committed
+    assert len(served_uncommitted) == 40
+    assert datasource_rows(spark, data_dir, "from-kafka-txn") == served_uncommitted
