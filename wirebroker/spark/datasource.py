@@ -78,7 +78,8 @@ class _RangeReader:
     def read(self, partition: OffsetRangePartition) -> Iterator[pa.RecordBatch]:
         piece = partition.range
         log = LogDirectories(self.options.paths).partition(TopicPartition(piece.topic, piece.partition))
-        records = log.read(piece.start, piece.end, self.options.isolation_level)
+        start, end = self.options.readable(piece, log)
+        records = log.read(start, end, self.options.isolation_level)
         while chunk := list(islice(records, ROWS_PER_ARROW_BATCH)):
             yield self._arrow_batch(chunk, piece)
 

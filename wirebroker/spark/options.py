@@ -144,6 +144,14 @@ class SourceOptions:
             offset = min(max(offset, log.log_start_offset), latest)
         return offset
 
+    def readable(self, piece: OffsetRange, log: PartitionLog) -> tuple[int, int]:
+        """The offsets of a planned range to read now: all of them, or with failOnDataLoss false what retention (or
+        a truncation) left of them, as Kafka's source skips lost offsets."""
+        if self.fail_on_data_loss:
+            return piece.start, piece.end
+        start = max(piece.start, log.log_start_offset)
+        return start, max(min(piece.end, log.high_watermark), start)
+
     def batch_ranges(self) -> list[OffsetRange]:
         log_dirs = self.log_dirs()
         ranges = []

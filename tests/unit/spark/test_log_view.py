@@ -174,6 +174,22 @@ def test_the_kafka_source_options_select_topics_and_offset_ranges(log_dir):
     assert all(r.start in boundaries for r in at_most if r.partition == 0)
 
 
+def test_with_fail_on_data_loss_false_a_planned_range_reads_what_retention_left(log_dir):
+    for i in range(10):
+        log_dir.append("t", [(NOW, b"k", b"v%d" % i, ())])
+    log_dir.checkpoint()
+    log_ = LogDirectories([log_dir.path]).partition(TopicPartition("t", 0))
+    log_.log_start_offset = 6  # as after retention deleted offsets 0-5
+    planned = OffsetRange("t", 0, 2, 8)
+    strict = SourceOptions({"path": log_dir.path, "subscribe": "t"}, streaming=True)
+    lenient = SourceOptions({"path": log_dir.path, "subscribe": "t", "failOnDataLoss": "false"}, streaming=True)
+    assert strict.readable(planned, log_) == (2, 8)
+    with pytest.raises(OffsetOutOfRangeError):
+        list(log_.read(*strict.readable(planned, log_), READ_UNCOMMITTED))
+    assert lenient.readable(planned, log_) == (6, 8)
+    assert lenient.readable(planned._replace(end=4), log_) == (6, 6)
+
+
 def test_max_offsets_per_trigger_is_prorated_as_the_kafka_source_does():
     a, b = TopicPartition("t", 0), TopicPartition("t", 1)
     assert rate_limit({a: 0, b: 10}, {a: 100, b: 12}, 10) == {a: 9, b: 11}
