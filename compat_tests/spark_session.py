@@ -29,9 +29,10 @@ from compat_tests.installers import spark_env
 
 PYPROJECT = REPO_DIR / "pyproject.toml"
 STAMP = ".stamp-spark-extra"
-WHAT_TO_INSTALL = ("pyspark 4.2 and pyarrow are needed: let `python3 -m compat_tests --clients spark` (or this test) "
-                   "install them into .cache/compat/venv, or `pip install 'wirebroker[spark]'`, with a JDK 17 and "
-                   "Maven for the connector jars")
+WHAT_TO_INSTALL = ("pyspark 4.2.0 and pyarrow are needed in .cache/compat/venv, which this installs on first use "
+                   "(compat_tests/installers.py spark_env() and pyproject's `spark` extra; `python3 -m compat_tests "
+                   "--clients spark` installs the same): it needs python3-venv, network access to PyPI and Maven "
+                   "Central, Maven and a JDK 17. What failed:")
 
 
 class SparkUnavailable(RuntimeError):
