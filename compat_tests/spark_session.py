@@ -31,7 +31,7 @@ PYPROJECT = REPO_DIR / "pyproject.toml"
 STAMP = ".stamp-spark-extra"
 WHAT_TO_INSTALL = ("pyspark 4.2.0 and pyarrow are needed in .cache/compat/venv, which this installs on first use "
                    "(compat_tests/installers.py spark_env() and pyproject's `spark` extra; `python3 -m compat_tests "
-                   "--clients spark` installs the same): it needs python3-venv, network access to PyPI and Maven "
+                   "--clients spark` installs pyspark the same way): it needs python3-venv, network access to PyPI and Maven "
                    "Central, Maven and a JDK 17. What failed:")
 
 
