@@ -14,6 +14,7 @@ import os
 import re
 import time
 
+import kafka
 import pytest
 
 from compat_tests.reference_kafka import ReferenceKafka, install_jars, run_tool
@@ -206,3 +207,25 @@ def test_kafka_s_dump_log_segments_reads_our_share_state_records(broker_factory,
     assert snapshots[-1][1]["startOffset"] == 30 and snapshots[-1][1]["snapshotEpoch"] == len(snapshots) - 1
     group_records = {key["type"] for key, _ in dump("__consumer_offsets", "--offsets-decoder")}
     assert {"10", "11", "12", "13", "14"} <= group_records  # ShareGroup member, metadata, target and current records
+
+
+def test_read_committed_share_groups_never_see_aborted_records(share_broker, tmp_path):
+    broker = share_broker
+    create_topic(broker.bootstrap, "txns", 1)
+    producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap, transactional_id="share-txn")
+    producer.init_transactions()
+    for first, commit in ((0, True), (10, False), (20, True)):
+        producer.begin_transaction()
+        for value in range(first, first + 10):
+            producer.send("txns", str(value).encode(), partition=0)
+        producer.flush()  # in the log before the marker, aborted or not
+        if commit:
+            producer.commit_transaction()
+        else:
+            producer.abort_transaction()
+    producer.close()
+    for group, isolation, expected in (("committed", "read_committed", [*range(10), *range(20, 30)]),
+                                       ("everything", "read_uncommitted", list(range(30)))):
+        run("config", broker.bootstrap, group, "share.auto.offset.reset=earliest", f"share.isolation.level={isolation}")
+        lines = ShareConsumer(tmp_path / f"{group}.out", broker.bootstrap, group, "txns", 4).finish()
+        assert sorted(values(lines, "accept")) == expected, isolation

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from wirebroker.apis.context import BrokerServices
 from wirebroker.replica.manager import FetchRead, ReplicaManager
-from wirebroker.replica.partition import READ_UNCOMMITTED, Partition
+from wirebroker.replica.partition import READ_COMMITTED, READ_UNCOMMITTED, Partition
 
 if TYPE_CHECKING:
     from wirebroker.coordinator.share_coordinator import ShareCoordinator
@@ -35,10 +35,11 @@ class _LogReads:
         return self._replica_manager.leader_partition(topic, index)
 
     def fetch(self, reads: list[tuple[Partition, int]], max_bytes: int, min_bytes: int, max_wait_ms: int,
-              respond: Callable[[list[FetchRead]], None]) -> None:
+              read_committed: bool, respond: Callable[[list[FetchRead]], None]) -> None:
         fetch_reads = [FetchRead(partition.topic, partition.index, offset, max_bytes, partition=partition)
                        for partition, offset in reads]
-        self._replica_manager.fetch_messages(fetch_reads, max_bytes, min_bytes, max_wait_ms, READ_UNCOMMITTED, respond)
+        self._replica_manager.fetch_messages(fetch_reads, max_bytes, min_bytes, max_wait_ms,
+                                             READ_COMMITTED if read_committed else READ_UNCOMMITTED, respond)
 
 
 @dataclass(frozen=True)

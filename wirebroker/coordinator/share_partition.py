@@ -112,10 +112,12 @@ class SharePartition:
         return self.end_offset
 
     def acquire(self, member_id: str, batches: Iterable[tuple[int, int]], max_records: int,
-                log_start_offset: int = 0, record_limit: bool = False) -> tuple[list[AcquiredRecords], int]:
+                log_start_offset: int = 0, record_limit: bool = False,
+                aborted: frozenset[tuple[int, int]] = frozenset()) -> tuple[list[AcquiredRecords], int]:
         """Acquire for `member_id` what is AVAILABLE among the batches read from the log ((base offset, last
         offset) each, in order), at most `max_records` offsets: whole batches past the end offset, as Kafka's
-        batch-optimised mode, unless `record_limit` (ShareAcquireMode record_limit, KIP-1206) splits them.
+        batch-optimised mode, unless `record_limit` (ShareAcquireMode record_limit, KIP-1206) splits them. The
+        `aborted` batches (of aborted transactions, read_committed) are archived, never delivered.
         Returns the acquired runs and the lock id their acquisition lock expires by."""
         self.move_start_to(log_start_offset)
         lock_id = next(_lock_ids)
@@ -123,6 +125,9 @@ class SharePartition:
         for base, last in batches:
             if len(acquired) >= max_records:
                 break
+            if (base, last) in aborted:
+                self._archive_batch(base, last)
+                continue
             if last >= self.end_offset:
                 for offset in range(self.end_offset, min(base, self.start_offset + self.max_record_locks)):
                     self._records[offset] = _InFlight(RecordState.ARCHIVED)  # no record in the log there
@@ -145,6 +150,17 @@ class SharePartition:
                     acquired.append(offset)
         self._advance_start()
         return self._runs(acquired), lock_id
+
+    def _archive_batch(self, base: int, last: int) -> None:
+        for offset in range(max(base, self.start_offset), last + 1):
+            if offset >= self.end_offset:
+                if offset >= self.start_offset + self.max_record_locks:
+                    return
+                for gap in range(self.end_offset, offset + 1):
+                    self._records[gap] = _InFlight(RecordState.ARCHIVED)
+                self.end_offset = offset + 1
+            elif self._records[offset].state is RecordState.AVAILABLE:
+                self._records[offset].state = RecordState.ARCHIVED
 
     def _runs(self, offsets: list[int]) -> list[AcquiredRecords]:
         runs: list[AcquiredRecords] = []

@@ -15,7 +15,8 @@ A fetch: acknowledgements first (persisted before the answer; a failed partition
 then each session partition is read from its next fetch offset through the replica manager (waiting in the fetch
 purgatory for min_bytes up to max_wait_ms, as a Fetch does), and what is AVAILABLE in the batches read is acquired
 for the member, at most max_records offsets, under an acquisition lock of `share.record.lock.duration.ms` (the
-group's config, else `group.share.record.lock.duration.ms`). A lock expiring releases what it still holds, and the
+group's config, else `group.share.record.lock.duration.ms`). With the group's `share.isolation.level=read_committed`
+the reads stop at the last stable offset and the batches of aborted transactions are archived, never delivered. A lock expiring releases what it still holds, and the
 change is persisted. Locks run on the group coordinator's timer thread; every change takes this manager's lock.
 """
 
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 LATEST, EARLIEST = "latest", "earliest"
+READ_COMMITTED = "read_committed"  # share.isolation.level: records of aborted transactions are archived
 
 # (topic id, partition) -> [(first offset, last offset, acknowledge types)]
 Acknowledgements = Mapping[tuple[bytes, int], list[tuple[int, int, list[int]]]]
@@ -60,9 +62,10 @@ class LogReads(Protocol):
         ...
 
     def fetch(self, reads: list[tuple[Any, int]], max_bytes: int, min_bytes: int, max_wait_ms: int,
-              respond: Callable[[list[Any]], None]) -> None:
-        """Read each (partition, offset) as a Fetch does, waiting for min_bytes up to max_wait_ms; respond with
-        reads carrying error_code, data (FetchDataInfo) and log_start_offset, in order."""
+              read_committed: bool, respond: Callable[[list[Any]], None]) -> None:
+        """Read each (partition, offset) as a Fetch does (up to the last stable offset, with the aborted
+        transactions, when read_committed), waiting for min_bytes up to max_wait_ms; respond with reads carrying
+        error_code, data (FetchDataInfo) and log_start_offset, in order."""
         ...
 
 
@@ -211,7 +214,7 @@ class SharePartitionManager:
                 acquire([])
             return
         self.logs.fetch([(partition, offset) for _, partition, offset in reads], max_bytes, min_bytes, max_wait_ms,
-                        acquire)
+                        self._group_config(group_id, "share.isolation.level") == READ_COMMITTED, acquire)
 
     def acknowledge(self, group_id: str, member_id: str, epoch: int, acknowledgements: Acknowledgements
                     ) -> tuple[int, str | None, list[PartitionResult]]:
@@ -276,18 +279,25 @@ class SharePartitionManager:
         chunk = data if isinstance(data, (bytes, bytearray, memoryview)) else os.pread(data.fileno, data.size,
                                                                                          data.position)
         spans = []
+        aborted = set()
+        aborted_txns = read.data.aborted_transactions or ()
         pos = 0
         while pos + BATCH_HEADER_SIZE <= len(chunk):
             header = read_header(chunk, pos)
             if pos + header.size > len(chunk):
                 break
             spans.append((header.base_offset, header.last_offset))
+            if header.is_transactional and not header.is_control and any(
+                    a.producer_id == header.producer_id and a.first_offset <= header.base_offset <= a.last_offset
+                    for a in aborted_txns):
+                aborted.add(spans[-1])
             pos += header.size
         key = (group_id, result.topic_id, result.partition)
         partition = self._partitions.get(key)
         if partition is None or not spans:
             return
-        result.acquired, lock_id = partition.acquire(member_id, spans, limit, read.log_start_offset, record_limit)
+        result.acquired, lock_id = partition.acquire(member_id, spans, limit, read.log_start_offset, record_limit,
+                                                     frozenset(aborted))
         if result.acquired:
             result.records = data
             self._schedule_lock(key, lock_id, self.lock_duration_ms(group_id))

@@ -124,3 +124,12 @@ def test_the_record_limit_mode_splits_a_batch_at_max_records():
     assert acquired == [AcquiredRecords(0, 3, 1)] and sp.end_offset == 4
     acquired, _ = sp.acquire("b", [(0, 9)], 100, record_limit=True)
     assert acquired == [AcquiredRecords(4, 9, 1)]
+
+
+def test_batches_of_aborted_transactions_are_archived_never_delivered():
+    sp = partition()
+    acquired, _ = sp.acquire("a", [(0, 1), (2, 4), (5, 5), (6, 7)], 100, aborted=frozenset({(2, 4)}))
+    assert acquired == [AcquiredRecords(0, 1, 1), AcquiredRecords(5, 7, 1)]
+    assert sp.state_of(3)[0] is RecordState.ARCHIVED
+    sp.acknowledge("a", [(0, 1, [ACCEPT])])
+    assert sp.start_offset == 5
