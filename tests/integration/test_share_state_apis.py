@@ -126,3 +126,12 @@ def test_group_configs_are_set_and_described(broker_factory):
         configs = {c.name: (c.value, c.config_source) for c in described.configs}
         assert configs["share.auto.offset.reset"] == ("earliest", 8)  # DYNAMIC_GROUP_CONFIG
         assert configs["share.record.lock.duration.ms"] == ("20000", 5)  # the broker's, DEFAULT_CONFIG
+
+
+def test_find_coordinator_names_the_share_coordinator_of_a_share_partition_key(broker_factory):
+    broker = broker_factory(**{"share.coordinator.state.topic.num.partitions": "1"})
+    with RawClient(broker.bootstrap) as client:
+        found = client.request(10, 6, key_type=2, coordinator_keys=["g:AAECAwQFBgcICQoLDA0ODw:0", "g:bad"])
+        good, bad = found.coordinators
+        assert (good.error_code, good.node_id, good.port) == (ErrorCode.NONE, 0, broker.port)
+        assert bad.error_code == ErrorCode.INVALID_REQUEST

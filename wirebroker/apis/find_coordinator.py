@@ -9,6 +9,9 @@ Behaviour:
 - Transaction keys (key type 1): the same for the transactional id's `__transaction_state` partition
   (`transaction.state.log.num.partitions`, `transaction.state.log.replication.factor` capped to the brokers on a
   single node, `transaction.state.log.min.isr`), created on the first ask; an empty id is INVALID_REQUEST.
+- Share keys (key type 2, KIP-932: "group:topic id:partition", asked by share-partition leaders): the leader of
+  the key's `__share_group_state` partition (apis/share_services.py), created on the first ask; a key not of that
+  form is INVALID_REQUEST; with an authorizer it needs CLUSTER_ACTION, else CLUSTER_AUTHORIZATION_FAILED.
 - Any other key type: INVALID_REQUEST.
 - With an authorizer a key needs DESCRIBE on its group or transactional id, else GROUP_AUTHORIZATION_FAILED or
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (the internal topic is then not created).
@@ -21,6 +24,8 @@ from __future__ import annotations
 from wirebroker.apis.authorization import refusal_code
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.apis.share_services import share_services
+from wirebroker.apis.share_state import is_share_partition_key
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.coordinator.internal_topic import InternalTopic
 from wirebroker.protocol.errors import ErrorCode, KafkaError
@@ -32,6 +37,7 @@ from wirebroker.protocol.messages.find_coordinator import (
 API_KEY = 10
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
 FIRST_BATCHED_VERSION = 4
 
 _Coordinator = FindCoordinatorResponse.Coordinator
@@ -58,6 +64,12 @@ def _find(ctx: RequestContext, key: str, key_type: int) -> FindCoordinatorRespon
         if not key:
             return _error(key, ErrorCode.INVALID_REQUEST, "the transactional id is empty")
         return _coordinator(ctx, key, ctx.broker.transaction_state_topic, f"transactional id {key}")
+    if key_type == SHARE_KEY_TYPE:
+        if not ctx.authorize(AclOperation.CLUSTER_ACTION):
+            return _error(key, refusal_code(ResourceType.CLUSTER), None)
+        if not is_share_partition_key(key):
+            return _error(key, ErrorCode.INVALID_REQUEST, f"{key!r} is not a share-partition key")
+        return _coordinator(ctx, key, share_services(ctx.broker).coordinator.topic, f"share-partition {key}")
     return _error(key, ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
 
 

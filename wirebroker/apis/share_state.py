@@ -7,6 +7,7 @@ from the share-partition manager's memory, so its next fetch reads the state aga
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,8 @@ from wirebroker.protocol.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
 )
+
+TOPIC_ID_BYTES = 16
 
 
 def answer_each(ctx: RequestContext, topics: list[Any], topic_result: type, partition_result: type,
@@ -41,6 +44,18 @@ def answer_each(ctx: RequestContext, topics: list[Any], topic_result: type, part
             partitions.append(partition_result(partition=partition.partition, **fields))
         results.append(topic_result(topic_id=topic.topic_id, partitions=partitions))
     return results
+
+
+def is_share_partition_key(key: str) -> bool:
+    """Kafka's SharePartitionKey.validate: "group:topic id:partition", a non-empty group (which may hold colons), a
+    topic id in Kafka's base64 form and a partition number."""
+    fields = key.rsplit(":", 2)
+    if len(fields) != 3 or not fields[0] or not fields[2].isdigit():
+        return False
+    try:
+        return len(base64.urlsafe_b64decode(fields[1] + "==")) == TOPIC_ID_BYTES
+    except ValueError:
+        return False
 
 
 def forget(ctx: RequestContext, group_id: str, topic_id: bytes, partition: int) -> None:
