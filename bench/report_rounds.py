@@ -7,16 +7,9 @@ says "not comparable" where the ratio would be.
 
 from __future__ import annotations
 
+from bench.runner import is_comparable as comparable
+
 NOT_COMPARABLE = "not comparable"
-
-
-def comparable(entry: dict | None) -> bool:
-    """A workload entry taken on a quiet machine (entries from before the gate have no "quietness": they are not)."""
-    if not entry:
-        return False
-    if "comparable" in entry:  # a combined entry (--rounds): some round was quiet
-        return bool(entry["comparable"])
-    return bool(entry.get("quietness", {}).get("comparable"))
 
 
 def ratio_cell(mine: dict | None, theirs: dict | None, ratio: str) -> str:

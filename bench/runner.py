@@ -96,7 +96,7 @@ def run_suite(kind: str, workloads: list[Workload], work_dir: Path, jars: Path,
     for workload in (w for w in workloads if w.kind == "startup"):
         with QuietnessSampler((os.getpid(),), gate.max_others) as quietness:
             result["startup"] = measure_startup(kind, work_dir / "startup", jars, settings, workload.repeats)
-        result["startup"]["quietness"] = quietness.result.as_dict()
+        result["startup"]["quietness"] = {"during": quietness.result.as_dict(), "comparable": quietness.result.quiet}
     others = [w for w in workloads if w.kind != "startup"]
     if not others:
         return result
@@ -165,8 +165,9 @@ def combine_rounds(rounds: list[dict]) -> dict:
             "rounds": [{"figure": e["figures"][key], "comparable": is_comparable(e),
                         "others_share": e.get("quietness", {}).get("during", {}).get("others_share")} for e in every]}
     if "startup" in rounds[0]:
-        runs = [run for r in rounds for run in r["startup"]["runs_s"]]
-        combined["startup"] = {"runs_s": runs, "median_s": statistics.median(runs)}
+        quiet_rounds = [r for r in rounds if is_comparable(r["startup"])]
+        runs = [run for r in (quiet_rounds or rounds) for run in r["startup"]["runs_s"]]
+        combined["startup"] = {"runs_s": runs, "median_s": statistics.median(runs), "comparable": bool(quiet_rounds)}
     if "idle" in rounds[0]:
         combined["idle"] = sorted((r["idle"] for r in rounds), key=lambda m: m["rss_mib"])[(len(rounds) - 1) // 2]
         combined["end"] = max((r["end"] for r in rounds), key=lambda m: m["hwm_mib"])
@@ -186,8 +187,13 @@ def measure_startup(kind: str, work_dir: Path, jars: Path, settings: Mapping[str
     return {"runs_s": runs, "median_s": statistics.median(runs)}
 
 
-def is_comparable(entry: dict) -> bool:
-    """Whether a workload's run was taken on a quiet machine (runs from before the gate existed are not)."""
+def is_comparable(entry: dict | None) -> bool:
+    """Whether a run (a workload's, or the start-up runs) was taken on a quiet machine; for an entry combined from
+    rounds, whether any round was. Runs from before the quietness gate existed are not."""
+    if not entry:
+        return False
+    if "comparable" in entry:
+        return bool(entry["comparable"])
     return bool(entry.get("quietness", {}).get("comparable"))
 
 

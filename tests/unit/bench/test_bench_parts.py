@@ -102,7 +102,7 @@ def test_combine_rounds_reports_the_median_round_and_keeps_every_key_figure():
     assert combined["workloads"]["p"]["figures"]["mb_per_s"] == 70
     assert [r["figure"] for r in combined["workloads"]["p"]["rounds"]] == [50, 90, 70]
     assert combined["workloads"]["p"]["comparable"]
-    assert combined["startup"] == {"runs_s": [0.3, 0.2, 0.4], "median_s": 0.3}
+    assert combined["startup"] == {"runs_s": [0.3, 0.2, 0.4], "median_s": 0.3, "comparable": False}
     assert combined["idle"]["rss_mib"] == 32 and combined["end"]["hwm_mib"] == 70
 
 
@@ -117,6 +117,13 @@ def test_combine_rounds_takes_the_median_of_the_quiet_rounds_only():
     assert combined["workloads"]["p"]["figures"]["mb_per_s"] == 70
     assert [r["comparable"] for r in combined["workloads"]["p"]["rounds"]] == [True, False, True, True]
     assert combined["workloads"]["p"]["rounds"][1]["others_share"] == 0.5
+
+
+def test_combine_rounds_keeps_the_start_up_runs_of_quiet_rounds_only():
+    rounds = [_round(50, 30, 60, 0.3), _round(50, 30, 60, 9.0), _round(50, 30, 60, 0.5)]
+    for r, quiet in zip(rounds, (True, False, True)):
+        r["startup"]["quietness"] = {"comparable": quiet}
+    assert combine_rounds(rounds)["startup"] == {"runs_s": [0.3, 0.5], "median_s": 0.4, "comparable": True}
 
 
 def test_combine_rounds_without_a_quiet_round_is_not_comparable():
